@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// Generic uprobe programs for C-level symbols plus process lifecycle tracepoints.
+// Which symbol means what is data (probes/), handed over as probe_spec per BPF cookie.
+// Every read of target memory is bounded and fault tolerant: a probe must never
+// be able to break the process it observes.
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "cirron.h"
+
+#define SIGSTOP 19
+#define RT_CONSISTENT 0
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* High-rate events: may drop under overload (counted in STAT_RB_DROPS). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+/* Rare events that must not be lost behind high-rate ones: exec, fork, exit, link map. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 << 10);
+} control SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CIRRON_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, struct probe_spec);
+} probe_specs SEC(".maps");
+
+/* Hits per probe: [2*id] entries, [2*id+1] returns. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * CIRRON_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, __u64);
+} hits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CIRRON_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct target_info);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CIRRON_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct cuda_counts);
+} cuda_totals SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct kernel_key);
+	__type(value, __u64);
+} kernel_launches SEC(".maps");
+
+struct call_key {
+	__u32 tid;
+	__u32 probe_id;
+};
+
+struct call_state {
+	__u64 ts_ns;
+	__u64 args[CIRRON_NARGS];
+};
+
+/* Entry state of calls that also have a return probe. LRU: a lost return cannot leak. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct call_key);
+	__type(value, struct call_state);
+} calls SEC(".maps");
+
+static __always_inline void count(void *map, __u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(map, &idx);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline __u64 read_arg(struct pt_regs *ctx, __u8 src)
+{
+	__u64 v = 0;
+
+	switch (src) {
+	case ARG_REG0: return PT_REGS_PARM1(ctx);
+	case ARG_REG1: return PT_REGS_PARM2(ctx);
+	case ARG_REG2: return PT_REGS_PARM3(ctx);
+	case ARG_REG3: return PT_REGS_PARM4(ctx);
+	case ARG_REG4: return PT_REGS_PARM5(ctx);
+	case ARG_REG5: return ctx->r9;	/* no PT_REGS_PARM6 in libbpf 1.1 */
+	case ARG_STACK1: case ARG_STACK2: case ARG_STACK3: case ARG_STACK4:
+		bpf_probe_read_user(&v, sizeof(v),
+				    (void *)(PT_REGS_SP(ctx) + 8 * (src - ARG_STACK1 + 1)));
+		return v;
+	case ARG_RET: return PT_REGS_RC(ctx);
+	}
+	return 0;
+}
+
+static __always_inline void read_args(struct pt_regs *ctx, const struct probe_spec *spec,
+				      __u64 args[CIRRON_NARGS])
+{
+	for (int i = 0; i < CIRRON_NARGS; i++)
+		args[i] = read_arg(ctx, spec->arg_src[i]);
+}
+
+static __always_inline void copy_str(char dst[CIRRON_STR_LEN], const struct probe_spec *spec,
+				     const __u64 args[CIRRON_NARGS])
+{
+	for (int i = 0; i < CIRRON_NARGS; i++) {
+		const void *p = (const void *)args[i];
+
+		if (spec->arg_deref[i] == DEREF_STDSTRING) {
+			/* libstdc++: the data pointer is the first member */
+			if (bpf_probe_read_user(&p, sizeof(p), p))
+				return;
+		} else if (spec->arg_deref[i] != DEREF_CSTRING) {
+			continue;
+		}
+		bpf_probe_read_user_str(dst, CIRRON_STR_LEN, p);
+		return;
+	}
+}
+
+static __always_inline struct event *reserve(void *rb)
+{
+	struct event *e = bpf_ringbuf_reserve(rb, sizeof(*e), 0);
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!e) {
+		count(&stats, STAT_RB_DROPS);
+		return NULL;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->ts_ns = bpf_ktime_get_ns();
+	return e;
+}
+
+static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_spec *spec,
+				 const __u64 args[CIRRON_NARGS], __u64 ret, __u64 dur_ns)
+{
+	struct event *e = reserve(&events);
+
+	if (!e)
+		return;
+	e->type = type;
+	e->probe_id = probe_id;
+	e->ret = ret;
+	e->dur_ns = dur_ns;
+	for (int i = 0; i < CIRRON_NARGS; i++)
+		e->args[i] = args[i];
+	if (type == EV_CALL)
+		copy_str(e->str, spec, args);
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline struct cuda_counts *cuda_counts_of(__u32 tgid)
+{
+	struct cuda_counts *c = bpf_map_lookup_elem(&cuda_totals, &tgid);
+	struct cuda_counts zero = {};
+
+	if (c)
+		return c;
+	bpf_map_update_elem(&cuda_totals, &tgid, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&cuda_totals, &tgid);
+}
+
+static __always_inline void count_kernel(__u32 tgid, __u64 func)
+{
+	struct kernel_key key = { .tgid = tgid, .func = func };
+	__u64 one = 1, *n = bpf_map_lookup_elem(&kernel_launches, &key);
+
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		return;
+	}
+	if (bpf_map_update_elem(&kernel_launches, &key, &one, BPF_NOEXIST) == -17 /* EEXIST */) {
+		n = bpf_map_lookup_elem(&kernel_launches, &key);
+		if (n)
+			__sync_fetch_and_add(n, 1);
+	} else if (!bpf_map_lookup_elem(&kernel_launches, &key)) {
+		count(&stats, STAT_KERNEL_KEYS_FULL);
+	}
+}
+
+static __always_inline void add_memcpy_bytes(struct cuda_counts *c, __u64 bytes, __u64 kind)
+{
+	switch (kind) {	/* cudaMemcpyKind */
+	case 1: __sync_fetch_and_add(&c->memcpy_bytes_h2d, bytes); break;
+	case 2: __sync_fetch_and_add(&c->memcpy_bytes_d2h, bytes); break;
+	case 3: __sync_fetch_and_add(&c->memcpy_bytes_d2d, bytes); break;
+	default: __sync_fetch_and_add(&c->memcpy_bytes_other, bytes); break;
+	}
+}
+
+SEC("uprobe")
+int handle_entry(struct pt_regs *ctx)
+{
+	__u32 id = bpf_get_attach_cookie(ctx);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	const struct probe_spec *spec;
+	struct cuda_counts *c;
+	__u64 args[CIRRON_NARGS];
+
+	count(&hits, 2 * id);
+	spec = bpf_map_lookup_elem(&probe_specs, &id);
+	if (!spec)
+		return 0;
+	read_args(ctx, spec, args);
+
+	switch (spec->action) {
+	case ACT_CUDA_LAUNCH:
+		c = cuda_counts_of(tgid);
+		if (!c)
+			return 0;
+		__sync_fetch_and_add(&c->launches, 1);
+		count_kernel(tgid, args[0]);
+		break;
+	case ACT_CUDA_MEMCPY:
+		c = cuda_counts_of(tgid);
+		if (!c)
+			return 0;
+		__sync_fetch_and_add(&c->memcpy_calls, 1);
+		add_memcpy_bytes(c, args[0], args[1]);
+		break;
+	case ACT_CUDA_MALLOC:
+		c = cuda_counts_of(tgid);
+		if (!c)
+			return 0;
+		__sync_fetch_and_add(&c->malloc_calls, 1);
+		__sync_fetch_and_add(&c->malloc_bytes, args[0]);
+		break;
+	case ACT_CUDA_FREE:
+		c = cuda_counts_of(tgid);
+		if (!c)
+			return 0;
+		__sync_fetch_and_add(&c->free_calls, 1);
+		break;
+	case ACT_DL_STATE: {
+		int state = -1;
+
+		if (bpf_probe_read_user(&state, sizeof(state), (void *)spec->aux) ||
+		    state != RT_CONSISTENT)
+			return 0;
+		/* Stop first, then tell: the loader's SIGCONT must come after the SIGSTOP. */
+		if (spec->flags & PROBE_F_STOP_ON_LOAD)
+			bpf_send_signal(SIGSTOP);
+		struct event *e = reserve(&control);
+
+		if (e) {
+			e->type = EV_LINK_MAP;
+			e->probe_id = id;
+			e->args[0] = !!(spec->flags & PROBE_F_STOP_ON_LOAD);
+			bpf_ringbuf_submit(e, 0);
+		}
+		return 0;
+	}
+	}
+
+	if (spec->action == ACT_EMIT || (spec->flags & PROBE_F_DETAIL))
+		emit(EV_CALL, id, spec, args, 0, 0);
+
+	if (spec->flags & PROBE_F_RETURN) {
+		struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .probe_id = id };
+		struct call_state st = { .ts_ns = bpf_ktime_get_ns() };
+
+		for (int i = 0; i < CIRRON_NARGS; i++)
+			st.args[i] = args[i];
+		bpf_map_update_elem(&calls, &key, &st, BPF_ANY);
+	}
+	return 0;
+}
+
+SEC("uretprobe")
+int handle_return(struct pt_regs *ctx)
+{
+	__u32 id = bpf_get_attach_cookie(ctx);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .probe_id = id };
+	const struct probe_spec *spec;
+	struct call_state *st;
+	struct cuda_counts *c;
+	__u64 dur, ret = PT_REGS_RC(ctx);
+
+	count(&hits, 2 * id + 1);
+	spec = bpf_map_lookup_elem(&probe_specs, &id);
+	st = bpf_map_lookup_elem(&calls, &key);
+	if (!spec || !st)
+		return 0;
+	dur = bpf_ktime_get_ns() - st->ts_ns;
+
+	switch (spec->action) {
+	case ACT_CUDA_MEMCPY:
+	case ACT_CUDA_SYNC:
+		c = cuda_counts_of(tgid);
+		if (!c)
+			break;
+		if (spec->action == ACT_CUDA_SYNC) {
+			__sync_fetch_and_add(&c->sync_calls, 1);
+			__sync_fetch_and_add(&c->sync_ns, dur);
+		} else {
+			__sync_fetch_and_add(&c->memcpy_ns, dur);
+		}
+		break;
+	case ACT_CUDA_DEVICE_COUNT: {
+		struct event *e = reserve(&control);
+		int n = -1;
+
+		bpf_probe_read_user(&n, sizeof(n), (void *)st->args[0]);
+		if (e) {
+			e->type = EV_DEVICE_COUNT;
+			e->probe_id = id;
+			e->args[0] = (__u64)(__s64)n;
+			e->ret = ret;
+			bpf_ringbuf_submit(e, 0);
+		}
+		break;
+	}
+	}
+	if (spec->action == ACT_EMIT || (spec->flags & PROBE_F_DETAIL))
+		emit(EV_RETURN, id, spec, st->args, ret, dur);
+	bpf_map_delete_elem(&calls, &key);
+	return 0;
+}
+
+static __always_inline void emit_control(__u32 type, __u32 pid, __u64 arg0)
+{
+	struct event *e = reserve(&control);
+
+	if (!e)
+		return;
+	e->type = type;
+	e->pid = pid;
+	e->args[0] = arg0;
+	bpf_get_current_comm(e->str, sizeof(e->str));
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	struct target_info *t = bpf_map_lookup_elem(&targets, &ptgid);
+	struct target_info ct;
+
+	if (!t || !(t->flags & TARGET_F_FOLLOW) || ctgid == ptgid)
+		return 0;	/* not followed, or a new thread */
+	ct.flags = t->flags & (TARGET_F_FOLLOW | TARGET_F_STOP_ON_EXEC);
+	ct.pad = 0;
+	bpf_map_update_elem(&targets, &ctgid, &ct, BPF_ANY);
+	emit_control(EV_FORK, ptgid, ctgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
+
+	if (!t)
+		return 0;
+	/* Held until the loader has attached to the new image; it sends SIGCONT. Stop
+	 * before telling, so that the SIGCONT cannot overtake the SIGSTOP. */
+	if (t->flags & TARGET_F_STOP_ON_EXEC)
+		bpf_send_signal(SIGSTOP);
+	emit_control(EV_EXEC, tgid, !!(t->flags & TARGET_F_STOP_ON_EXEC));
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
+	if (!bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	/* signal->live drops before this tracepoint: 0 means the last thread is leaving */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	emit_control(EV_EXIT, tgid, BPF_CORE_READ(p, exit_code));
+	bpf_map_delete_elem(&targets, &tgid);
+	return 0;
+}

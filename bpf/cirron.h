@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+/*
+ * Types and constants shared by the BPF programs (bpf/cirron.bpf.c) and the
+ * loader (user/). Types and constants only; keep __u32/__u64, no kernel typedefs.
+ */
+#ifndef __CIRRON_H
+#define __CIRRON_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>	/* userspace; BPF gets the types from vmlinux.h */
+#endif
+
+#define CIRRON_MAX_PROBES	4096	/* probe ids = BPF cookies, one per attached (pid, symbol) */
+#define CIRRON_MAX_TARGETS	1024	/* processes followed at once */
+#define CIRRON_STR_LEN		64
+#define CIRRON_NARGS		4
+
+/* What a probe does when it fires; chosen per symbol in probes/ (data). */
+enum probe_action {
+	ACT_NONE = 0,
+	ACT_EMIT,		/* send an event with the captured arguments */
+	ACT_CUDA_LAUNCH,	/* count a kernel launch; arg0 = host stub address */
+	ACT_CUDA_MEMCPY,	/* arg0 = bytes, arg1 = cudaMemcpyKind; timed */
+	ACT_CUDA_MALLOC,	/* arg0 = bytes */
+	ACT_CUDA_FREE,
+	ACT_CUDA_SYNC,		/* time blocked between entry and return */
+	ACT_CUDA_DEVICE_COUNT,	/* arg0 = int *count, read at return */
+	ACT_DL_STATE,		/* ld.so _dl_debug_state: the link map changed */
+	ACT__COUNT,
+};
+
+/* Where an argument comes from: registers of the SysV x86-64 ABI, or a stack slot. */
+enum arg_source {
+	ARG_NONE = 0,
+	ARG_REG0, ARG_REG1, ARG_REG2, ARG_REG3, ARG_REG4, ARG_REG5,	/* rdi rsi rdx rcx r8 r9 */
+	ARG_STACK1, ARG_STACK2, ARG_STACK3, ARG_STACK4,			/* [rsp + 8*n] at entry */
+	ARG_RET,							/* return value (exit only) */
+};
+
+/* How a captured value is used once read. */
+enum arg_deref {
+	DEREF_NONE = 0,
+	DEREF_STDSTRING,	/* value is a libstdc++ std::string *: copy its text into str */
+	DEREF_CSTRING,		/* value is a char *: copy the text into str */
+};
+
+#define PROBE_F_RETURN		(1u << 0)	/* a return probe is attached too */
+#define PROBE_F_DETAIL		(1u << 1)	/* send one event per call (detail mode) */
+#define PROBE_F_STOP_ON_LOAD	(1u << 2)	/* ACT_DL_STATE: stop the target until the loader resumes it */
+
+struct probe_spec {
+	__u32 action;		/* enum probe_action */
+	__u32 flags;		/* PROBE_F_* */
+	__u8 arg_src[CIRRON_NARGS];	/* enum arg_source */
+	__u8 arg_deref[CIRRON_NARGS];	/* enum arg_deref */
+	__u64 aux;		/* action specific: ACT_DL_STATE = address of r_debug.r_state */
+};
+
+/* Per-process CUDA runtime totals, updated atomically by every thread of the process. */
+struct cuda_counts {
+	__u64 launches;
+	__u64 memcpy_calls;
+	__u64 memcpy_bytes_h2d;
+	__u64 memcpy_bytes_d2h;
+	__u64 memcpy_bytes_d2d;
+	__u64 memcpy_bytes_other;	/* host-to-host and cudaMemcpyDefault */
+	__u64 memcpy_ns;		/* time inside cudaMemcpy* calls */
+	__u64 malloc_calls;
+	__u64 malloc_bytes;
+	__u64 free_calls;
+	__u64 sync_calls;
+	__u64 sync_ns;			/* time blocked in *Synchronize */
+};
+
+struct kernel_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 func;			/* host stub address passed to cudaLaunchKernel */
+};
+
+enum event_type {
+	EV_CALL = 1,		/* probe entry (ACT_EMIT or detail mode) */
+	EV_RETURN,		/* probe return; ret and dur_ns are set */
+	EV_EXEC,		/* a followed process called execve */
+	EV_FORK,		/* a followed process forked a new process (args[0] = child pid) */
+	EV_EXIT,		/* the last thread of a traced process exited (args[0] = exit_code) */
+	EV_LINK_MAP,		/* a traced process loaded or unloaded a library */
+	EV_DEVICE_COUNT,	/* cudaGetDeviceCount returned; args[0] = count, ret = cudaError_t */
+	EV__COUNT,
+};
+
+/* Every ring-buffer record is one of these: fixed size, tagged by type first. */
+struct event {
+	__u32 type;		/* enum event_type */
+	__u32 probe_id;		/* BPF cookie; 0 for events that come from no probe */
+	__u32 pid;		/* tgid, as the host sees it */
+	__u32 tid;
+	__u64 ts_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 dur_ns;		/* EV_RETURN: time since the matching entry */
+	__u64 args[CIRRON_NARGS];
+	__u64 ret;
+	char str[CIRRON_STR_LEN];
+};
+
+/* Per-pid state in the `targets` map. */
+#define TARGET_F_TRACED		(1u << 0)	/* probes attached; its events count */
+#define TARGET_F_FOLLOW		(1u << 1)	/* follow its forks and execs (`run` mode) */
+#define TARGET_F_STOP_ON_EXEC	(1u << 2)	/* SIGSTOP it at exec so the loader attaches first */
+
+struct target_info {
+	__u32 flags;
+	__u32 pad;
+};
+
+/* Global counters, a per-CPU array indexed by these. */
+enum stat_id {
+	STAT_RB_DROPS = 0,	/* bpf_ringbuf_reserve failed: an event was lost */
+	STAT_KERNEL_KEYS_FULL,	/* the per-kernel launch map was full */
+	STAT__COUNT,
+};
+
+#endif /* __CIRRON_H */

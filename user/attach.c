@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// From a target's /proc/PID/maps to attached uprobes: every executable ELF mapping is
+// checked once against probes/ groups (by a symbol the library defines), and each probe
+// of a matching group becomes one entry (and maybe one return) uprobe with its own cookie.
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "elf_syms.h"
+#include "log.h"
+#include "observer.h"
+#include "procfs.h"
+
+static uint32_t alloc_id(struct observer *o)
+{
+	for (uint32_t n = 0; n < CIRRON_MAX_PROBES - 1; n++) {
+		uint32_t id = 1 + (o->next_free_id + n) % (CIRRON_MAX_PROBES - 1);
+
+		if (!o->slots[id].target) {
+			o->next_free_id = id;
+			return id;
+		}
+	}
+	return 0;
+}
+
+static struct mapped_file *find_file(struct target *t, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (t->files[i].dev == dev && t->files[i].ino == ino)
+			return &t->files[i];
+	return NULL;
+}
+
+static struct probe_result *add_result(struct target *t)
+{
+	struct probe_result *v = realloc(t->probes, (t->nprobes + 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	t->probes = v;
+	memset(&v[t->nprobes], 0, sizeof(*v));
+	return &v[t->nprobes++];
+}
+
+static bool cuda_action(enum probe_action a)
+{
+	return a >= ACT_CUDA_LAUNCH && a <= ACT_CUDA_DEVICE_COUNT;
+}
+
+static int attach_one(struct observer *o, struct target *t, struct probe_result *r,
+		      const struct mapped_file *f, uint64_t aux)
+{
+	const struct probe_def *d = r->def;
+	struct probe_spec spec = { .action = d->action, .aux = aux };
+	uint32_t id;
+	int err;
+
+	if (o->dry_run)
+		return 0;
+	id = alloc_id(o);
+	if (!id)
+		return -ENOSPC;
+	memcpy(spec.arg_src, d->arg_src, sizeof(spec.arg_src));
+	memcpy(spec.arg_deref, d->arg_deref, sizeof(spec.arg_deref));
+	if (d->ret)
+		spec.flags |= PROBE_F_RETURN;
+	if (o->opts->cuda_detail && cuda_action(d->action))
+		spec.flags |= PROBE_F_DETAIL;
+	if (t->stop_on_load && d->action == ACT_DL_STATE)
+		spec.flags |= PROBE_F_STOP_ON_LOAD;
+	if (bpf_map_update_elem(o->specs_fd, &id, &spec, BPF_ANY))
+		return -errno;
+
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id);
+	r->entry = bpf_program__attach_uprobe_opts(o->prog_entry, t->pid, f->host_path,
+						   r->file_offset, &uo);
+	if (!r->entry)
+		return -errno;
+	if (d->ret) {
+		uo.retprobe = true;
+		r->ret = bpf_program__attach_uprobe_opts(o->prog_return, t->pid, f->host_path,
+							 r->file_offset, &uo);
+		if (!r->ret) {
+			err = -errno;
+			bpf_link__destroy(r->entry);
+			r->entry = NULL;
+			return err;
+		}
+	}
+	r->id = id;
+	o->slots[id].target = t;
+	o->slots[id].probe = (size_t)(r - t->probes);
+	return 0;
+}
+
+/* Resolves and attaches every probe of group g in file f. Returns probes attached. */
+static int attach_group(struct observer *o, struct target *t, size_t fi,
+			const struct probe_group *g)
+{
+	struct mapped_file *f = &t->files[fi];
+	size_t n = g->n, i;
+	struct sym_query *q = calloc(2 * n, sizeof(*q));
+	int attached = 0, err;
+	bool cached;
+
+	if (!q)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		q[i].name = g->probes[i].symbol;
+		q[n + i].name = g->probes[i].aux_symbol ? g->probes[i].aux_symbol : "@load";
+	}
+	err = sym_cache__resolve(o->syms, f->host_path, q, 2 * n, &cached);
+	if (err < 0)
+		goto out;
+	dlog("pid %d: %s matches group %s (symbols %s)", t->pid, f->path, g->name,
+	     cached ? "cached" : "read from ELF");
+	for (i = 0; i < n; i++) {
+		const struct probe_def *d = &g->probes[i];
+		struct probe_result *r = add_result(t);
+		uint64_t aux = 0;
+
+		if (!r) {
+			err = -ENOMEM;
+			goto out;
+		}
+		f = &t->files[fi];
+		r->group = g;
+		r->def = d;
+		r->file = fi;
+		if (!q[i].found) {
+			r->err = -ENOENT;
+			continue;
+		}
+		r->symbol = strdup(q[i].found);
+		r->file_offset = q[i].file_offset;
+		if (d->aux_symbol) {
+			if (!q[n + i].found) {
+				r->err = -ENOENT;
+				continue;
+			}
+			aux = f->bias + q[n + i].vaddr + d->aux_offset;
+		}
+		r->err = attach_one(o, t, r, f, aux);
+		if (r->err && !d->optional)
+			wlog("pid %d: cannot attach %s in %s: %s", t->pid, d->symbol, f->path,
+			     strerror(-r->err));
+		attached += !r->err && r->id;
+	}
+	err = attached;
+out:
+	for (i = 0; i < 2 * n; i++)
+		free(q[i].found);
+	free(q);
+	return err;
+}
+
+/* Adds newly mapped executable files; returns the index of the first new one. */
+static int add_new_files(struct target *t, const struct proc_maps *maps, size_t *first_new)
+{
+	*first_new = t->nfiles;
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct proc_map *m = &maps->v[i];
+		struct mapped_file *f = find_file(t, m->dev, m->ino), *v;
+
+		if (f) {	/* extend the known address range, e.g. segments after text */
+			if (m->start < f->map_start)
+				f->map_start = m->start;
+			if (m->end > f->map_end)
+				f->map_end = m->end;
+			continue;
+		}
+		if (!m->exec)
+			continue;
+		v = realloc(t->files, (t->nfiles + 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		t->files = v;
+		f = &v[t->nfiles];
+		memset(f, 0, sizeof(*f));
+		f->dev = m->dev;
+		f->ino = m->ino;
+		f->path = strdup(m->path);
+		f->host_path = malloc(PATH_MAX);
+		if (!f->path || !f->host_path) {
+			free(f->path);
+			free(f->host_path);
+			return -ENOMEM;
+		}
+		procfs__host_path(t->pid, m->path, f->host_path, PATH_MAX);
+		f->fd = open(f->host_path, O_RDONLY | O_CLOEXEC);
+		f->map_start = m->start;
+		f->map_end = m->end;
+		/* The lowest mapping of a file starts at its first PT_LOAD. */
+		for (size_t j = 0; j < maps->n; j++)
+			if (maps->v[j].dev == m->dev && maps->v[j].ino == m->ino &&
+			    maps->v[j].start < f->map_start)
+				f->map_start = maps->v[j].start;
+		t->nfiles++;
+	}
+	return 0;
+}
+
+static bool hint_matches(const struct probe_group *g, const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return g->file_hint && strstr(base ? base + 1 : path, g->file_hint);
+}
+
+int attach__scan(struct observer *o, struct target *t)
+{
+	struct proc_maps maps;
+	size_t first, fi, gi;
+	int err, total = 0;
+
+	err = procfs__read_maps(t->pid, &maps);
+	if (err)
+		return err == -ENOENT ? -ESRCH : err;
+	err = add_new_files(t, &maps, &first);
+	procfs__free_maps(&maps);
+	if (err)
+		return err;
+
+	for (fi = first; fi < t->nfiles; fi++) {
+		struct mapped_file *f = &t->files[fi];
+		struct sym_query *q = calloc(o->probes.n + 1, sizeof(*q));
+		bool cached;
+
+		if (!q)
+			return -ENOMEM;
+		for (gi = 0; gi < o->probes.n; gi++)
+			q[gi].name = o->probes.groups[gi].match_defines;
+		q[o->probes.n].name = "@load";
+		err = sym_cache__resolve(o->syms, f->host_path, q, o->probes.n + 1, &cached);
+		if (err < 0) {
+			dlog("pid %d: skip %s: %s", t->pid, f->path, strerror(-err));
+			if (!procfs__alive(t->pid)) {
+				free(q);
+				return -ESRCH;
+			}
+		} else if (q[o->probes.n].found) {
+			f->bias = f->map_start - q[o->probes.n].vaddr;
+		}
+		for (gi = 0; err >= 0 && gi < o->probes.n; gi++) {
+			const struct probe_group *g = &o->probes.groups[gi];
+			int n;
+
+			if (!q[gi].found)
+				continue;
+			if (!hint_matches(g, f->path))
+				dlog("pid %d: %s defines %s: group %s by symbol, not by name",
+				     t->pid, f->path, g->match_defines, g->name);
+			n = attach_group(o, t, fi, g);
+			if (n < 0) {
+				err = n;
+				break;
+			}
+			total += n;
+		}
+		for (gi = 0; gi <= o->probes.n; gi++)
+			free(q[gi].found);
+		free(q);
+		if (err == -ENOMEM || err == -ENOSPC)
+			return err;
+	}
+	if (!procfs__alive(t->pid))
+		return -ESRCH;
+	return total;
+}
+
+void attach__detach(struct observer *o, struct target *t)
+{
+	for (size_t i = 0; i < t->nprobes; i++) {
+		struct probe_result *r = &t->probes[i];
+
+		bpf_link__destroy(r->entry);
+		bpf_link__destroy(r->ret);
+		r->entry = r->ret = NULL;
+		if (r->id)
+			o->slots[r->id].target = NULL;
+	}
+}

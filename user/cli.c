@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+#include <argp.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "exit_codes.h"
+#include "log.h"
+
+const char *argp_program_version = "cirron-probe " CIRRON_VERSION;
+const char *argp_program_bug_address = "<https://github.com/cirron/cirron-probe/issues>";
+
+#define EXIT_CODES_DOC \
+	"\vExit codes:\n" \
+	"  0  success (run: the traced command's own exit status when it failed)\n" \
+	"  1  runtime failure (BPF load or attach, lost target state)\n" \
+	"  2  no such process\n" \
+	"  3  no permission (needs root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE)\n" \
+	"  4  the target maps no library that probes/ knows\n" \
+	"  5  spool path cannot be created or written\n" \
+	"  6  the target exited while attaching\n" \
+	"  64 usage error\n"
+
+static const char top_doc[] =
+	"Observe a running PyTorch/CUDA process with BPF uprobes, without changing or restarting it.\n"
+	"\n"
+	"USAGE: cirron-probe COMMAND [OPTIONS]\n"
+	"\n"
+	"Commands:\n"
+	"  attach -p PID        trace a running process\n"
+	"  run [OPTS] -- CMD... start CMD and trace it (and the processes it execs) from the start\n"
+	"  doctor -p PID        show what was found in the target and which probes resolve\n"
+	"\n"
+	"Run 'cirron-probe COMMAND --help' for the options of a command.\n"
+	EXIT_CODES_DOC;
+
+enum {
+	OPT_FLUSH = 1000,
+	OPT_DURATION,
+	OPT_CUDA_DETAIL,
+	OPT_CACHE_DIR,
+};
+
+static const struct argp_option trace_options[] = {
+	{ "pid", 'p', "PID", 0, "Process to trace (attach, doctor)", 0 },
+	{ "output", 'o', "SINKS", 0, "Comma list of spool, stdout; or none (default: spool)", 0 },
+	{ "path", 'd', "DIR", 0, "Spool root; batches go to DIR/spool (default: ./.cirron)", 0 },
+	{ "flush-interval", OPT_FLUSH, "SEC", 0, "Seconds between spool batches (default: 1)", 0 },
+	{ "duration", OPT_DURATION, "SEC", 0, "Detach after SEC seconds (default: until exit)", 0 },
+	{ "cuda-detail", OPT_CUDA_DETAIL, NULL, 0, "One event per CUDA call instead of counters", 0 },
+	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0,
+	  "Symbol cache (default: $XDG_CACHE_HOME or ~/.cache, /cirron-probe)", 0 },
+	{ "verbose", 'v', NULL, 0, "More messages on stderr (twice for debug)", 0 },
+	{},
+};
+
+static int parse_seconds(const char *arg, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(arg, &end);
+	if (errno || end == arg || *end || *out <= 0 || *out > 1e7)
+		return -EINVAL;
+	return 0;
+}
+
+int cli__parse_sinks(const char *arg, unsigned int *sinks)
+{
+	char buf[128], *tok, *save = NULL;
+
+	if (strlen(arg) >= sizeof(buf) || !*arg)
+		return -EINVAL;
+	strcpy(buf, arg);
+	*sinks = 0;
+	if (!strcmp(buf, "none"))
+		return 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "spool"))
+			*sinks |= SINK_SPOOL;
+		else if (!strcmp(tok, "stdout"))
+			*sinks |= SINK_STDOUT;
+		else
+			return -EINVAL;
+	}
+	return *sinks ? 0 : -EINVAL;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct options *o = state->input;
+	char *end;
+	long v;
+
+	switch (key) {
+	case 'p':
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || *end || v <= 0 || v > 0x3fffffff)
+			argp_error(state, "invalid PID: %s", arg);
+		o->pid = (int)v;
+		break;
+	case 'o':
+		if (cli__parse_sinks(arg, &o->sinks))
+			argp_error(state, "invalid --output '%s': use spool, stdout, both "
+				   "comma-separated, or none", arg);
+		break;
+	case 'd':
+		if (!*arg)
+			argp_error(state, "empty --path");
+		o->path = arg;
+		break;
+	case OPT_FLUSH:
+		if (parse_seconds(arg, &o->flush_interval_s))
+			argp_error(state, "invalid --flush-interval: %s", arg);
+		break;
+	case OPT_DURATION:
+		if (parse_seconds(arg, &o->duration_s))
+			argp_error(state, "invalid --duration: %s", arg);
+		break;
+	case OPT_CUDA_DETAIL:
+		o->cuda_detail = true;
+		break;
+	case OPT_CACHE_DIR:
+		o->cache_dir = arg;
+		break;
+	case 'v':
+		o->verbose++;
+		break;
+	case ARGP_KEY_ARG:
+		if (o->cmd != CMD_RUN)
+			argp_error(state, "unexpected argument: %s", arg);
+		o->run_argv = &state->argv[state->next - 1];
+		state->next = state->argc;	/* the rest belongs to the command */
+		break;
+	case ARGP_KEY_END:
+		if ((o->cmd == CMD_ATTACH || o->cmd == CMD_DOCTOR) && !o->pid)
+			argp_error(state, "-p PID is required");
+		if (o->cmd == CMD_RUN && o->pid)
+			argp_error(state, "run takes a command, not -p");
+		if (o->cmd == CMD_RUN && !o->run_argv)
+			argp_error(state, "run needs a command: cirron-probe run -- CMD ARGS...");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	enum command cmd;
+	const char *doc;
+} commands[] = {
+	{ "attach", CMD_ATTACH, "Trace a running process.\v"
+	  "Example: cirron-probe attach -p 4242 --output spool,stdout --duration 60" },
+	{ "run", CMD_RUN, "Start a command and trace it from its start, with the processes it "
+	  "forks and execs (each traced process is its own session).\v"
+	  "Example: cirron-probe run --output stdout -- python3 train.py --epochs 2" },
+	{ "doctor", CMD_DOCTOR, "Show the target's libraries, which probe groups match, and which "
+	  "symbols resolve (and why not). Attaches nothing." },
+};
+
+int cli__parse(int argc, char **argv, struct options *o)
+{
+	struct argp argp = { .options = trace_options, .parser = parse_opt };
+	size_t i;
+
+	*o = (struct options){ .sinks = SINK_SPOOL, .path = "./.cirron", .flush_interval_s = 1.0 };
+	if (argc < 2) {
+		fputs(top_doc, stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		fputs(top_doc, stdout);
+		return -1;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("%s\n", argp_program_version);
+		return -1;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		o->cmd = commands[i].cmd;
+		argp.doc = commands[i].doc;
+		argp.args_doc = o->cmd == CMD_RUN ? "-- CMD [ARGS...]" : NULL;
+		/* argv[1] becomes the program name, so messages read "cirron-probe attach: ..." */
+		if (argp_parse(&argp, argc - 1, argv + 1, ARGP_IN_ORDER, NULL, o))
+			return EXIT_USAGE;
+		log_verbosity = o->verbose;
+		return 0;
+	}
+	elog("unknown command '%s' (try --help)", argv[1]);
+	return EXIT_USAGE;
+}

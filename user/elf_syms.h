@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_ELF_SYMS_H
+#define __CIRRON_ELF_SYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A symbol wanted by name. A name ending in '*' matches the first symbol with that prefix
+ * (C++ symbols whose mangling differs between builds). */
+struct sym_query {
+	const char *name;
+	char *found;		/* out: the matching symbol's full name (malloc'd), NULL if none */
+	uint64_t vaddr;		/* out: st_value */
+	uint64_t file_offset;	/* out: where the code lies in the file (uprobe offset) */
+};
+
+/* Resolves the queries against .symtab and .dynsym of one ELF file, defined symbols only.
+ * Returns the number resolved, or -errno if the file is not a readable ELF. */
+int elf_syms__resolve(const char *path, struct sym_query *q, size_t n);
+
+/* Load bias helper: the p_vaddr of the first PT_LOAD (page-aligned down). -errno on error. */
+int elf_syms__first_load_vaddr(const char *path, uint64_t *vaddr);
+
+/* Function symbols of one file, sorted by address, for address -> name lookups. */
+struct sym_table;
+struct sym_table *sym_table__load(const char *path);
+/* Name of the function containing vaddr, or NULL. */
+const char *sym_table__lookup(const struct sym_table *t, uint64_t vaddr);
+void sym_table__free(struct sym_table *t);
+
+#endif

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_EXIT_CODES_H
+#define __CIRRON_EXIT_CODES_H
+
+/* Documented in --help and README.md; tests check each. */
+enum exit_code {
+	EXIT_OK = 0,
+	EXIT_FAILURE_RUNTIME = 1,	/* BPF load/attach or another runtime failure */
+	EXIT_NO_SUCH_PROCESS = 2,	/* the PID does not exist */
+	EXIT_NO_PERMISSION = 3,		/* not root / no CAP_BPF + CAP_PERFMON */
+	EXIT_NO_KNOWN_LIBRARY = 4,	/* nothing in the target matches probes/ */
+	EXIT_SPOOL_UNWRITABLE = 5,	/* --path cannot be created or written */
+	EXIT_TARGET_GONE = 6,		/* the target exited while we attached */
+	EXIT_CORRUPT_INPUT = 7,		/* read-back found corrupt or foreign files */
+	EXIT_USAGE = 64,		/* bad command line (argp's convention) */
+};
+
+#endif

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+#include <stdio.h>
+#include "cli.h"
+#include "exit_codes.h"
+#include "log.h"
+#include "observer.h"
+
+int log_verbosity;
+
+int main(int argc, char **argv)
+{
+	struct options opts;
+	int err = cli__parse(argc, argv, &opts);
+
+	if (err < 0)
+		return EXIT_OK;	/* --help or --version */
+	if (err)
+		return err;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	switch (opts.cmd) {
+	case CMD_ATTACH:
+	case CMD_RUN:
+		return observer__main(&opts);
+	case CMD_DOCTOR:
+		return doctor__main(&opts);
+	default:
+		return EXIT_USAGE;
+	}
+}

@@ -1,0 +1,761 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// `attach` and `run`: load the BPF object, attach to the target(s), turn ring-buffer
+// events into sessions and spans, flush batches to the sinks, and end cleanly on
+// detach, target exit (any cause) or a signal.
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "cirron.skel.h"
+#include "exit_codes.h"
+#include "fsutil.h"
+#include "log.h"
+#include "observer.h"
+#include "procfs.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	stop_requested = sig;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG && log_verbosity < 2)
+		return 0;
+	if (level == LIBBPF_INFO && log_verbosity < 1)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static struct target *find_target(struct observer *o, int pid)
+{
+	for (struct target *t = o->targets; t; t = t->next)
+		if (t->pid == pid)
+			return t;
+	return NULL;
+}
+
+static struct target *add_target(struct observer *o, int pid)
+{
+	struct target *t = target__new(pid);
+
+	if (!t)
+		return NULL;
+	t->next = o->targets;
+	o->targets = t;
+	return t;
+}
+
+static void remove_target(struct observer *o, struct target *t)
+{
+	struct target **pp;
+
+	for (pp = &o->targets; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	bpf_map_delete_elem(o->targets_fd, &t->pid);
+	bpf_map_delete_elem(o->cuda_fd, &t->pid);
+	attach__detach(o, t);
+	target__free(t);
+}
+
+static void print_closed_span(const struct session *s, const struct span *sp, void *ctx)
+{
+	char line[2048];
+
+	(void)s;
+	(void)ctx;
+	puts(span__format_line(sp, line, sizeof(line)));
+	fflush(stdout);
+}
+
+/* ---- session attributes ---- */
+
+static void set_num(cJSON *o, const char *key, double v)
+{
+	cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (it && cJSON_IsNumber(it))
+		cJSON_SetNumberValue(it, v);
+	else if (it)
+		cJSON_ReplaceItemInObjectCaseSensitive(o, key, cJSON_CreateNumber(v));
+	else
+		cJSON_AddNumberToObject(o, key, v);
+}
+
+static void set_str(cJSON *o, const char *key, const char *v)
+{
+	if (cJSON_GetObjectItemCaseSensitive(o, key))
+		cJSON_ReplaceItemInObjectCaseSensitive(o, key, cJSON_CreateString(v));
+	else
+		cJSON_AddStringToObject(o, key, v);
+}
+
+static void set_device_attrs(struct target *t)
+{
+	cJSON *a = t->session->root->attrs;
+
+	set_str(a, "device", t->cuda_count > 0 ? "cuda" : t->cuda_count == 0 ? "cpu" : "unknown");
+	if (t->cuda_count >= 0)
+		set_num(a, "cuda_count", (double)t->cuda_count);
+	else if (!cJSON_GetObjectItemCaseSensitive(a, "cuda_count"))
+		cJSON_AddNullToObject(a, "cuda_count");
+}
+
+static int start_session(struct observer *o, struct target *t)
+{
+	struct session_ids ids = {
+		.pid = t->pid,
+		.start_ticks = procfs__start_ticks(t->pid),
+		.rank = procfs__env_long(t->pid, "RANK", 0),
+		.local_rank = procfs__env_long(t->pid, "LOCAL_RANK", 0),
+		.world_size = procfs__env_long(t->pid, "WORLD_SIZE", 1),
+		.host = o->host,
+	};
+	char comm[64] = "";
+	cJSON *a, *libs;
+
+	t->session = session__new(&ids, clock__wall_ns());
+	if (!t->session)
+		return -ENOMEM;
+	o->any_session = true;
+	if (o->opts->sinks & SINK_STDOUT)
+		t->session->on_close = print_closed_span;
+	a = t->session->root->attrs;
+	procfs__comm(t->pid, comm, sizeof(comm));
+	cJSON_AddNumberToObject(a, "pid", t->pid);
+	cJSON_AddNumberToObject(a, "rank", (double)ids.rank);
+	cJSON_AddNumberToObject(a, "local_rank", (double)ids.local_rank);
+	cJSON_AddNumberToObject(a, "world_size", (double)ids.world_size);
+	cJSON_AddStringToObject(a, "host", o->host);
+	cJSON_AddStringToObject(a, "comm", comm);
+	cJSON_AddBoolToObject(a, "attached_mid_run", o->opts->cmd == CMD_ATTACH);
+	set_device_attrs(t);
+	libs = cJSON_AddArrayToObject(a, "libraries");
+	for (size_t i = 0; i < t->nprobes; i++) {
+		const struct probe_result *r = &t->probes[i];
+		bool seen = false;
+
+		if (!r->id || r->def->action == ACT_DL_STATE)
+			continue;
+		for (size_t j = 0; j < i; j++)
+			seen |= t->probes[j].id && t->probes[j].group == r->group;
+		if (!seen)
+			cJSON_AddItemToArray(libs, cJSON_CreateString(r->group->name));
+	}
+	ilog("pid %d: session %s started", t->pid, t->session->id);
+	return 0;
+}
+
+static void update_cuda_attrs(struct observer *o, struct target *t)
+{
+	struct cuda_counts c;
+	cJSON *a = t->session->root->attrs, *kernels;
+	struct kernel_key key = {}, next;
+
+	if (bpf_map_lookup_elem(o->cuda_fd, &t->pid, &c))
+		return;	/* no CUDA call yet */
+	set_num(a, "cuda.launches", (double)c.launches);
+	set_num(a, "cuda.memcpy_calls", (double)c.memcpy_calls);
+	set_num(a, "cuda.memcpy_bytes_h2d", (double)c.memcpy_bytes_h2d);
+	set_num(a, "cuda.memcpy_bytes_d2h", (double)c.memcpy_bytes_d2h);
+	set_num(a, "cuda.memcpy_bytes_d2d", (double)c.memcpy_bytes_d2d);
+	set_num(a, "cuda.memcpy_bytes_other", (double)c.memcpy_bytes_other);
+	set_num(a, "cuda.memcpy_ns", (double)c.memcpy_ns);
+	set_num(a, "cuda.malloc_calls", (double)c.malloc_calls);
+	set_num(a, "cuda.malloc_bytes", (double)c.malloc_bytes);
+	set_num(a, "cuda.free_calls", (double)c.free_calls);
+	set_num(a, "cuda.sync_calls", (double)c.sync_calls);
+	set_num(a, "cuda.sync_ns", (double)c.sync_ns);
+
+	/* Launches per kernel, named from the host stub address cudaLaunchKernel received. */
+	kernels = cJSON_CreateObject();
+	while (!bpf_map_get_next_key(o->kernels_fd, &key, &next)) {
+		__u64 n;
+
+		key = next;
+		if (next.tgid != (__u32)t->pid || bpf_map_lookup_elem(o->kernels_fd, &next, &n))
+			continue;
+		const char *name = target__symbolize(t, next.func);
+		char addr[32];
+
+		if (!name) {
+			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)next.func);
+			name = addr;
+		}
+		set_num(kernels, name, (double)n);
+	}
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "cuda.kernels", kernels))
+		cJSON_AddItemToObject(a, "cuda.kernels", kernels);
+	session__touch_root(t->session);
+}
+
+static uint64_t sum_percpu(int fd, __u32 key)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *v, sum = 0;
+
+	if (ncpu <= 0)
+		return 0;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (v && !bpf_map_lookup_elem(fd, &key, v))
+		for (int i = 0; i < ncpu; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
+
+static cJSON *build_health(struct observer *o, struct target *t)
+{
+	cJSON *h = cJSON_CreateObject(), *probes = cJSON_CreateArray();
+	uint64_t hits_total = 0;
+	int attached = 0, failed = 0;
+
+	for (size_t i = 0; i < t->nprobes; i++) {
+		const struct probe_result *r = &t->probes[i];
+		cJSON *p;
+
+		if (r->err == -ENOENT && r->def->optional)
+			continue;	/* not in this build: not a failure */
+		p = cJSON_CreateObject();
+		cJSON_AddStringToObject(p, "symbol", r->symbol ? r->symbol : r->def->symbol);
+		cJSON_AddStringToObject(p, "group", r->group->name);
+		cJSON_AddStringToObject(p, "action", probe_action__name(r->def->action));
+		cJSON_AddBoolToObject(p, "attached", r->id != 0);
+		if (r->err)
+			cJSON_AddStringToObject(p, "error", strerror(-r->err));
+		else
+			cJSON_AddNullToObject(p, "error");
+		if (r->id) {
+			uint64_t in = sum_percpu(o->hits_fd, 2 * r->id);
+			uint64_t out = sum_percpu(o->hits_fd, 2 * r->id + 1);
+
+			cJSON_AddNumberToObject(p, "hits", (double)in);
+			cJSON_AddNumberToObject(p, "return_hits", (double)out);
+			hits_total += in + out;
+			attached++;
+		} else {
+			failed++;
+		}
+		cJSON_AddItemToArray(probes, p);
+	}
+	cJSON_AddNumberToObject(h, "ringbuf_drops", (double)sum_percpu(o->stats_fd, STAT_RB_DROPS));
+	cJSON_AddNumberToObject(h, "kernel_map_full",
+				(double)sum_percpu(o->stats_fd, STAT_KERNEL_KEYS_FULL));
+	cJSON_AddNumberToObject(h, "events", (double)t->events);
+	cJSON_AddNumberToObject(h, "probes_attached", attached);
+	cJSON_AddNumberToObject(h, "probes_failed", failed);
+	cJSON_AddNumberToObject(h, "uprobe_hits", (double)hits_total);
+	cJSON_AddNumberToObject(h, "spool_bytes", (double)o->spool.bytes_written);
+	cJSON_AddNumberToObject(h, "spool_files", (double)o->spool.files_written);
+	cJSON_AddItemToObject(h, "probes", probes);
+	return h;
+}
+
+static void flush_target(struct observer *o, struct target *t, bool final)
+{
+	uint64_t seq;
+	cJSON *batch;
+	int err;
+
+	if (!t->session)
+		return;
+	update_cuda_attrs(o, t);
+	seq = t->session->seq;
+	batch = session__take_batch(t->session, build_health(o, t), clock__wall_ns(), final);
+	if (o->opts->sinks & SINK_SPOOL) {
+		err = spool__write(&o->spool, t->session->id, seq, batch);
+		if (err)
+			elog("pid %d: cannot write spool batch to %s: %s", t->pid, o->spool.dir,
+			     strerror(-err));
+	}
+	cJSON_Delete(batch);
+}
+
+/* ---- ending a target ---- */
+
+static void end_target(struct observer *o, struct target *t, const char *cause)
+{
+	uint64_t now = clock__wall_ns();
+
+	if (t->session) {
+		cJSON *a = t->session->root->attrs;
+
+		if (t->exited && WIFSIGNALED(t->exit_status)) {
+			cJSON_AddNumberToObject(a, "exit_signal", WTERMSIG(t->exit_status));
+			cJSON_AddStringToObject(a, "exit_signal_name",
+						sigabbrev_np(WTERMSIG(t->exit_status)) ?: "?");
+		} else if (t->exited) {
+			cJSON_AddNumberToObject(a, "exit_code", WEXITSTATUS(t->exit_status));
+		}
+		session__end(t->session, t->exited ? now : 0,
+			     t->exited && WIFEXITED(t->exit_status) && !WEXITSTATUS(t->exit_status),
+			     cause);
+		flush_target(o, t, true);
+		ilog("pid %d: session %s ended (%s)", t->pid, t->session->id, cause);
+	}
+	remove_target(o, t);
+}
+
+static void target_exited(struct observer *o, struct target *t, int status)
+{
+	if (!t->exited) {
+		t->exited = true;
+		t->exit_status = status;
+	}
+	/* Drain what the target sent before it died, then close its spans. */
+	ring_buffer__consume(o->rb);
+	end_target(o, t, WIFSIGNALED(status) ? "signal" : "exit");
+}
+
+/* ---- events ---- */
+
+static void resume(int pid)
+{
+	if (kill(pid, SIGCONT) && errno != ESRCH)
+		wlog("pid %d: cannot resume: %s", pid, strerror(errno));
+}
+
+static void scan_target(struct observer *o, struct target *t)
+{
+	int n = attach__scan(o, t);
+
+	if (n < 0 && n != -ESRCH)
+		wlog("pid %d: scanning for libraries failed: %s", t->pid, strerror(-n));
+	if (n > 0 && !t->session && target__has_signal_source(t) && start_session(o, t))
+		elog("pid %d: out of memory starting a session", t->pid);
+}
+
+static int track(struct observer *o, struct target *t, __u32 flags)
+{
+	struct target_info ti = { .flags = flags };
+
+	return bpf_map_update_elem(o->targets_fd, &t->pid, &ti, BPF_ANY) ? -errno : 0;
+}
+
+static void on_exec(struct observer *o, const struct event *e)
+{
+	struct target *t = find_target(o, (int)e->pid);
+	bool held = e->args[0], follow, stop, root;
+
+	if (!t)
+		return;
+	/* The old image is gone: its session (if any) ends; a followed process starts over. */
+	follow = t->follow;
+	stop = t->stop_on_load;
+	root = t->root_child;
+	if (t->session) {
+		t->exited = true;
+		t->exit_status = 0;
+		end_target(o, t, "exec");
+	} else {
+		remove_target(o, t);
+	}
+	if (!follow)
+		return;
+	t = add_target(o, (int)e->pid);
+	if (!t)
+		return;
+	t->follow = true;
+	t->stop_on_load = stop;
+	t->root_child = root;
+	track(o, t, TARGET_F_FOLLOW | (stop ? TARGET_F_STOP_ON_EXEC : 0));
+	scan_target(o, t);
+	if (held)
+		resume(t->pid);
+}
+
+static void on_fork(struct observer *o, const struct event *e)
+{
+	struct target *parent = find_target(o, (int)e->pid), *t;
+
+	if (!parent || !parent->follow || find_target(o, (int)e->args[0]))
+		return;
+	/* A forked child shares its parent's image (DataLoader workers): it becomes a
+	 * session only if it execs. BPF already follows it. */
+	t = add_target(o, (int)e->args[0]);
+	if (t) {
+		t->follow = true;
+		t->stop_on_load = parent->stop_on_load;
+	}
+}
+
+static void on_device_count(struct target *t, const struct event *e)
+{
+	/* cudaSuccess = 0; any error (no device, no driver) means no usable GPU. */
+	t->cuda_count = e->ret == 0 ? (long)(__s64)e->args[0] : 0;
+	if (t->session) {
+		set_device_attrs(t);
+		if (e->ret)
+			set_num(t->session->root->attrs, "cuda_error", (double)e->ret);
+		session__touch_root(t->session);
+	}
+}
+
+static void on_cuda_detail(struct observer *o, struct target *t, const struct probe_result *r,
+			   const struct event *e)
+{
+	cJSON *m = cJSON_CreateObject();
+	const char *kname;
+
+	cJSON_AddStringToObject(m, "name", r->symbol ? r->symbol : r->def->symbol);
+	json__add_u64(m, "ts_ns", clock_map__to_wall(&o->clock, e->ts_ns));
+	cJSON_AddNumberToObject(m, "tid", e->tid);
+	switch (r->def->action) {
+	case ACT_CUDA_LAUNCH:
+		kname = target__symbolize(t, e->args[0]);
+		cJSON_AddStringToObject(m, "kernel", kname ? kname : "?");
+		break;
+	case ACT_CUDA_MEMCPY:
+		cJSON_AddNumberToObject(m, "bytes", (double)e->args[0]);
+		cJSON_AddNumberToObject(m, "kind", (double)e->args[1]);
+		break;
+	case ACT_CUDA_MALLOC:
+		cJSON_AddNumberToObject(m, "bytes", (double)e->args[0]);
+		break;
+	default:
+		break;
+	}
+	span__add_mark(t->session->root, m);
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct observer *o = ctx;
+	const struct event *e = data;
+	struct target *t;
+
+	if (size < sizeof(*e))
+		return 0;
+	switch (e->type) {
+	case EV_EXEC:
+		on_exec(o, e);
+		return 0;
+	case EV_FORK:
+		on_fork(o, e);
+		return 0;
+	case EV_EXIT:
+		t = find_target(o, (int)e->pid);
+		/* The command `run` started is reaped instead: waitpid has its exact status. */
+		if (t && t->pid != o->child)
+			target_exited(o, t, (int)e->args[0]);
+		return 0;
+	case EV_LINK_MAP:
+		t = find_target(o, (int)e->pid);
+		if (t)
+			scan_target(o, t);
+		if (e->args[0])
+			resume((int)e->pid);
+		return 0;
+	case EV_CALL:
+	case EV_RETURN:
+	case EV_DEVICE_COUNT:
+		break;
+	default:
+		dlog("unknown event type %u", e->type);
+		return 0;
+	}
+	if (e->probe_id >= CIRRON_MAX_PROBES || !(t = o->slots[e->probe_id].target))
+		return 0;	/* from a probe detached since */
+	t->events++;
+	const struct probe_result *r = &t->probes[o->slots[e->probe_id].probe];
+
+	if (e->type == EV_DEVICE_COUNT)
+		on_device_count(t, e);
+	else if (e->type == EV_CALL && t->session && r->def->action != ACT_EMIT)
+		on_cuda_detail(o, t, r, e);
+	return 0;
+}
+
+/* ---- setup ---- */
+
+int observer__init_common(struct observer *o, const struct options *opts)
+{
+	char dir[4096];
+
+	memset(o, 0, sizeof(*o));
+	o->opts = opts;
+	o->child = -1;
+	if (gethostname(o->host, sizeof(o->host) - 1))
+		strcpy(o->host, "unknown");
+	if (probe_set__load_embedded(&o->probes))
+		return EXIT_FAILURE_RUNTIME;
+	o->syms = sym_cache__new(opts->cache_dir ? opts->cache_dir :
+				 sym_cache__default_dir(dir, sizeof(dir)));
+	if (!o->syms)
+		return EXIT_FAILURE_RUNTIME;
+	clock_map__init(&o->clock);
+	return 0;
+}
+
+void observer__free_common(struct observer *o)
+{
+	while (o->targets)
+		remove_target(o, o->targets);
+	ring_buffer__free(o->rb);
+	cirron_bpf__destroy(o->skel);
+	probe_set__free(&o->probes);
+	sym_cache__free(o->syms);
+	spool__close(&o->spool);
+}
+
+static int load_bpf(struct observer *o)
+{
+	int err;
+
+	libbpf_set_print(libbpf_print);
+	o->skel = cirron_bpf__open();
+	if (!o->skel) {
+		err = -errno;
+		goto fail;
+	}
+	err = cirron_bpf__load(o->skel);
+	if (err)
+		goto fail;
+	err = cirron_bpf__attach(o->skel);	/* the exec/fork/exit tracepoints */
+	if (err)
+		goto fail;
+	o->prog_entry = o->skel->progs.handle_entry;
+	o->prog_return = o->skel->progs.handle_return;
+	o->specs_fd = bpf_map__fd(o->skel->maps.probe_specs);
+	o->hits_fd = bpf_map__fd(o->skel->maps.hits);
+	o->stats_fd = bpf_map__fd(o->skel->maps.stats);
+	o->targets_fd = bpf_map__fd(o->skel->maps.targets);
+	o->cuda_fd = bpf_map__fd(o->skel->maps.cuda_totals);
+	o->kernels_fd = bpf_map__fd(o->skel->maps.kernel_launches);
+	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.control), handle_event, o, NULL);
+	if (!o->rb || ring_buffer__add(o->rb, bpf_map__fd(o->skel->maps.events), handle_event, o)) {
+		err = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	if (err == -EPERM) {
+		elog("no permission to load BPF programs: run as root, or grant CAP_BPF, "
+		     "CAP_PERFMON and CAP_SYS_PTRACE");
+		return EXIT_NO_PERMISSION;
+	}
+	elog("failed to load BPF programs: %s", strerror(-err));
+	return EXIT_FAILURE_RUNTIME;
+}
+
+static int attach_pid(struct observer *o)
+{
+	int pid = o->opts->pid, n;
+	struct target *t;
+
+	t = add_target(o, pid);
+	if (!t || track(o, t, TARGET_F_TRACED))
+		return EXIT_FAILURE_RUNTIME;
+	n = attach__scan(o, t);
+	if (n == -ESRCH || !procfs__alive(pid)) {
+		elog("process %d exited while attaching", pid);
+		return EXIT_TARGET_GONE;
+	}
+	if (n < 0) {
+		elog("cannot attach to process %d: %s", pid, strerror(-n));
+		return EXIT_FAILURE_RUNTIME;
+	}
+	if (!target__has_signal_source(t)) {
+		elog("process %d maps no library that probes/ knows (CUDA runtime, ...); "
+		     "'cirron-probe doctor -p %d' shows what it maps", pid, pid);
+		return EXIT_NO_KNOWN_LIBRARY;
+	}
+	if (start_session(o, t))
+		return EXIT_FAILURE_RUNTIME;
+	ilog("attached %zu probes to process %d", t->nprobes, pid);
+	return 0;
+}
+
+/* run: the child waits on a pipe until BPF follows it, then execs; the exec stops it
+ * (SIGSTOP from BPF) until its image is probed, so nothing runs unobserved. */
+static int spawn(struct observer *o)
+{
+	int go[2], status[2], child_err = 0;
+	struct target *t;
+	ssize_t n;
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(status, O_CLOEXEC))
+		return EXIT_FAILURE_RUNTIME;
+	o->child = fork();
+	if (o->child < 0)
+		return EXIT_FAILURE_RUNTIME;
+	if (o->child == 0) {
+		char c;
+
+		close(go[1]);
+		close(status[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(o->opts->run_argv[0], o->opts->run_argv);
+		child_err = errno;
+		if (write(status[1], &child_err, sizeof(child_err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(status[1]);
+	t = add_target(o, o->child);
+	if (!t)
+		return EXIT_FAILURE_RUNTIME;
+	t->follow = t->stop_on_load = t->root_child = true;
+	if (track(o, t, TARGET_F_FOLLOW | TARGET_F_STOP_ON_EXEC))
+		return EXIT_FAILURE_RUNTIME;
+	if (write(go[1], "g", 1) != 1)
+		return EXIT_FAILURE_RUNTIME;
+	close(go[1]);
+	n = read(status[0], &child_err, sizeof(child_err));
+	close(status[0]);
+	if (n == sizeof(child_err)) {
+		elog("cannot run %s: %s", o->opts->run_argv[0], strerror(child_err));
+		waitpid(o->child, NULL, 0);
+		o->child_reaped = true;
+		return child_err == ENOENT ? 127 : 126;
+	}
+	return 0;
+}
+
+static void reap_child(struct observer *o)
+{
+	int status;
+	struct target *t;
+
+	if (o->child <= 0 || o->child_reaped || waitpid(o->child, &status, WNOHANG) != o->child)
+		return;
+	o->child_reaped = true;
+	o->child_status = status;
+	t = find_target(o, o->child);
+	if (t)
+		target_exited(o, t, status);
+}
+
+/* Targets that vanished without an exit event (e.g. missed while attaching). */
+static void check_alive(struct observer *o)
+{
+	struct target *t, *next;
+
+	for (t = o->targets; t; t = next) {
+		next = t->next;
+		if (t->pid == o->child && !o->child_reaped)
+			continue;	/* reap_child gets its exact status */
+		if (!procfs__alive(t->pid)) {
+			ring_buffer__consume(o->rb);
+			if (find_target(o, t->pid) == t)
+				target_exited(o, t, 0);
+			next = o->targets;	/* the list may have changed */
+		}
+	}
+}
+
+static bool done(struct observer *o)
+{
+	if (o->opts->cmd == CMD_RUN)
+		return o->child_reaped && !o->targets;
+	return !o->targets;
+}
+
+int observer__main(const struct options *opts)
+{
+	struct observer *o = calloc(1, sizeof(*o));
+	uint64_t start, last_flush, flush_ns = (uint64_t)(opts->flush_interval_s * 1e9);
+	struct sigaction sa = { .sa_handler = on_signal };
+	int err;
+
+	if (!o)
+		return EXIT_FAILURE_RUNTIME;
+	err = observer__init_common(o, opts);
+	if (err)
+		goto out;
+	if (opts->cmd == CMD_ATTACH && !procfs__alive(opts->pid)) {
+		elog("no such process: %d", opts->pid);
+		err = EXIT_NO_SUCH_PROCESS;
+		goto out;
+	}
+	if (opts->sinks & SINK_SPOOL) {
+		err = spool__open(&o->spool, opts->path);
+		if (err) {
+			elog("cannot write spool under %s: %s", opts->path, strerror(-err));
+			err = EXIT_SPOOL_UNWRITABLE;
+			goto out;
+		}
+	}
+	if (!fs__have_bpf_caps()) {
+		elog("no permission to trace: run as root, or grant CAP_BPF, CAP_PERFMON and "
+		     "CAP_SYS_PTRACE");
+		err = EXIT_NO_PERMISSION;
+		goto out;
+	}
+	err = load_bpf(o);
+	if (err)
+		goto out;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	err = opts->cmd == CMD_RUN ? spawn(o) : attach_pid(o);
+	if (err)
+		goto out;
+
+	start = last_flush = clock__mono_ns();
+	while (!stop_requested) {
+		uint64_t now;
+
+		err = ring_buffer__poll(o->rb, 100 /* ms */);
+		if (err < 0 && err != -EINTR) {
+			elog("reading events failed: %s", strerror(-err));
+			err = EXIT_FAILURE_RUNTIME;
+			goto out;
+		}
+		reap_child(o);
+		check_alive(o);
+		now = clock__mono_ns();
+		if (now - last_flush >= flush_ns) {
+			for (struct target *t = o->targets; t; t = t->next)
+				flush_target(o, t, false);
+			last_flush = now;
+		}
+		if (done(o))
+			break;
+		if (opts->duration_s > 0 && now - start >= (uint64_t)(opts->duration_s * 1e9))
+			break;
+	}
+	err = 0;
+	if (stop_requested)
+		ilog("%s: detaching", strsignal(stop_requested));
+	/* Detach: what is still open stays open; held targets are let go. */
+	ring_buffer__consume(o->rb);
+	while (o->targets) {
+		struct target *t = o->targets;
+
+		if (t->follow)
+			resume(t->pid);
+		end_target(o, t, "detach");
+	}
+	if (opts->cmd == CMD_RUN) {
+		if (!o->any_session)
+			wlog("no process of '%s' mapped a library that probes/ knows",
+			     opts->run_argv[0]);
+		if (!o->child_reaped && !stop_requested && waitpid(o->child, &o->child_status, 0) > 0)
+			o->child_reaped = true;
+		if (o->child_reaped && WIFEXITED(o->child_status))
+			err = WEXITSTATUS(o->child_status);
+		else if (o->child_reaped && WIFSIGNALED(o->child_status))
+			err = 128 + WTERMSIG(o->child_status);
+	}
+out:
+	observer__free_common(o);
+	free(o);
+	return err;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_OBSERVER_H
+#define __CIRRON_OBSERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cirron.h"
+#include "cli.h"
+#include "clock.h"
+#include "probe_defs.h"
+#include "spool.h"
+#include "sym_cache.h"
+#include "target.h"
+
+struct cirron_bpf;
+struct ring_buffer;
+struct bpf_program;
+
+struct probe_slot {
+	struct target *target;	/* NULL: the id is free */
+	size_t probe;		/* index in target->probes */
+};
+
+struct observer {
+	const struct options *opts;
+	bool dry_run;		/* doctor: resolve, never attach */
+	struct cirron_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_program *prog_entry, *prog_return;
+	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd;
+	struct probe_set probes;
+	struct sym_cache *syms;
+	struct clock_map clock;
+	struct spool spool;
+	char host[64];
+	struct target *targets;
+	struct probe_slot slots[CIRRON_MAX_PROBES];
+	uint32_t next_free_id;
+	pid_t child;		/* run: the command's pid */
+	bool any_session;	/* some process was traced */
+	int child_status;	/* run: wait status of the command */
+	bool child_reaped;
+};
+
+/* attach.c */
+/* Scans the target's maps and attaches the probes of files not seen before.
+ * Returns the number of probes attached, or -ESRCH if the target is gone. */
+int attach__scan(struct observer *o, struct target *t);
+void attach__detach(struct observer *o, struct target *t);
+
+/* observer.c: attach and run commands. Returns the process exit code. */
+int observer__main(const struct options *opts);
+/* doctor.c */
+int doctor__main(const struct options *opts);
+/* Shared setup: probe definitions, symbol cache, host name. Returns 0 or an exit code. */
+int observer__init_common(struct observer *o, const struct options *opts);
+void observer__free_common(struct observer *o);
+
+#endif

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_PROBE_DEFS_H
+#define __CIRRON_PROBE_DEFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "cirron.h"
+
+/* One probed symbol, as written in probes/<group>.json. */
+struct probe_def {
+	char *symbol;		/* exact name, or a prefix ending in '*' */
+	enum probe_action action;
+	__u8 arg_src[CIRRON_NARGS];
+	__u8 arg_deref[CIRRON_NARGS];
+	bool ret;		/* attach a return probe too */
+	bool optional;		/* missing in some builds: not an attach failure */
+	char *aux_symbol;	/* data symbol whose address (+ aux_offset) goes to probe_spec.aux */
+	uint64_t aux_offset;
+};
+
+/* A library, recognized by a symbol it defines (file names vary: hashed wheel copies). */
+struct probe_group {
+	char *name;
+	char *match_defines;
+	char *file_hint;	/* substring of the file name to try first */
+	struct probe_def *probes;
+	size_t n;
+};
+
+struct probe_set {
+	struct probe_group *groups;
+	size_t n;
+};
+
+/* Loads the probes/ JSON files built into the binary. Returns 0 or -EINVAL (logged). */
+int probe_set__load_embedded(struct probe_set *s);
+/* Parses one group file and appends it. origin names it in error messages. */
+int probe_set__parse(struct probe_set *s, const char *json, const char *origin);
+void probe_set__free(struct probe_set *s);
+const char *probe_action__name(enum probe_action a);
+
+#endif

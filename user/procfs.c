@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "procfs.h"
+
+int procfs__parse_maps_line(const char *line, struct proc_map *m)
+{
+	unsigned int maj, min;
+	unsigned long long ino;
+	char perms[5];
+	int pos = 0;
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %llu %n",
+		   &m->start, &m->end, perms, &m->offset, &maj, &min, &ino, &pos) < 7 || !pos)
+		return -EINVAL;
+	if (line[pos] != '/' || ino == 0)
+		return -EINVAL;	/* anonymous, [heap], [vdso], ... */
+	m->exec = perms[2] == 'x';
+	m->dev = makedev(maj, min);
+	m->ino = (ino_t)ino;
+	m->path = strndup(line + pos, strcspn(line + pos, "\n"));
+	return m->path ? 0 : -ENOMEM;
+}
+
+int procfs__read_maps(int pid, struct proc_maps *maps)
+{
+	char fn[64], *line = NULL;
+	size_t cap = 0, lcap = 0;
+	FILE *f;
+	int err = 0;
+
+	maps->v = NULL;
+	maps->n = 0;
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &lcap, f) > 0) {
+		struct proc_map m;
+
+		if (procfs__parse_maps_line(line, &m))
+			continue;
+		if (maps->n == cap) {
+			struct proc_map *v;
+
+			cap = cap ? cap * 2 : 64;
+			v = realloc(maps->v, cap * sizeof(*v));
+			if (!v) {
+				free(m.path);
+				err = -ENOMEM;
+				break;
+			}
+			maps->v = v;
+		}
+		maps->v[maps->n++] = m;
+	}
+	free(line);
+	fclose(f);
+	if (err)
+		procfs__free_maps(maps);
+	return err;
+}
+
+void procfs__free_maps(struct proc_maps *maps)
+{
+	for (size_t i = 0; i < maps->n; i++)
+		free(maps->v[i].path);
+	free(maps->v);
+	maps->v = NULL;
+	maps->n = 0;
+}
+
+static int read_small_file(const char *fn, char *buf, size_t size, size_t *len)
+{
+	int fd = open(fn, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	size_t off = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (off < size - 1 && (n = read(fd, buf + off, size - 1 - off)) > 0)
+		off += (size_t)n;
+	close(fd);
+	buf[off] = 0;
+	if (len)
+		*len = off;
+	return 0;
+}
+
+int procfs__alive(int pid)
+{
+	char fn[64], buf[512], *p;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/stat", pid);
+	if (read_small_file(fn, buf, sizeof(buf), NULL))
+		return 0;
+	p = strrchr(buf, ')');	/* comm may hold spaces and parentheses */
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+void procfs__host_path(int pid, const char *path, char *buf, size_t size)
+{
+	snprintf(buf, size, "/proc/%d/root%s", pid, path);
+}
+
+long procfs__env_long_from(const char *env, size_t len, const char *name, long def)
+{
+	size_t nlen = strlen(name);
+	const char *p = env, *end = env + len;
+
+	while (p < end) {
+		size_t l = strnlen(p, (size_t)(end - p));
+
+		if (l > nlen && !strncmp(p, name, nlen) && p[nlen] == '=') {
+			char *e;
+			long v;
+
+			errno = 0;
+			v = strtol(p + nlen + 1, &e, 10);
+			if (errno || e == p + nlen + 1 || (e < end && *e) || v < 0)
+				return def;
+			return v;
+		}
+		p += l + 1;
+	}
+	return def;
+}
+
+long procfs__env_long(int pid, const char *name, long def)
+{
+	char fn[64];
+	char *buf = malloc(1 << 20);	/* environ blocks are small; 1 MiB is ample */
+	size_t len = 0;
+	long v = def;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/environ", pid);
+	if (buf && !read_small_file(fn, buf, 1 << 20, &len))
+		v = procfs__env_long_from(buf, len, name, def);
+	free(buf);
+	return v;
+}
+
+int procfs__comm(int pid, char *buf, size_t size)
+{
+	char fn[64];
+	int err;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/comm", pid);
+	err = read_small_file(fn, buf, size, NULL);
+	if (!err)
+		buf[strcspn(buf, "\n")] = 0;
+	return err;
+}
+
+uint64_t procfs__start_ticks(int pid)
+{
+	char fn[64], buf[1024], *p;
+	unsigned long long v = 0;
+	int field = 2;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/stat", pid);
+	if (read_small_file(fn, buf, sizeof(buf), NULL))
+		return 0;
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* fields after comm start at 3; starttime is field 22 */
+	for (p++; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	if (sscanf(p, "%llu", &v) != 1)
+		return 0;
+	return v;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_PROCFS_H
+#define __CIRRON_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* One line of /proc/PID/maps that maps a file. */
+struct proc_map {
+	uint64_t start, end, offset;
+	bool exec;
+	dev_t dev;
+	ino_t ino;
+	char *path;		/* as the target sees it (inside its root) */
+};
+
+struct proc_maps {
+	struct proc_map *v;
+	size_t n;
+};
+
+/* Parses /proc/PID/maps (file-backed lines only). Returns 0 or -errno. */
+int procfs__read_maps(int pid, struct proc_maps *maps);
+void procfs__free_maps(struct proc_maps *maps);
+/* Parses one maps line; returns 0 if it maps a file, -EINVAL otherwise. Exposed for tests. */
+int procfs__parse_maps_line(const char *line, struct proc_map *m);
+
+/* Returns 1 if the process runs, 0 if it is gone or a zombie. */
+int procfs__alive(int pid);
+/* The path of a target file as seen from here: /proc/PID/root/PATH (chroots, containers). */
+void procfs__host_path(int pid, const char *path, char *buf, size_t size);
+/* Reads an integer variable from /proc/PID/environ; def when unset or not a number. */
+long procfs__env_long(int pid, const char *name, long def);
+/* Same, from a raw NUL-separated environ block. Exposed for tests. */
+long procfs__env_long_from(const char *env, size_t len, const char *name, long def);
+int procfs__comm(int pid, char *buf, size_t size);
+/* Start time in clock ticks since boot (field 22 of stat); 0 on error. */
+uint64_t procfs__start_ticks(int pid);
+
+#endif

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_SPAN_H
+#define __CIRRON_SPAN_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+enum span_status { SPAN_OK, SPAN_OPEN, SPAN_INCOMPLETE };
+
+#define SPAN_MAX_MARKS 256	/* per span; more are counted in attrs.marks_dropped */
+
+struct span {
+	uint64_t id;
+	uint64_t parent_id;	/* 0: the session root */
+	char *name;
+	long index;		/* -1: none */
+	uint64_t start_ns;	/* wall clock */
+	uint64_t end_ns;	/* 0 while open */
+	enum span_status status;
+	cJSON *attrs;		/* object */
+	cJSON *marks;		/* array */
+	bool dirty;		/* changed since the last spool batch */
+	struct span *prev, *next;	/* the session's live list */
+};
+
+/* Adds an exact unsigned 64-bit number (cJSON numbers are doubles). */
+void json__add_u64(cJSON *o, const char *key, uint64_t v);
+const char *span_status__name(enum span_status s);
+/* JSON of the spool format (schemas/spool-batch.schema.json). */
+cJSON *span__to_json(const struct span *s);
+/* One stdout line: "[cirron] epoch[0] - 142us {epoch_loss=0.5234}". Returns buf. */
+const char *span__format_line(const struct span *s, char *buf, int size);
+/* Adds a mark, or counts it in attrs.marks_dropped past SPAN_MAX_MARKS. Takes mark. */
+void span__add_mark(struct span *s, cJSON *mark);
+
+#endif

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "fsutil.h"
+#include "spool.h"
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, data, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int spool__open(struct spool *sp, const char *root)
+{
+	char probe[PATH_MAX];
+	int err, fd;
+
+	memset(sp, 0, sizeof(*sp));
+	if (asprintf(&sp->dir, "%s/spool", root) < 0) {
+		sp->dir = NULL;
+		return -ENOMEM;
+	}
+	err = fs__mkdir_p(sp->dir);
+	if (err)
+		goto fail;
+	/* Fail now, before anything is attached, rather than at the first flush. */
+	snprintf(probe, sizeof(probe), "%s/.write-test.%d", sp->dir, getpid());
+	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	close(fd);
+	unlink(probe);
+	return 0;
+fail:
+	free(sp->dir);
+	sp->dir = NULL;
+	return err;
+}
+
+int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const cJSON *batch)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	char *text = cJSON_PrintUnformatted(batch);
+	size_t len;
+	int fd, err;
+
+	if (!text)
+		return -ENOMEM;
+	len = strlen(text);
+	text[len] = '\n';	/* replaces the NUL; len + 1 bytes are written */
+	snprintf(path, sizeof(path), "%s/%s.%08" PRIu64 ".json", sp->dir, session_id, seq);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.%08" PRIu64 ".tmp", sp->dir, session_id, seq);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	err = write_all(fd, text, len + 1);
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	else {
+		sp->bytes_written += len + 1;
+		sp->files_written++;
+	}
+out:
+	cJSON_free(text);
+	return err;
+}
+
+void spool__close(struct spool *sp)
+{
+	free(sp->dir);
+	sp->dir = NULL;
+}

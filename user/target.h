@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_TARGET_H
+#define __CIRRON_TARGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "probe_defs.h"
+#include "session.h"
+#include "sym_cache.h"
+
+struct bpf_link;
+struct sym_table;
+
+/* An ELF file the target maps executable. The fd keeps it readable after the target
+ * exits (kernel names are resolved from its symbols at the last flush). */
+struct mapped_file {
+	dev_t dev;
+	ino_t ino;
+	char *path;		/* as the target sees it */
+	char *host_path;	/* /proc/PID/root/... */
+	int fd;
+	uint64_t map_start, map_end;	/* lowest and highest address of its mappings */
+	uint64_t bias;		/* runtime address = bias + ELF vaddr */
+	struct sym_table *syms;	/* loaded on first address lookup */
+};
+
+/* One probe of a matched group in this target: what resolved, what attached. */
+struct probe_result {
+	const struct probe_group *group;
+	const struct probe_def *def;
+	size_t file;		/* index in target.files */
+	char *symbol;		/* resolved name (prefix queries resolve to one symbol) */
+	uint64_t file_offset;
+	uint32_t id;		/* BPF cookie, 0 if not attached */
+	struct bpf_link *entry, *ret;
+	int err;		/* 0, or -errno of resolution (-ENOENT) or attach */
+};
+
+struct kernel_name {
+	uint64_t func;
+	char *name;
+};
+
+struct target {
+	int pid;
+	bool follow;		/* run mode: forks and execs are followed */
+	bool stop_on_load;	/* run mode: held at exec and at each library load while we attach */
+	bool root_child;	/* the command `run` started */
+	struct session *session;	/* NULL until a non-loader probe group matches */
+	struct mapped_file *files;
+	size_t nfiles;
+	struct probe_result *probes;
+	size_t nprobes;
+	struct kernel_name *kernels;
+	size_t nkernels;
+	uint64_t events;
+	long cuda_count;	/* -1 until cudaGetDeviceCount is seen */
+	int exit_status;	/* wait(2)-style, valid when exited */
+	bool exited;
+	struct target *next;
+};
+
+struct target *target__new(int pid);
+void target__free(struct target *t);
+/* Runtime address -> function name, from the target's mapped files. NULL if unknown. */
+const char *target__symbolize(struct target *t, uint64_t addr);
+/* Names the group (for health) or NULL when no probe of that group attached. */
+bool target__has_signal_source(const struct target *t);
+
+#endif
