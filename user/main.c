@@ -6,8 +6,6 @@
 #include "log.h"
 #include "observer.h"
 
-int log_verbosity;
-
 int main(int argc, char **argv)
 {
 	struct options opts;
