@@ -78,7 +78,7 @@ static int attach_one(struct observer *o, struct target *t, struct probe_result 
 	if (bpf_map_update_elem(o->specs_fd, &id, &spec, BPF_ANY))
 		return -errno;
 
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = id);
+	struct bpf_uprobe_opts uo = { .sz = sizeof(uo), .bpf_cookie = id };
 	r->entry = bpf_program__attach_uprobe_opts(o->prog_entry, t->pid, f->host_path,
 						   r->file_offset, &uo);
 	if (!r->entry)

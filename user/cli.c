@@ -181,7 +181,7 @@ int cli__parse(int argc, char **argv, struct options *o)
 		return -1;
 	}
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(argv[1], commands[i].name))
+		if (strcmp(argv[1], commands[i].name) != 0)
 			continue;
 		o->cmd = commands[i].cmd;
 		argp.doc = commands[i].doc;

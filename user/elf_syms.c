@@ -19,9 +19,10 @@ static int elf_handle__open(const char *path, struct elf_handle *h)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
+	h->elf = NULL;
 	h->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (h->fd < 0)
-		return -errno;
+		return errno ? -errno : -EIO;
 	h->elf = elf_begin(h->fd, ELF_C_READ_MMAP, NULL);
 	if (!h->elf || elf_kind(h->elf) != ELF_K_ELF) {
 		if (h->elf)
@@ -220,7 +221,8 @@ struct sym_table *sym_table__load(const char *path)
 	}
 	for_each_symbol(h.elf, table_visit, t);
 	elf_handle__close(&h);
-	qsort(t->v, t->n, sizeof(*t->v), cmp_entry);
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), cmp_entry);
 	return t;
 }
 

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "cirron.skel.h"
 #include "exit_codes.h"
 #include "fsutil.h"
 #include "log.h"
@@ -26,15 +25,6 @@ static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig)
 {
 	stop_requested = sig;
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	if (level == LIBBPF_DEBUG && log_verbosity < 2)
-		return 0;
-	if (level == LIBBPF_INFO && log_verbosity < 1)
-		return 0;
-	return vfprintf(stderr, fmt, args);
 }
 
 static struct target *find_target(struct observer *o, int pid)
@@ -294,6 +284,7 @@ static void end_target(struct observer *o, struct target *t, const char *cause)
 	if (t->session) {
 		cJSON *a = t->session->root->attrs;
 
+		update_cuda_attrs(o, t);	/* before the root's stdout line is printed */
 		if (t->exited && WIFSIGNALED(t->exit_status)) {
 			cJSON_AddNumberToObject(a, "exit_signal", WTERMSIG(t->exit_status));
 			cJSON_AddStringToObject(a, "exit_signal_name",
@@ -505,51 +496,10 @@ void observer__free_common(struct observer *o)
 {
 	while (o->targets)
 		remove_target(o, o->targets);
-	ring_buffer__free(o->rb);
-	cirron_bpf__destroy(o->skel);
+	bpf_object__unload_all(o);
 	probe_set__free(&o->probes);
 	sym_cache__free(o->syms);
 	spool__close(&o->spool);
-}
-
-static int load_bpf(struct observer *o)
-{
-	int err;
-
-	libbpf_set_print(libbpf_print);
-	o->skel = cirron_bpf__open();
-	if (!o->skel) {
-		err = -errno;
-		goto fail;
-	}
-	err = cirron_bpf__load(o->skel);
-	if (err)
-		goto fail;
-	err = cirron_bpf__attach(o->skel);	/* the exec/fork/exit tracepoints */
-	if (err)
-		goto fail;
-	o->prog_entry = o->skel->progs.handle_entry;
-	o->prog_return = o->skel->progs.handle_return;
-	o->specs_fd = bpf_map__fd(o->skel->maps.probe_specs);
-	o->hits_fd = bpf_map__fd(o->skel->maps.hits);
-	o->stats_fd = bpf_map__fd(o->skel->maps.stats);
-	o->targets_fd = bpf_map__fd(o->skel->maps.targets);
-	o->cuda_fd = bpf_map__fd(o->skel->maps.cuda_totals);
-	o->kernels_fd = bpf_map__fd(o->skel->maps.kernel_launches);
-	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.control), handle_event, o, NULL);
-	if (!o->rb || ring_buffer__add(o->rb, bpf_map__fd(o->skel->maps.events), handle_event, o)) {
-		err = -errno;
-		goto fail;
-	}
-	return 0;
-fail:
-	if (err == -EPERM) {
-		elog("no permission to load BPF programs: run as root, or grant CAP_BPF, "
-		     "CAP_PERFMON and CAP_SYS_PTRACE");
-		return EXIT_NO_PERMISSION;
-	}
-	elog("failed to load BPF programs: %s", strerror(-err));
-	return EXIT_FAILURE_RUNTIME;
 }
 
 static int attach_pid(struct observer *o)
@@ -698,7 +648,7 @@ int observer__main(const struct options *opts)
 		err = EXIT_NO_PERMISSION;
 		goto out;
 	}
-	err = load_bpf(o);
+	err = bpf_object__load_all(o, handle_event);
 	if (err)
 		goto out;
 	sigaction(SIGINT, &sa, NULL);

@@ -4,6 +4,7 @@
 #define __CIRRON_OBSERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "cirron.h"
@@ -49,6 +50,12 @@ struct observer {
  * Returns the number of probes attached, or -ESRCH if the target is gone. */
 int attach__scan(struct observer *o, struct target *t);
 void attach__detach(struct observer *o, struct target *t);
+
+/* bpf_object.c: load the BPF object, attach its tracepoints, set up the ring buffers
+ * (events go to handle_event). Returns 0 or an exit code. */
+typedef int (*ring_buffer_event_fn)(void *ctx, void *data, size_t size);
+int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event);
+void bpf_object__unload_all(struct observer *o);
 
 /* observer.c: attach and run commands. Returns the process exit code. */
 int observer__main(const struct options *opts);

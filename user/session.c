@@ -82,10 +82,8 @@ void session__free(struct session *s)
 {
 	if (!s)
 		return;
-	while (s->live) {
-		struct span *sp = s->live;
-
-		unlink_span(s, sp);
+	for (struct span *sp = s->live, *next; sp; sp = next) {
+		next = sp->next;
 		free_span(sp);
 	}
 	free(s);

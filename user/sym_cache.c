@@ -216,11 +216,11 @@ int sym_cache__resolve(struct sym_cache *c, const char *path, struct sym_query *
 	if (!todo)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
-		if (!find_line(f, q[i].name) && strcmp(q[i].name, "@load"))
+		if (!find_line(f, q[i].name) && strcmp(q[i].name, "@load") != 0)
 			todo[k++].name = q[i].name;
 	err = k ? elf_syms__resolve(path, todo, k) : 0;
 	if (err >= 0 && !find_line(f, "@load")) {
-		for (i = 0; i < n && strcmp(q[i].name, "@load"); i++)
+		for (i = 0; i < n && strcmp(q[i].name, "@load") != 0; i++)
 			;
 		if (i < n) {
 			uint64_t va = 0;

@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Installs the Debian packages cirron-probe needs to build and test, only those missing.
+set -euo pipefail
+
+PKGS=(
+	make gcc clang llvm pkg-config		# build; clang has the BPF target
+	libbpf-dev bpftool libelf-dev zlib1g-dev libcjson-dev
+	python3 python3-pytest python3-jsonschema	# e2e tests
+	python3-torch debootstrap		# PyTorch targets: host torch, trixie root
+	util-linux procps			# setpriv, ps
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	if [[ $(id -u) != 0 ]]; then
+		echo "install-deps: missing packages: ${missing[*]} (run as root to install)" >&2
+		exit 1
+	fi
+	echo "install-deps: installing ${missing[*]}"
+	apt-get update -q
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+if [[ ! -e /usr/local/cuda/lib64/libcudart.so.13 && ! -e /usr/local/cuda/lib64/libcudart.so ]]; then
+	echo "install-deps: warning: no CUDA runtime under /usr/local/cuda/lib64;" \
+		"the CUDA example and tests cannot be built" >&2
+fi
