@@ -40,6 +40,7 @@ enum {
 	OPT_DURATION,
 	OPT_CUDA_DETAIL,
 	OPT_CACHE_DIR,
+	OPT_EPOCH_STEPS,
 };
 
 static const struct argp_option trace_options[] = {
@@ -49,6 +50,9 @@ static const struct argp_option trace_options[] = {
 	{ "flush-interval", OPT_FLUSH, "SEC", 0, "Seconds between spool batches (default: 1)", 0 },
 	{ "duration", OPT_DURATION, "SEC", 0, "Detach after SEC seconds (default: until exit)", 0 },
 	{ "cuda-detail", OPT_CUDA_DETAIL, NULL, 0, "One event per CUDA call instead of counters", 0 },
+	{ "epoch-steps", OPT_EPOCH_STEPS, "N", 0,
+	  "Without DataLoader epoch boundaries, a new epoch every N optimizer steps (default: 1000)",
+	  0 },
 	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0,
 	  "Symbol cache (default: $XDG_CACHE_HOME or ~/.cache, /cirron-probe)", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages on stderr (twice for debug)", 0 },
@@ -122,6 +126,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_CUDA_DETAIL:
 		o->cuda_detail = true;
 		break;
+	case OPT_EPOCH_STEPS:
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || *end || v <= 0)
+			argp_error(state, "invalid --epoch-steps: %s", arg);
+		o->epoch_steps = v;
+		break;
 	case OPT_CACHE_DIR:
 		o->cache_dir = arg;
 		break;
@@ -167,7 +178,8 @@ int cli__parse(int argc, char **argv, struct options *o)
 	struct argp argp = { .options = trace_options, .parser = parse_opt };
 	size_t i;
 
-	*o = (struct options){ .sinks = SINK_SPOOL, .path = "./.cirron", .flush_interval_s = 1.0 };
+	*o = (struct options){ .sinks = SINK_SPOOL, .path = "./.cirron", .flush_interval_s = 1.0,
+				  .epoch_steps = 1000 };
 	if (argc < 2) {
 		fputs(top_doc, stderr);
 		return EXIT_USAGE;

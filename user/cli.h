@@ -18,6 +18,7 @@ struct options {
 	double flush_interval_s;
 	double duration_s;		/* 0: until the target exits or a signal */
 	bool cuda_detail;		/* one event per CUDA call */
+	long epoch_steps;		/* fallback epoch length in optimizer steps */
 	const char *cache_dir;		/* symbol cache; NULL picks a default */
 	char **run_argv;		/* CMD_RUN: the command */
 	int verbose;

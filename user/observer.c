@@ -146,6 +146,7 @@ static int start_session(struct observer *o, struct target *t)
 		if (!seen)
 			cJSON_AddItemToArray(libs, cJSON_CreateString(r->group->name));
 	}
+	torch_tree__init(&t->tree, t->session, o->opts->epoch_steps);
 	ilog("pid %d: session %s started", t->pid, t->session->id);
 	return 0;
 }
@@ -285,6 +286,7 @@ static void end_target(struct observer *o, struct target *t, const char *cause)
 		cJSON *a = t->session->root->attrs;
 
 		update_cuda_attrs(o, t);	/* before the root's stdout line is printed */
+		torch_tree__finish(&t->tree);
 		if (t->exited && WIFSIGNALED(t->exit_status)) {
 			cJSON_AddNumberToObject(a, "exit_signal", WTERMSIG(t->exit_status));
 			cJSON_AddStringToObject(a, "exit_signal_name",
@@ -423,6 +425,41 @@ static void on_cuda_detail(struct observer *o, struct target *t, const struct pr
 	span__add_mark(t->session->root, m);
 }
 
+/* A torch anchor: translate it into an input of the training-structure tree. */
+static void on_anchor(struct observer *o, struct target *t, const struct probe_result *r,
+		      const struct event *e)
+{
+	struct tree_event te = { .ts_ns = clock_map__to_wall(&o->clock, e->ts_ns), .tid = e->tid };
+	bool entry = e->type == EV_CALL;
+	char name[CIRRON_STR_LEN + 1];
+
+	memcpy(name, e->str, CIRRON_STR_LEN);
+	name[CIRRON_STR_LEN] = 0;
+	switch (r->def->meaning) {
+	case MEAN_SCOPE:
+	case MEAN_SCOPE_ENTER:
+	case MEAN_SCOPE_EXIT:
+		if (r->def->meaning != MEAN_SCOPE && !entry)
+			return;
+		te.kind = entry && r->def->meaning != MEAN_SCOPE_EXIT ? TI_SCOPE_ENTER
+								       : TI_SCOPE_EXIT;
+		te.name = name;
+		break;
+	case MEAN_BACKWARD:
+		te.kind = entry ? TI_BACKWARD_ENTER : TI_BACKWARD_EXIT;
+		break;
+	case MEAN_GRAD_MODE:
+		if (!entry)
+			return;
+		te.kind = TI_GRAD_MODE;
+		te.value = (int)(e->args[0] & 1);
+		break;
+	default:
+		return;
+	}
+	torch_tree__feed(&t->tree, &te);
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct observer *o = ctx;
@@ -466,7 +503,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 	if (e->type == EV_DEVICE_COUNT)
 		on_device_count(t, e);
-	else if (e->type == EV_CALL && t->session && r->def->action != ACT_EMIT)
+	else if (t->session && r->def->action == ACT_EMIT)
+		on_anchor(o, t, r, e);
+	else if (e->type == EV_CALL && t->session)
 		on_cuda_detail(o, t, r, e);
 	return 0;
 }

@@ -22,6 +22,28 @@ static const char *const action_names[ACT__COUNT] = {
 	[ACT_DL_STATE] = "dl_state",
 };
 
+static const char *const meaning_names[MEAN__COUNT] = {
+	[MEAN_NONE] = "none",
+	[MEAN_SCOPE] = "scope",
+	[MEAN_SCOPE_ENTER] = "scope_enter",
+	[MEAN_SCOPE_EXIT] = "scope_exit",
+	[MEAN_BACKWARD] = "backward",
+	[MEAN_GRAD_MODE] = "grad_mode",
+};
+
+const char *probe_meaning__name(enum probe_meaning m)
+{
+	return m < MEAN__COUNT && meaning_names[m] ? meaning_names[m] : "?";
+}
+
+static int parse_meaning(const char *s)
+{
+	for (int i = 0; i < MEAN__COUNT; i++)
+		if (!strcmp(s, meaning_names[i]))
+			return i;
+	return -1;
+}
+
 const char *probe_action__name(enum probe_action a)
 {
 	return a < ACT__COUNT && action_names[a] ? action_names[a] : "?";
@@ -71,7 +93,7 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 {
 	const cJSON *action = cJSON_GetObjectItemCaseSensitive(p, "action");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(p, "args"), *a;
-	const cJSON *aux_off = cJSON_GetObjectItemCaseSensitive(p, "aux_offset");
+	const cJSON *aux_off = cJSON_GetObjectItemCaseSensitive(p, "aux_offset"), *meaning;
 	int i = 0, act;
 
 	memset(d, 0, sizeof(*d));
@@ -95,6 +117,17 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 			return -EINVAL;
 		}
 		i++;
+	}
+	meaning = cJSON_GetObjectItemCaseSensitive(p, "meaning");
+	if (meaning) {
+		int m = cJSON_IsString(meaning) ? parse_meaning(meaning->valuestring) : -1;
+
+		if (m < 0) {
+			elog("%s: %s: unknown meaning (want scope, scope_enter, scope_exit, "
+			     "backward or grad_mode)", origin, d->symbol);
+			return -EINVAL;
+		}
+		d->meaning = m;
 	}
 	d->ret = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "return"));
 	d->optional = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "optional"));

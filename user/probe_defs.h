@@ -9,6 +9,17 @@
 #include <linux/types.h>
 #include "cirron.h"
 
+/* What an ACT_EMIT event means to the training-structure tree (probes/ "meaning"). */
+enum probe_meaning {
+	MEAN_NONE = 0,
+	MEAN_SCOPE,		/* record_function enter (entry, str = name) and exit (return) */
+	MEAN_SCOPE_ENTER,	/* record_function enter only (str = name) */
+	MEAN_SCOPE_EXIT,	/* record_function exit only */
+	MEAN_BACKWARD,		/* autograd engine: entry and return */
+	MEAN_GRAD_MODE,		/* c10::GradMode::set_enabled(bool): args[0] */
+	MEAN__COUNT,
+};
+
 /* One probed symbol, as written in probes/<group>.json. */
 struct probe_def {
 	char *symbol;		/* exact name, or a prefix ending in '*' */
@@ -17,6 +28,7 @@ struct probe_def {
 	__u8 arg_deref[CIRRON_NARGS];
 	bool ret;		/* attach a return probe too */
 	bool optional;		/* missing in some builds: not an attach failure */
+	enum probe_meaning meaning;
 	char *aux_symbol;	/* data symbol whose address (+ aux_offset) goes to probe_spec.aux */
 	uint64_t aux_offset;
 };
@@ -41,5 +53,6 @@ int probe_set__load_embedded(struct probe_set *s);
 int probe_set__parse(struct probe_set *s, const char *json, const char *origin);
 void probe_set__free(struct probe_set *s);
 const char *probe_action__name(enum probe_action a);
+const char *probe_meaning__name(enum probe_meaning m);
 
 #endif

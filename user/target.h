@@ -9,6 +9,7 @@
 #include "probe_defs.h"
 #include "session.h"
 #include "sym_cache.h"
+#include "torch_tree.h"
 
 struct bpf_link;
 struct sym_table;
@@ -49,6 +50,7 @@ struct target {
 	bool stop_on_load;	/* run mode: held at exec and at each library load while we attach */
 	bool root_child;	/* the command `run` started */
 	struct session *session;	/* NULL until a non-loader probe group matches */
+	struct torch_tree tree;		/* training structure, fed by the torch anchors */
 	struct mapped_file *files;
 	size_t nfiles;
 	struct probe_result *probes;

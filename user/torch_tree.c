@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// Rules (DESIGN.md, issue "PyTorch training structure"):
+// - A step begins at the first DataLoader __next__ after an optimizer step and ends when
+//   the next one begins; several forward/backward pairs before one optimizer step are one step.
+// - A batch loaded with grad disabled (torch.no_grad / inference_mode) is validation: its
+//   data_load and forward sit under the epoch, not in a step.
+// - A training __next__ stays pending until something confirms a batch was trained on
+//   (backward, forward, optimizer step, a scope inside it). The __next__ that only raises
+//   StopIteration is never confirmed: it becomes a data_load under the epoch marked
+//   exhausted, instead of a phantom step.
+// - An epoch begins with a new training iterator (when the iterator is known), else after a
+//   validation phase, else every epoch_steps optimizer steps.
+// - Without Python frames, forward is inferred: from the end of the batch's data_load (or
+//   the previous backward / optimizer step) to the start of the backward, or, when no
+//   backward follows, to the next batch (mode=eval). Its attrs say so.
+#include <string.h>
+#include "torch_tree.h"
+
+enum scope_kind { SK_OTHER, SK_DATA_TRAIN, SK_DATA_EVAL, SK_DATA_PENDING, SK_OPTIMIZER, SK_ZERO_GRAD };
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return s && !strncmp(s, prefix, strlen(prefix));
+}
+
+void torch_tree__init(struct torch_tree *t, struct session *s, long epoch_steps)
+{
+	memset(t, 0, sizeof(*t));
+	t->s = s;
+	t->epoch_steps = epoch_steps > 0 ? epoch_steps : 1000;
+	t->grad_enabled = true;
+}
+
+static void close_span(struct torch_tree *t, struct span **sp, uint64_t ts)
+{
+	if (*sp)
+		session__close(t->s, *sp, ts, SPAN_OK);
+	*sp = NULL;
+}
+
+/* Scopes the user opened inside a step that is ending: end them with it, and say so. */
+static void close_scopes_under(struct torch_tree *t, const struct span *parent, uint64_t ts)
+{
+	for (int i = t->nscopes - 1; i >= 0; i--) {
+		struct span *sp = t->scopes[i].span;
+
+		if (!sp || sp->start_ns < parent->start_ns || sp->status != SPAN_OPEN)
+			continue;
+		cJSON_AddBoolToObject(sp->attrs, "truncated", true);
+		session__close(t->s, sp, ts, SPAN_OK);
+		t->scopes[i].span = NULL;
+	}
+}
+
+static void close_step(struct torch_tree *t, uint64_t ts)
+{
+	if (!t->step)
+		return;
+	close_scopes_under(t, t->step, ts);
+	close_span(t, &t->backward, ts);
+	close_span(t, &t->forward, ts);
+	close_span(t, &t->step, ts);
+}
+
+static void close_epoch(struct torch_tree *t, uint64_t ts)
+{
+	close_step(t, ts);
+	if (t->epoch)
+		close_scopes_under(t, t->epoch, ts);
+	close_span(t, &t->epoch, ts);
+}
+
+static void open_epoch(struct torch_tree *t, uint64_t ts)
+{
+	close_epoch(t, ts);
+	t->epoch = session__open(t->s, NULL, "epoch", t->epoch_index++, ts);
+	t->steps_in_epoch = 0;
+	t->eval_since_train = false;
+}
+
+static void open_step(struct torch_tree *t, uint64_t ts)
+{
+	close_step(t, ts);
+	if (!t->epoch || (!t->train_iter && t->steps_in_epoch >= t->epoch_steps))
+		open_epoch(t, ts);
+	t->step = session__open(t->s, t->epoch, "step", t->step_index++, ts);
+	t->steps_in_epoch++;
+	t->step_had_optimizer = false;
+}
+
+/* The innermost open span: user scopes nest inside whatever runs when they begin. */
+static struct span *innermost(struct torch_tree *t)
+{
+	for (int i = t->nscopes - 1; i >= 0; i--)
+		if (t->scopes[i].span && t->scopes[i].span->status == SPAN_OPEN)
+			return t->scopes[i].span;
+	if (t->backward)
+		return t->backward;
+	if (t->step)
+		return t->step;
+	return t->epoch;
+}
+
+static void set_mode(struct span *sp, const char *mode, const char *source)
+{
+	cJSON_AddStringToObject(sp->attrs, "mode", mode);
+	cJSON_AddStringToObject(sp->attrs, "mode_source", source);
+}
+
+/* An inferred forward: the gap since the batch's data_load ended (or, in a loop without a
+ * DataLoader, since the previous backward or optimizer step) and now. */
+static void infer_forward(struct torch_tree *t, uint64_t ts, bool train)
+{
+	struct span *parent = train ? t->step : t->epoch, *sp;
+	uint64_t start = t->last_data_end_ns;
+
+	if (train && !start)
+		start = t->last_boundary_ns;
+	t->last_data_end_ns = t->last_boundary_ns = 0;
+	if (t->forward_exact || !start || ts <= start)
+		return;
+	if (parent && start < parent->start_ns)
+		start = parent->start_ns;
+	sp = session__open(t->s, parent, "forward", -1, start);
+	if (!sp)
+		return;
+	set_mode(sp, train ? "train" : "eval", "backward_follows");
+	cJSON_AddStringToObject(sp->attrs, "timing", "inferred");
+	session__close(t->s, sp, ts, SPAN_OK);
+}
+
+static bool take_new_epoch(struct torch_tree *t, uint64_t obj)
+{
+	bool new_epoch = !t->epoch;
+
+	if (obj && obj != t->train_iter) {
+		new_epoch |= t->train_iter != 0;
+		t->train_iter = obj;
+	} else if (!obj && t->eval_since_train) {
+		new_epoch = true;	/* back to training after validation */
+	}
+	return new_epoch;
+}
+
+static struct tree_scope *pending_scope(struct torch_tree *t)
+{
+	for (int i = t->nscopes - 1; i >= 0; i--)
+		if (t->scopes[i].kind == SK_DATA_PENDING)
+			return &t->scopes[i];
+	return NULL;
+}
+
+/* Make the pending training batch real: it was trained on. */
+static void confirm_batch(struct torch_tree *t)
+{
+	struct tree_scope *sc = pending_scope(t);
+	struct span *sp;
+
+	if (!t->pending)
+		return;
+	t->pending = false;
+	if (take_new_epoch(t, t->pending_obj))
+		open_epoch(t, t->pending_start);
+	if (!t->step || t->step_had_optimizer)
+		open_step(t, t->pending_start);
+	t->eval_since_train = false;
+	sp = session__open(t->s, t->step, "data_load", -1, t->pending_start);
+	if (sp && t->pending_end) {
+		cJSON_AddNumberToObject(sp->attrs, "data_load_ns",
+					(double)(t->pending_end - t->pending_start));
+		session__close(t->s, sp, t->pending_end, SPAN_OK);
+	} else if (sc) {
+		sc->span = sp;	/* still loading: a scope inside __next__ confirmed it */
+		sc->kind = SK_DATA_TRAIN;
+	}
+}
+
+/* A pending __next__ that nothing confirmed: the loop's last, StopIteration call. */
+static void settle_unconfirmed(struct torch_tree *t)
+{
+	struct span *sp;
+
+	if (!t->pending || !t->pending_end)
+		return;
+	t->pending = false;
+	t->last_data_end_ns = 0;
+	sp = session__open(t->s, t->epoch, "data_load", -1, t->pending_start);
+	if (!sp)
+		return;
+	cJSON_AddBoolToObject(sp->attrs, "exhausted", true);
+	cJSON_AddNumberToObject(sp->attrs, "data_load_ns",
+				(double)(t->pending_end - t->pending_start));
+	session__close(t->s, sp, t->pending_end, SPAN_OK);
+}
+
+static void push_scope(struct torch_tree *t, struct span *sp, int kind)
+{
+	if (t->nscopes < TREE_MAX_SCOPES)
+		t->scopes[t->nscopes++] = (struct tree_scope){ sp, kind };
+}
+
+static void on_data_enter(struct torch_tree *t, const struct tree_event *ev)
+{
+	struct span *sp;
+
+	infer_forward(t, ev->ts_ns, false);	/* the previous batch had no backward */
+	settle_unconfirmed(t);
+	if (t->grad_enabled) {
+		t->pending = true;
+		t->pending_start = ev->ts_ns;
+		t->pending_end = 0;
+		t->pending_obj = ev->obj;
+		push_scope(t, NULL, SK_DATA_PENDING);
+		return;
+	}
+	if (t->step && t->step_had_optimizer)
+		close_step(t, ev->ts_ns);
+	t->eval_since_train = true;
+	sp = session__open(t->s, t->step ? t->step : t->epoch, "data_load", -1, ev->ts_ns);
+	push_scope(t, sp, SK_DATA_EVAL);
+}
+
+static int classify(const char *name)
+{
+	if (starts_with(name, "enumerate(DataLoader)#"))
+		return SK_DATA_TRAIN;
+	if (starts_with(name, "Optimizer.step#"))
+		return SK_OPTIMIZER;
+	if (starts_with(name, "Optimizer.zero_grad#"))
+		return SK_ZERO_GRAD;
+	return SK_OTHER;
+}
+
+static void on_scope_enter(struct torch_tree *t, const struct tree_event *ev)
+{
+	int kind = classify(ev->name);
+	struct span *sp = NULL;
+
+	if (kind == SK_DATA_TRAIN) {
+		on_data_enter(t, ev);
+		return;
+	}
+	if (t->pending && t->grad_enabled)
+		confirm_batch(t);
+	if (kind == SK_OPTIMIZER) {
+		infer_forward(t, ev->ts_ns, false);
+		if (!t->step)
+			open_step(t, ev->ts_ns);
+		t->step_had_optimizer = true;
+		t->optimizer_steps++;
+		sp = session__open(t->s, innermost(t), "optimizer_step", -1, ev->ts_ns);
+		if (sp)
+			cJSON_AddStringToObject(sp->attrs, "scope", ev->name);
+	} else {
+		sp = session__open(t->s, innermost(t), kind == SK_ZERO_GRAD ? "zero_grad" : ev->name,
+				   -1, ev->ts_ns);
+	}
+	push_scope(t, sp, kind);
+}
+
+static void on_scope_exit(struct torch_tree *t, const struct tree_event *ev)
+{
+	struct tree_scope sc;
+
+	if (!t->nscopes)
+		return;	/* entered before we attached */
+	sc = t->scopes[--t->nscopes];
+	if (sc.kind == SK_DATA_PENDING) {
+		if (t->pending && !t->pending_end)
+			t->pending_end = ev->ts_ns;
+		t->last_data_end_ns = ev->ts_ns;
+		return;
+	}
+	if (!sc.span || sc.span->status != SPAN_OPEN)
+		return;
+	if (sc.kind == SK_DATA_TRAIN || sc.kind == SK_DATA_EVAL) {
+		cJSON_AddNumberToObject(sc.span->attrs, "data_load_ns",
+					(double)(ev->ts_ns - sc.span->start_ns));
+		t->last_data_end_ns = ev->ts_ns;
+	}
+	session__close(t->s, sc.span, ev->ts_ns, SPAN_OK);
+	if (sc.kind == SK_OPTIMIZER || (sc.kind == SK_ZERO_GRAD && t->step_had_optimizer)) {
+		t->last_data_end_ns = 0;	/* what follows is not a forward of this batch */
+		t->last_boundary_ns = ev->ts_ns;
+	}
+}
+
+static void on_backward(struct torch_tree *t, const struct tree_event *ev, bool enter)
+{
+	if (!enter) {
+		if (t->backward) {
+			session__close(t->s, t->backward, ev->ts_ns, SPAN_OK);
+			t->backward = NULL;
+			t->last_boundary_ns = ev->ts_ns;	/* accumulation: next forward */
+		}
+		return;
+	}
+	confirm_batch(t);
+	if (!t->step || t->step_had_optimizer)	/* a loop without DataLoader */
+		open_step(t, t->last_boundary_ns ? t->last_boundary_ns : ev->ts_ns);
+	infer_forward(t, ev->ts_ns, true);
+	close_span(t, &t->backward, ev->ts_ns);
+	t->backward = session__open(t->s, innermost(t), "backward", -1, ev->ts_ns);
+}
+
+static void on_forward(struct torch_tree *t, const struct tree_event *ev, bool enter)
+{
+	t->forward_exact = true;
+	if (!enter) {
+		close_span(t, &t->forward, ev->ts_ns);
+		return;
+	}
+	if (t->forward)
+		return;	/* a nested module call */
+	if (t->grad_enabled)
+		confirm_batch(t);
+	t->forward = session__open(t->s, t->grad_enabled && t->step ? t->step : innermost(t),
+				   "forward", -1, ev->ts_ns);
+	if (!t->forward)
+		return;
+	if (ev->value >= 0)
+		set_mode(t->forward, ev->value ? "train" : "eval", "module.training");
+	else
+		set_mode(t->forward, t->grad_enabled ? "train" : "eval", "grad_mode");
+	if (ev->name)
+		cJSON_AddStringToObject(t->forward->attrs, "module", ev->name);
+}
+
+void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
+{
+	if (!t->tid && (ev->kind == TI_BACKWARD_ENTER ||
+			(ev->kind == TI_SCOPE_ENTER && classify(ev->name) != SK_OTHER)))
+		t->tid = ev->tid;
+	if (t->tid && ev->tid != t->tid)
+		return;	/* other threads: their own scopes do not shape the tree */
+	switch (ev->kind) {
+	case TI_SCOPE_ENTER:
+		on_scope_enter(t, ev);
+		break;
+	case TI_SCOPE_EXIT:
+		on_scope_exit(t, ev);
+		break;
+	case TI_BACKWARD_ENTER:
+	case TI_BACKWARD_EXIT:
+		on_backward(t, ev, ev->kind == TI_BACKWARD_ENTER);
+		break;
+	case TI_GRAD_MODE:
+		if (!ev->value && !t->nscopes)
+			settle_unconfirmed(t);	/* validation begins after the last batch */
+		if (ev->value && !t->grad_enabled && !t->nscopes)
+			t->last_data_end_ns = 0;	/* validation is over: no forward spans it */
+		t->grad_enabled = ev->value != 0;
+		break;
+	case TI_FORWARD_ENTER:
+	case TI_FORWARD_EXIT:
+		on_forward(t, ev, ev->kind == TI_FORWARD_ENTER);
+		break;
+	}
+}
+
+void torch_tree__finish(struct torch_tree *t)
+{
+	settle_unconfirmed(t);
+	t->last_data_end_ns = 0;
+}
