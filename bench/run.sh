@@ -1,0 +1,44 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Cost of one uprobe hit on this machine, measured side by side: the same CUDA runtime call
+# in a tight loop, bare and under `cirron-probe run`, rounds interleaved. Writes RESULTS.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${N:-200000}
+ROUNDS=${ROUNDS:-5}
+OUT=bench/RESULTS.md
+BIN=.output/bench/cuda_loop
+mkdir -p .output/bench
+cc -O2 -I/usr/local/cuda/include bench/cuda_loop.c -o $BIN -L/usr/local/cuda/lib64 -lcudart \
+	-Wl,-rpath,/usr/local/cuda/lib64
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+ns_per_call() { "$@" | awk '{print $2}'; }
+
+declare -A bare probed
+for r in $(seq "$ROUNDS"); do
+	for api in launch sync; do
+		bare[$api]+="$(ns_per_call $BIN $api "$N") "
+		probed[$api]+="$(ns_per_call ./cirron-probe run --output none -- $BIN $api "$N") "
+	done
+done
+{
+	echo "# cirron-probe benchmarks"
+	echo
+	echo "$(date -u +%Y-%m-%d) on $(uname -r), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)."
+	echo "Binary: $(stat -c %s cirron-probe) bytes (stripped: $(strip -o /tmp/cirron-probe.stripped cirron-probe && stat -c %s /tmp/cirron-probe.stripped))."
+	echo
+	echo "## Cost of one uprobe hit (CUDA runtime call in a loop, N=$N, median of $ROUNDS interleaved rounds)"
+	echo
+	echo "| call | probes per call | bare ns/call | under cirron-probe ns/call | cost per call |"
+	echo "|---|---|---|---|---|"
+	for api in launch sync; do
+		b=$(echo ${bare[$api]} | tr ' ' '\n' | median)
+		p=$(echo ${probed[$api]} | tr ' ' '\n' | median)
+		hits=$([[ $api == launch ]] && echo "1 entry (cudaLaunchKernel)" || echo "1 entry + 1 return (cudaStreamSynchronize)")
+		echo "| $api | $hits | $b | $p | $(awk -v b="$b" -v p="$p" 'BEGIN {printf "%.2f us", (p-b)/1000}') |"
+	done
+	echo
+	echo "Both symbols begin with \`push %rbp\`, which the kernel emulates (no single-step)."
+} > "$OUT"
+cat "$OUT"
