@@ -19,6 +19,7 @@
 #include "log.h"
 #include "observer.h"
 #include "procfs.h"
+#include "versions.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -94,9 +95,21 @@ static void set_str(cJSON *o, const char *key, const char *v)
 		cJSON_AddStringToObject(o, key, v);
 }
 
+static bool has_group(const struct target *t, const char *name)
+{
+	for (size_t i = 0; i < t->nprobes; i++)
+		if (t->probes[i].id && !strcmp(t->probes[i].group->name, name))
+			return true;
+	return false;
+}
+
 static void set_device_attrs(struct target *t)
 {
 	cJSON *a = t->session->root->attrs;
+
+	/* torch without a CUDA runtime mapped is a CPU build (CUDA builds load it at import) */
+	if (t->cuda_count < 0 && has_group(t, "libtorch") && !has_group(t, "cudart"))
+		t->cuda_count = 0;
 
 	set_str(a, "device", t->cuda_count > 0 ? "cuda" : t->cuda_count == 0 ? "cpu" : "unknown");
 	if (t->cuda_count >= 0)
@@ -147,6 +160,7 @@ static int start_session(struct observer *o, struct target *t)
 			cJSON_AddItemToArray(libs, cJSON_CreateString(r->group->name));
 	}
 	torch_tree__init(&t->tree, t->session, o->opts->epoch_steps);
+	versions__detect(o, t);
 	ilog("pid %d: session %s started", t->pid, t->session->id);
 	return 0;
 }
@@ -286,7 +300,8 @@ static void end_target(struct observer *o, struct target *t, const char *cause)
 		cJSON *a = t->session->root->attrs;
 
 		update_cuda_attrs(o, t);	/* before the root's stdout line is printed */
-		torch_tree__finish(&t->tree);
+		torch_tree__finish(&t->tree, t->exited && WIFEXITED(t->exit_status) &&
+					     !WEXITSTATUS(t->exit_status));
 		if (t->exited && WIFSIGNALED(t->exit_status)) {
 			cJSON_AddNumberToObject(a, "exit_signal", WTERMSIG(t->exit_status));
 			cJSON_AddStringToObject(a, "exit_signal_name",
@@ -330,6 +345,8 @@ static void scan_target(struct observer *o, struct target *t)
 		wlog("pid %d: scanning for libraries failed: %s", t->pid, strerror(-n));
 	if (n > 0 && !t->session && target__has_signal_source(t) && start_session(o, t))
 		elog("pid %d: out of memory starting a session", t->pid);
+	else if (n > 0)
+		versions__detect(o, t);
 }
 
 static int track(struct observer *o, struct target *t, __u32 flags)
@@ -454,6 +471,18 @@ static void on_anchor(struct observer *o, struct target *t, const struct probe_r
 		te.kind = TI_GRAD_MODE;
 		te.value = (int)(e->args[0] & 1);
 		break;
+	case MEAN_AUTOCAST:
+	case MEAN_GRAD_SCALER:
+		if (!entry || (r->def->meaning == MEAN_AUTOCAST && !(e->args[0] & 1)))
+			return;
+		if (!cJSON_GetObjectItemCaseSensitive(t->session->root->attrs, "mixed_precision")) {
+			cJSON_AddBoolToObject(t->session->root->attrs, "mixed_precision", true);
+			cJSON_AddStringToObject(t->session->root->attrs, "mixed_precision_source",
+						r->def->meaning == MEAN_AUTOCAST ? "autocast"
+										 : "grad_scaler");
+			session__touch_root(t->session);
+		}
+		return;
 	default:
 		return;
 	}

@@ -29,6 +29,8 @@ static const char *const meaning_names[MEAN__COUNT] = {
 	[MEAN_SCOPE_EXIT] = "scope_exit",
 	[MEAN_BACKWARD] = "backward",
 	[MEAN_GRAD_MODE] = "grad_mode",
+	[MEAN_AUTOCAST] = "autocast",
+	[MEAN_GRAD_SCALER] = "grad_scaler",
 };
 
 const char *probe_meaning__name(enum probe_meaning m)
@@ -124,7 +126,7 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 
 		if (m < 0) {
 			elog("%s: %s: unknown meaning (want scope, scope_enter, scope_exit, "
-			     "backward or grad_mode)", origin, d->symbol);
+			     "backward, grad_mode, autocast or grad_scaler)", origin, d->symbol);
 			return -EINVAL;
 		}
 		d->meaning = m;

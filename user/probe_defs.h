@@ -17,6 +17,8 @@ enum probe_meaning {
 	MEAN_SCOPE_EXIT,	/* record_function exit only */
 	MEAN_BACKWARD,		/* autograd engine: entry and return */
 	MEAN_GRAD_MODE,		/* c10::GradMode::set_enabled(bool): args[0] */
+	MEAN_AUTOCAST,		/* autocast switched: args[0] = enabled */
+	MEAN_GRAD_SCALER,	/* a GradScaler updated its scale */
 	MEAN__COUNT,
 };
 

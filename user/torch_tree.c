@@ -335,6 +335,8 @@ void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 		t->tid = ev->tid;
 	if (t->tid && ev->tid != t->tid)
 		return;	/* other threads: their own scopes do not shape the tree */
+	if (ev->ts_ns > t->last_ts_ns)
+		t->last_ts_ns = ev->ts_ns;
 	switch (ev->kind) {
 	case TI_SCOPE_ENTER:
 		on_scope_enter(t, ev);
@@ -360,8 +362,12 @@ void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 	}
 }
 
-void torch_tree__finish(struct torch_tree *t)
+void torch_tree__finish(struct torch_tree *t, bool clean_exit)
 {
 	settle_unconfirmed(t);
 	t->last_data_end_ns = 0;
+	/* A clean exit ends the last step and epoch with the last thing seen: the loop ran
+	 * to completion. After a crash or a detach they stay as they are (open). */
+	if (clean_exit && t->last_ts_ns)
+		close_epoch(t, t->last_ts_ns);
 }

@@ -59,12 +59,13 @@ struct torch_tree {
 	struct tree_scope scopes[TREE_MAX_SCOPES];
 	int nscopes;
 	long optimizer_steps;
+	uint64_t last_ts_ns;	/* the training thread's last event */
 };
 
 void torch_tree__init(struct torch_tree *t, struct session *s, long epoch_steps);
 void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev);
-/* Called when the session ends: closes nothing itself (session__end does), but settles
- * spans the tree still holds back. */
-void torch_tree__finish(struct torch_tree *t);
+/* Called when the session ends: settles spans the tree still holds back and, after a clean
+ * exit, ends the last step and epoch at the last event; session__end does the rest. */
+void torch_tree__finish(struct torch_tree *t, bool clean_exit);
 
 #endif

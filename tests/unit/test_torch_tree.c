@@ -110,7 +110,7 @@ static void collect(struct world *w, bool exit_ok)
 	const cJSON *sp;
 
 	w->ts += 1000;
-	torch_tree__finish(&w->t);
+	torch_tree__finish(&w->t, exit_ok);
 	session__end(w->s, w->ts, exit_ok, "exit");
 	cJSON *built = session__take_batch(w->s, NULL, w->ts, true);
 	char *text = cJSON_PrintUnformatted(built);
