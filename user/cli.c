@@ -65,7 +65,7 @@ static int parse_seconds(const char *arg, double *out)
 
 	errno = 0;
 	*out = strtod(arg, &end);
-	if (errno || end == arg || *end || *out <= 0 || *out > 1e7)
+	if (errno || end == arg || *end || !(*out > 0 && *out <= 1e7))	/* NaN too */
 		return -EINVAL;
 	return 0;
 }

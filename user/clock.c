@@ -44,16 +44,17 @@ uint64_t clock_map__to_wall(const struct clock_map *c, uint64_t mono_ns)
 
 const char *clock__fmt_duration(uint64_t ns, char *buf, int size)
 {
+	unsigned long long s = ns / 1000000000ull + (ns % 1000000000ull >= 500000000); /* rounded */
+
 	if (ns < 1000)
 		snprintf(buf, size, "%lluns", (unsigned long long)ns);
 	else if (ns < 1000000)
 		snprintf(buf, size, "%lluus", (unsigned long long)(ns / 1000));
-	else if (ns < 1000000000)
+	else if (ns < 999950000)	/* what rounds to 1000.0ms is 1.00s */
 		snprintf(buf, size, "%.1fms", ns / 1e6);
-	else if (ns < 60000000000ull)
+	else if (ns < 59995000000ull)	/* and 60.00s is 1m00s */
 		snprintf(buf, size, "%.2fs", ns / 1e9);
 	else
-		snprintf(buf, size, "%llum%02llus", (unsigned long long)(ns / 60000000000ull),
-			 (unsigned long long)(ns / 1000000000ull % 60));
+		snprintf(buf, size, "%llum%02llus", s / 60, s % 60);
 	return buf;
 }

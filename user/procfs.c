@@ -119,12 +119,18 @@ long procfs__env_long_from(const char *env, size_t len, const char *name, long d
 		size_t l = strnlen(p, (size_t)(end - p));
 
 		if (l > nlen && !strncmp(p, name, nlen) && p[nlen] == '=') {
-			char *e;
+			size_t vlen = l - nlen - 1;
+			char num[32], *e;
 			long v;
 
+			/* A copy: the last entry need not end in a NUL within len. */
+			if (!vlen || vlen >= sizeof(num))
+				return def;
+			memcpy(num, p + nlen + 1, vlen);
+			num[vlen] = 0;
 			errno = 0;
-			v = strtol(p + nlen + 1, &e, 10);
-			if (errno || e == p + nlen + 1 || (e < end && *e) || v < 0)
+			v = strtol(num, &e, 10);
+			if (errno || e == num || *e || v < 0)
 				return def;
 			return v;
 		}

@@ -67,7 +67,7 @@ static void format_value(const cJSON *v, char *out, int size)
 	if (cJSON_IsNumber(v)) {
 		double d = v->valuedouble;
 
-		if (d == (double)(int64_t)d && d < 9e15 && d > -9e15)
+		if (d < 9e15 && d > -9e15 && d == (double)(int64_t)d)	/* cast in range only */
 			snprintf(out, size, "%" PRId64, (int64_t)d);
 		else
 			snprintf(out, size, "%.4f", d);
