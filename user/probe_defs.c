@@ -110,6 +110,10 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 		return -EINVAL;
 	}
 	d->action = act;
+	if (args && !cJSON_IsArray(args)) {
+		elog("%s: %s: \"args\" must be an array", origin, d->symbol);
+		return -EINVAL;
+	}
 	cJSON_ArrayForEach(a, args) {
 		if (i == CIRRON_NARGS || !cJSON_IsString(a) ||
 		    parse_arg(a->valuestring, &d->arg_src[i], &d->arg_deref[i])) {
@@ -152,7 +156,7 @@ static void free_group(struct probe_group *g)
 
 int probe_set__parse(struct probe_set *s, const char *json, const char *origin)
 {
-	cJSON *root = cJSON_Parse(json), *probes, *p;
+	cJSON *root = cJSON_ParseWithOpts(json, NULL, true), *probes, *p;	/* nothing after */
 	struct probe_group g = {};
 	const cJSON *match;
 	int err = -EINVAL;

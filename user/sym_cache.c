@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -101,6 +102,16 @@ static int add_line(struct cache_file *f, const char *query, const char *found, 
 	return 0;
 }
 
+/* A whole hex number, or false. */
+static bool parse_hex(const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 16);
+	return !errno && end != s && !*end && isxdigit((unsigned char)*s);
+}
+
 /* Disk format, one line per query: QUERY \t FOUND-or-"-" \t VADDR \t OFFSET (hex). */
 static void load_from_disk(struct sym_cache *c, struct cache_file *f)
 {
@@ -115,11 +126,12 @@ static void load_from_disk(struct sym_cache *c, struct cache_file *f)
 	while (getline(&line, &cap, fp) > 0) {
 		char *q = strtok(line, "\t"), *found = strtok(NULL, "\t");
 		char *va = strtok(NULL, "\t"), *off = strtok(NULL, "\t\n");
+		uint64_t vaddr, offset;
 
-		if (!q || !found || !va || !off)
+		if (!q || !found || !va || !off || strtok(NULL, "\n") || !parse_hex(va, &vaddr) ||
+		    !parse_hex(off, &offset))
 			continue;	/* a damaged line is only a cache miss */
-		add_line(f, q, strcmp(found, "-") ? found : NULL, strtoull(va, NULL, 16),
-			 strtoull(off, NULL, 16));
+		add_line(f, q, strcmp(found, "-") ? found : NULL, vaddr, offset);
 	}
 	free(line);
 	fclose(fp);
