@@ -51,7 +51,7 @@ static bool unit__subtest_ok = true;
 	long long ___a = (long long)(actual), ___e = (long long)(expected);	\
 	bool ___ok = ___a op ___e;						\
 	if (!___ok)								\
-		UNIT_FAIL("unexpected %s: actual %lld %s expected %lld", (name),	\
+		UNIT_FAIL("unexpected %s: actual %lld, wanted %s %lld", (name),	\
 			  ___a, #op, ___e);					\
 	___ok;									\
 })
