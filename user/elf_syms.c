@@ -5,6 +5,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -161,6 +162,39 @@ int elf_syms__first_load_vaddr(const char *path, uint64_t *vaddr)
 				err = 0;
 				break;
 			}
+		}
+	}
+	elf_handle__close(&h);
+	return err;
+}
+
+int elf_syms__build_id(const char *path, char *hex, size_t size)
+{
+	struct elf_handle h;
+	Elf_Scn *scn = NULL;
+	int err = elf_handle__open(path, &h);
+
+	if (err)
+		return err;
+	err = -ENOENT;
+	while (err && (scn = elf_nextscn(h.elf, scn))) {
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz * 2 + 1 > size)
+				continue;
+			for (size_t i = 0; i < nh.n_descsz; i++)
+				snprintf(hex + 2 * i, 3, "%02x", desc[i]);
+			err = 0;
+			break;
 		}
 	}
 	elf_handle__close(&h);

@@ -138,6 +138,19 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 	d->ret = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "return"));
 	d->optional = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "optional"));
 	d->aux_symbol = dup_string(p, "aux_symbol");
+	d->build_id = dup_string(p, "build_id");
+	if (d->build_id) {
+		const cJSON *off = cJSON_GetObjectItemCaseSensitive(p, "offset");
+		char *end = NULL;
+
+		if (cJSON_IsString(off))
+			d->file_offset = strtoull(off->valuestring, &end, 0);
+		if (!end || *end || !d->file_offset) {
+			elog("%s: %s: a probe with \"build_id\" needs an \"offset\" string "
+			     "(file offset, e.g. \"0x3b5fc00\")", origin, d->symbol);
+			return -EINVAL;
+		}
+	}
 	d->aux_offset = cJSON_IsNumber(aux_off) ? (uint64_t)aux_off->valuedouble : 0;
 	return 0;
 }
@@ -147,6 +160,7 @@ static void free_group(struct probe_group *g)
 	for (size_t i = 0; i < g->n; i++) {
 		free(g->probes[i].symbol);
 		free(g->probes[i].aux_symbol);
+		free(g->probes[i].build_id);
 	}
 	free(g->probes);
 	free(g->name);

@@ -31,6 +31,8 @@ struct probe_def {
 	bool ret;		/* attach a return probe too */
 	bool optional;		/* missing in some builds: not an attach failure */
 	enum probe_meaning meaning;
+	char *build_id;		/* set: a static function at file_offset in exactly that build */
+	uint64_t file_offset;
 	char *aux_symbol;	/* data symbol whose address (+ aux_offset) goes to probe_spec.aux */
 	uint64_t aux_offset;
 };

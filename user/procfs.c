@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "procfs.h"
@@ -105,9 +106,25 @@ int procfs__alive(int pid)
 	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }
 
-void procfs__host_path(int pid, const char *path, char *buf, size_t size)
+static bool same_file(const char *path, const struct proc_map *m)
 {
-	snprintf(buf, size, "/proc/%d/root%s", pid, path);
+	struct stat st;
+
+	return !stat(path, &st) && st.st_dev == m->dev && st.st_ino == m->ino;
+}
+
+int procfs__host_path(int pid, const struct proc_map *m, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s", m->path);
+	if (same_file(buf, m))
+		return 0;
+	snprintf(buf, size, "/proc/%d/root%s", pid, m->path);
+	if (same_file(buf, m))
+		return 0;
+	snprintf(buf, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
+	if (same_file(buf, m))
+		return 0;
+	return -ENOENT;
 }
 
 long procfs__env_long_from(const char *env, size_t len, const char *name, long def)

@@ -30,8 +30,11 @@ int procfs__parse_maps_line(const char *line, struct proc_map *m);
 
 /* Returns 1 if the process runs, 0 if it is gone or a zombie. */
 int procfs__alive(int pid);
-/* The path of a target file as seen from here: /proc/PID/root/PATH (chroots, containers). */
-void procfs__host_path(int pid, const char *path, char *buf, size_t size);
+/* A path from which this process can open the file a target maps, checked by device and
+ * inode: the maps path itself (the same root; a chroot shows host paths), else
+ * /proc/PID/root/PATH (another mount namespace: containers), else /proc/PID/map_files/.
+ * Returns 0 or -ENOENT. */
+int procfs__host_path(int pid, const struct proc_map *m, char *buf, size_t size);
 /* Reads an integer variable from /proc/PID/environ; def when unset or not a number. */
 long procfs__env_long(int pid, const char *name, long def);
 /* Same, from a raw NUL-separated environ block. Exposed for tests. */

@@ -126,7 +126,7 @@ static void infer_forward(struct torch_tree *t, uint64_t ts, bool train)
 	sp = session__open(t->s, parent, "forward", -1, start);
 	if (!sp)
 		return;
-	set_mode(sp, train ? "train" : "eval", "backward_follows");
+	set_mode(sp, train ? "train" : "eval", "inferred_from_backward");
 	cJSON_AddStringToObject(sp->attrs, "timing", "inferred");
 	session__close(t->s, sp, ts, SPAN_OK);
 }

@@ -275,10 +275,34 @@ static void comm(void)
 
 static void host_path(void)
 {
-	char buf[64];
+	uintptr_t fn = (uintptr_t)&host_path;
+	struct proc_maps maps;
+	char buf[PATH_MAX];
+	struct stat st;
+	bool found = false;
 
-	procfs__host_path(4242, "/usr/lib/libcudart.so.12", buf, sizeof(buf));
-	ASSERT_STREQ(buf, "/proc/4242/root/usr/lib/libcudart.so.12", "host path");
+	if (!ASSERT_OK(procfs__read_maps(getpid(), &maps), "read_maps"))
+		return;
+	for (size_t i = 0; i < maps.n; i++) {
+		struct proc_map m = maps.v[i];
+
+		if (fn < m.start || fn >= m.end)
+			continue;
+		found = true;
+		/* the same root: the maps path itself */
+		ASSERT_OK(procfs__host_path(getpid(), &m, buf, sizeof(buf)), "host_path");
+		ASSERT_STREQ(buf, m.path, "own root: the path as mapped");
+		/* a path that is not the file (as a chroot's would be): map_files finds it */
+		m.path = "/nonexistent/elsewhere";
+		ASSERT_OK(procfs__host_path(getpid(), &m, buf, sizeof(buf)), "host_path fallback");
+		ASSERT_OK(stat(buf, &st), "fallback path opens");
+		ASSERT_EQ(st.st_ino, maps.v[i].ino, "fallback is the same file");
+		/* a file that is not mapped there at all */
+		m.ino++;
+		ASSERT_ERR(procfs__host_path(getpid(), &m, buf, sizeof(buf)), "wrong inode");
+	}
+	ASSERT_TRUE(found, "this function's mapping");
+	procfs__free_maps(&maps);
 }
 
 static void read_maps_self(void)

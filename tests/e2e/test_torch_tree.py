@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Copyright (c) 2026 cirron-probe authors
+"""The training structure of real PyTorch loops (tests/workloads/train.py) under the real
+observer: exact counts of epochs, steps and their children, nesting, and time containment."""
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, only_session
+
+TRAIN = ROOT / "tests" / "workloads" / "train.py"
+HOST_PYTHON = "/usr/bin/python3"      # Debian's, the one python3-torch imports under
+
+
+@pytest.fixture
+def torch_host(bpf):
+    if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
+        from conftest import unavailable
+        unavailable("python3-torch is not installed")
+
+
+def trace(h, *train_args, observer_args=(), timeout=120):
+    root = h.spool_root()
+    p = h.observer("run", "--output", "spool", *observer_args, "--", HOST_PYTHON, TRAIN,
+                   *train_args, path=root)
+    rc = p.finish(timeout)
+    assert rc == 0, f"run exited {rc}:\n{p.err.text}"
+    assert "DONE" in p.out.text
+    return only_session(root)
+
+
+def children(s, span, name=None):
+    return [c for c in s.spans.values()
+            if c["parent_id"] == span["span_id"] and (name is None or c["name"] == name)]
+
+
+def named(s, name):
+    return sorted((x for x in s.spans.values() if x["name"] == name), key=lambda x: x["start_ns"])
+
+
+def check_well_formed(s):
+    for sp in s.spans.values():
+        assert sp["status"] == "ok", f"{sp['name']} {sp['span_id']}: {sp['status']}"
+        assert sp["end_ns"] >= sp["start_ns"]
+        if sp["parent_id"] is None:
+            continue
+        p = s.spans[sp["parent_id"]]
+        assert p["start_ns"] <= sp["start_ns"] and sp["end_ns"] <= p["end_ns"], (
+            f"{sp['name']} [{sp['start_ns']},{sp['end_ns']}] outside "
+            f"{p['name']} [{p['start_ns']},{p['end_ns']}]")
+
+
+def check_steps(s, steps, per_step):
+    """Every step has exactly these children (name -> count), forwards in mode train."""
+    got = named(s, "step")
+    assert len(got) == steps, [x["index"] for x in got]
+    assert [x["index"] for x in got] == list(range(steps))
+    for st in got:
+        kids = children(s, st)
+        counts = {n: sum(1 for k in kids if k["name"] == n) for n in per_step}
+        assert counts == per_step, f"step {st['index']}: {counts}"
+        for f in children(s, st, "forward"):
+            assert f["attrs"]["mode"] == "train"
+        assert s.spans[st["parent_id"]]["name"] == "epoch"
+
+
+STEP = {"data_load": 1, "forward": 1, "backward": 1, "optimizer_step": 1}
+
+
+def test_plain_loop(h, torch_host):
+    s = trace(h, "--epochs", "2", "--batches", "6")
+    check_well_formed(s)
+    epochs = named(s, "epoch")
+    assert [e["index"] for e in epochs] == [0, 1]
+    check_steps(s, 12, STEP)
+    for e in epochs:
+        assert len(children(s, e, "step")) == 6
+    for d in named(s, "data_load"):
+        assert d["attrs"]["data_load_ns"] == d["end_ns"] - d["start_ns"]
+    a = s.root["attrs"]
+    assert a["framework"] == "torch" and a["torch_version"].startswith("1.13")
+    assert a["python_version"].startswith("3.11")
+    assert a["device"] == "cpu" and a["cuda_count"] == 0
+    assert a["attached_mid_run"] is False
+
+
+def test_gradient_accumulation(h, torch_host):
+    s = trace(h, "--epochs", "2", "--batches", "6", "--accumulate", "3")
+    check_well_formed(s)
+    assert len(named(s, "epoch")) == 2
+    check_steps(s, 4, {"data_load": 3, "forward": 3, "backward": 3, "optimizer_step": 1})
+
+
+def test_train_and_validation(h, torch_host):
+    s = trace(h, "--epochs", "2", "--batches", "4", "--val-batches", "3")
+    check_well_formed(s)
+    epochs = named(s, "epoch")
+    assert len(epochs) == 2, "the validation loader must not start epochs"
+    check_steps(s, 8, STEP)
+    for e in epochs:
+        evals = [f for f in children(s, e, "forward") if f["attrs"]["mode"] == "eval"]
+        assert len(evals) == 3, f"epoch {e['index']}: {len(evals)} eval forwards"
+
+
+def test_generator_loop_without_dataloader(h, torch_host):
+    s = trace(h, "--loop", "generator", "--epochs", "2", "--batches", "6",
+              observer_args=("--epoch-steps", "4"))
+    check_well_formed(s)
+    assert not named(s, "data_load")
+    assert len(named(s, "step")) == 12
+    assert [len(children(s, e, "step")) for e in named(s, "epoch")] == [4, 4, 4]
+    for st in named(s, "step"):
+        assert len(children(s, st, "backward")) == 1
+        assert len(children(s, st, "optimizer_step")) == 1
+
+
+def test_nested_user_regions(h, torch_host):
+    s = trace(h, "--epochs", "1", "--batches", "4", "--regions")
+    check_well_formed(s)
+    compute, loss = named(s, "compute"), named(s, "loss")
+    assert len(compute) == 4 and len(loss) == 4
+    for c, l in zip(compute, loss):
+        assert l["parent_id"] == c["span_id"]
+        assert s.spans[c["parent_id"]]["name"] == "step"
+
+
+def test_dataloader_workers(h, torch_host):
+    s = trace(h, "--epochs", "2", "--batches", "6", "--workers", "2", timeout=180)
+    check_well_formed(s)    # only_session: the workers made no session of their own
+    assert len(named(s, "epoch")) == 2
+    check_steps(s, 12, STEP)
+
+
+def test_cpu_autocast_sets_mixed_precision(h, torch_host):
+    s = trace(h, "--epochs", "1", "--batches", "3", "--amp")
+    assert s.root["attrs"]["mixed_precision"] is True
+    assert s.root["attrs"]["mixed_precision_source"] == "autocast"
+    check_steps(s, 3, STEP)
+
+
+def test_no_mixed_precision_without_autocast(h, torch_host):
+    s = trace(h, "--epochs", "1", "--batches", "2")
+    assert "mixed_precision" not in s.root["attrs"] or s.root["attrs"]["mixed_precision"] is False
+
+
+def test_attach_five_seconds_into_training(h, torch_host):
+    target = h.start([HOST_PYTHON, TRAIN, "--epochs", "1", "--batches", "20",
+                      "--spin-seconds", "9"])
+    target.out.wait_for("^ready$", timeout=60)
+    time.sleep(5)
+    root = h.spool_root()
+    obs = h.observer("attach", "-p", str(target.pid), "--output", "spool", "--duration", "2",
+                     path=root)
+    assert obs.finish(30) == 0, obs.err.text
+    assert target.finish(60) == 0
+    s = only_session(root)
+    assert s.root["attrs"]["attached_mid_run"] is True
+    steps = named(s, "step")
+    assert len(steps) >= 5, "two seconds of training hold many steps"
+    assert [x["index"] for x in steps] == list(range(len(steps))), "indices count from attach"
+    for sp in s.spans.values():
+        if sp["parent_id"] is None or sp["status"] == "open":
+            continue
+        p = s.spans[sp["parent_id"]]
+        assert p["start_ns"] <= sp["start_ns"]
+    full = [st for st in steps if st["status"] == "ok"]
+    for st in full[1:]:     # the first may be partial (attached mid-step)
+        assert len(children(s, st, "backward")) == 1
+        assert len(children(s, st, "optimizer_step")) == 1

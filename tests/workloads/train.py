@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Training loops the end-to-end tests trace. Plain PyTorch: nothing here knows the observer.
+
+    train.py --loop dataloader|generator [--epochs E] [--batches B] [--accumulate K]
+             [--val-batches V] [--workers W] [--amp] [--regions] [--spin-seconds S] [--ready]
+
+Per epoch: B training batches, one optimizer step every K batches (B/K steps), then, if V > 0,
+a validation pass of V batches under torch.no_grad(). --regions wraps each step's loss in
+nested record_function regions ("loss" inside "compute"). --spin-seconds keeps training
+(epochs repeat) for that long, for attach tests; it prints "ready" after the first step.
+"""
+import argparse
+import time
+
+import torch
+from torch import nn
+from torch.autograd.profiler import record_function
+from torch.utils.data import DataLoader, TensorDataset
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--loop", choices=["dataloader", "generator"], default="dataloader")
+ap.add_argument("--epochs", type=int, default=2)
+ap.add_argument("--batches", type=int, default=6)
+ap.add_argument("--batch-size", type=int, default=16)
+ap.add_argument("--accumulate", type=int, default=1)
+ap.add_argument("--val-batches", type=int, default=0)
+ap.add_argument("--workers", type=int, default=0)
+ap.add_argument("--amp", action="store_true")
+ap.add_argument("--regions", action="store_true")
+ap.add_argument("--spin-seconds", type=float, default=0)
+args = ap.parse_args()
+
+torch.manual_seed(0)
+n = args.batches * args.batch_size
+x = torch.randn(n, 16)
+y = (x[:, 0] > 0).long()
+model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+loss_fn = nn.CrossEntropyLoss()
+train_loader = DataLoader(TensorDataset(x, y), batch_size=args.batch_size,
+                          num_workers=args.workers)
+val_loader = DataLoader(TensorDataset(x[: args.val_batches * args.batch_size],
+                                      y[: args.val_batches * args.batch_size]),
+                        batch_size=args.batch_size)
+
+
+def batches():
+    if args.loop == "dataloader":
+        yield from train_loader
+    else:  # a custom generator: no DataLoader, so no data_load scopes
+        for i in range(args.batches):
+            yield x[i * args.batch_size:(i + 1) * args.batch_size], y[i * args.batch_size:(i + 1) * args.batch_size]
+
+
+def train_batch(i, xb, yb):
+    if args.amp:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = model(xb)
+        loss = loss_fn(out.float(), yb)
+    elif args.regions:
+        with record_function("compute"):
+            out = model(xb)
+            with record_function("loss"):
+                loss = loss_fn(out, yb)
+    else:
+        loss = loss_fn(model(xb), yb)
+    (loss / args.accumulate).backward()
+    if (i + 1) % args.accumulate == 0:
+        opt.step()
+        opt.zero_grad()
+
+
+steps = 0
+start = time.time()
+epoch = 0
+while epoch < args.epochs or time.time() - start < args.spin_seconds:
+    model.train()
+    for i, (xb, yb) in enumerate(batches()):
+        train_batch(i, xb, yb)
+        if (i + 1) % args.accumulate == 0:
+            steps += 1
+            if steps == 1:
+                print("ready", flush=True)
+    if args.val_batches:
+        model.eval()
+        with torch.no_grad():
+            for xb, yb in val_loader:
+                model(xb)
+    epoch += 1
+print(f"DONE epochs={epoch} steps={steps}", flush=True)
