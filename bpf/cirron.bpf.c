@@ -142,6 +142,13 @@ static __always_inline void copy_str(char dst[CIRRON_STR_LEN], const struct prob
 	}
 }
 
+static __always_inline bool armed(__u32 tgid)
+{
+	struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
+
+	return t && (t->flags & TARGET_F_ARMED);
+}
+
 static __always_inline struct event *reserve(void *rb)
 {
 	struct event *e = bpf_ringbuf_reserve(rb, sizeof(*e), 0);
@@ -279,6 +286,8 @@ int handle_entry(struct pt_regs *ctx)
 	}
 	}
 
+	if (spec->action == ACT_EMIT && !armed(tgid))
+		return 0;
 	if (spec->action == ACT_EMIT || (spec->flags & PROBE_F_DETAIL))
 		emit(EV_CALL, id, spec, args, 0, 0);
 

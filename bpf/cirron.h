@@ -107,6 +107,9 @@ struct event {
 #define TARGET_F_TRACED		(1u << 0)	/* probes attached; its events count */
 #define TARGET_F_FOLLOW		(1u << 1)	/* follow its forks and execs (`run` mode) */
 #define TARGET_F_STOP_ON_EXEC	(1u << 2)	/* SIGSTOP it at exec so the loader attaches first */
+#define TARGET_F_ARMED		(1u << 3)	/* all its probes are in: ACT_EMIT events flow.
+						 * Set once after attaching, so scope enters and
+						 * exits start together, never half a pair. */
 
 struct target_info {
 	__u32 flags;

@@ -22,6 +22,11 @@
 #include "versions.h"
 
 static volatile sig_atomic_t stop_requested;
+/* What SIGINT, SIGTERM and SIGPIPE were when we started: the command `run` starts gets
+ * them back, so it runs as it would without us (an ignored SIGINT stays ignored, SIGPIPE
+ * is not ignored because we ignore it). */
+static const int own_signals[] = { SIGINT, SIGTERM, SIGPIPE };
+static struct sigaction inherited_sa[3];
 
 static void on_signal(int sig)
 {
@@ -118,7 +123,8 @@ static void set_device_attrs(struct target *t)
 		cJSON_AddNullToObject(a, "cuda_count");
 }
 
-static int start_session(struct observer *o, struct target *t)
+/* start_ns: when attaching began; events from probes attached early may precede the end. */
+static int start_session(struct observer *o, struct target *t, uint64_t start_ns)
 {
 	struct session_ids ids = {
 		.pid = t->pid,
@@ -131,7 +137,7 @@ static int start_session(struct observer *o, struct target *t)
 	char comm[64] = "";
 	cJSON *a, *libs;
 
-	t->session = session__new(&ids, clock__wall_ns());
+	t->session = session__new(&ids, start_ns);
 	if (!t->session)
 		return -ENOMEM;
 	o->any_session = true;
@@ -324,9 +330,10 @@ static void target_exited(struct observer *o, struct target *t, int status)
 		t->exited = true;
 		t->exit_status = status;
 	}
-	/* Drain what the target sent before it died, then close its spans. */
+	/* Drain what the target sent before it died, then close its spans. Never from a
+	 * ring-buffer callback: libbpf would hand the same record over again, endlessly. */
 	ring_buffer__consume(o->rb);
-	end_target(o, t, WIFSIGNALED(status) ? "signal" : "exit");
+	end_target(o, t, WIFSIGNALED(t->exit_status) ? "signal" : "exit");
 }
 
 /* ---- events ---- */
@@ -337,16 +344,35 @@ static void resume(int pid)
 		wlog("pid %d: cannot resume: %s", pid, strerror(errno));
 }
 
+static __u32 target_flags(const struct target *t)
+{
+	if (!t->follow)
+		return TARGET_F_TRACED;
+	return TARGET_F_FOLLOW | (t->stop_on_load ? TARGET_F_STOP_ON_EXEC : 0);
+}
+
+/* All of the target's probes are in: let its events flow, all at once. */
+static void arm(struct observer *o, struct target *t)
+{
+	struct target_info ti = { .flags = target_flags(t) | TARGET_F_ARMED };
+
+	if (bpf_map_update_elem(o->targets_fd, &t->pid, &ti, BPF_ANY))
+		wlog("pid %d: cannot arm probes: %s", t->pid, strerror(errno));
+}
+
 static void scan_target(struct observer *o, struct target *t)
 {
+	uint64_t start_ns = clock__wall_ns();
 	int n = attach__scan(o, t);
 
 	if (n < 0 && n != -ESRCH)
 		wlog("pid %d: scanning for libraries failed: %s", t->pid, strerror(-n));
-	if (n > 0 && !t->session && target__has_signal_source(t) && start_session(o, t))
+	if (n > 0 && !t->session && target__has_signal_source(t) && start_session(o, t, start_ns))
 		elog("pid %d: out of memory starting a session", t->pid);
 	else if (n > 0)
 		versions__detect(o, t);
+	if (n > 0)
+		arm(o, t);
 }
 
 static int track(struct observer *o, struct target *t, __u32 flags)
@@ -506,9 +532,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 		return 0;
 	case EV_EXIT:
 		t = find_target(o, (int)e->pid);
-		/* The command `run` started is reaped instead: waitpid has its exact status. */
-		if (t && t->pid != o->child)
-			target_exited(o, t, (int)e->args[0]);
+		/* The command `run` started is reaped instead: waitpid has its exact status.
+		 * Others end in check_alive, after this callback (see target_exited). */
+		if (t && t->pid != o->child && !t->exited) {
+			t->exited = true;
+			t->exit_status = (int)e->args[0];
+		}
 		return 0;
 	case EV_LINK_MAP:
 		t = find_target(o, (int)e->pid);
@@ -573,11 +602,13 @@ void observer__free_common(struct observer *o)
 static int attach_pid(struct observer *o)
 {
 	int pid = o->opts->pid, n;
+	uint64_t start_ns;
 	struct target *t;
 
 	t = add_target(o, pid);
 	if (!t || track(o, t, TARGET_F_TRACED))
 		return EXIT_FAILURE_RUNTIME;
+	start_ns = clock__wall_ns();
 	n = attach__scan(o, t);
 	if (n == -ESRCH || !procfs__alive(pid)) {
 		elog("process %d exited while attaching", pid);
@@ -592,8 +623,9 @@ static int attach_pid(struct observer *o)
 		     "'cirron-probe doctor -p %d' shows what it maps", pid, pid);
 		return EXIT_NO_KNOWN_LIBRARY;
 	}
-	if (start_session(o, t))
+	if (start_session(o, t, start_ns))
 		return EXIT_FAILURE_RUNTIME;
+	arm(o, t);
 	ilog("attached %zu probes to process %d", t->nprobes, pid);
 	return 0;
 }
@@ -616,6 +648,8 @@ static int spawn(struct observer *o)
 
 		close(go[1]);
 		close(status[0]);
+		for (int i = 0; i < 3; i++)
+			sigaction(own_signals[i], &inherited_sa[i], NULL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
 		execvp(o->opts->run_argv[0], o->opts->run_argv);
@@ -660,7 +694,8 @@ static void reap_child(struct observer *o)
 		target_exited(o, t, status);
 }
 
-/* Targets that vanished without an exit event (e.g. missed while attaching). */
+/* Targets whose exit event came, or that vanished without one (e.g. missed while
+ * attaching). */
 static void check_alive(struct observer *o)
 {
 	struct target *t, *next;
@@ -669,7 +704,7 @@ static void check_alive(struct observer *o)
 		next = t->next;
 		if (t->pid == o->child && !o->child_reaped)
 			continue;	/* reap_child gets its exact status */
-		if (!procfs__alive(t->pid)) {
+		if (t->exited || !procfs__alive(t->pid)) {
 			ring_buffer__consume(o->rb);
 			if (find_target(o, t->pid) == t)
 				target_exited(o, t, 0);
@@ -719,9 +754,10 @@ int observer__main(const struct options *opts)
 	err = bpf_object__load_all(o, handle_event);
 	if (err)
 		goto out;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sigaction(SIGINT, &sa, &inherited_sa[0]);
+	sigaction(SIGTERM, &sa, &inherited_sa[1]);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, &inherited_sa[2]);
 	err = opts->cmd == CMD_RUN ? spawn(o) : attach_pid(o);
 	if (err)
 		goto out;

@@ -10,8 +10,9 @@
 //   (backward, forward, optimizer step, a scope inside it). The __next__ that only raises
 //   StopIteration is never confirmed: it becomes a data_load under the epoch marked
 //   exhausted, instead of a phantom step.
-// - An epoch begins with a new training iterator (when the iterator is known), else after a
-//   validation phase, else every epoch_steps optimizer steps.
+// - An epoch begins with a new training iterator: when iterators cannot be told apart, at the
+//   first training batch after the last iterator was exhausted (its StopIteration __next__)
+//   or after a validation phase; without a DataLoader, every epoch_steps optimizer steps.
 // - Without Python frames, forward is inferred: from the end of the batch's data_load (or
 //   the previous backward / optimizer step) to the start of the backward, or, when no
 //   backward follows, to the next batch (mode=eval). Its attrs say so.
@@ -78,6 +79,7 @@ static void open_epoch(struct torch_tree *t, uint64_t ts)
 	t->epoch = session__open(t->s, NULL, "epoch", t->epoch_index++, ts);
 	t->steps_in_epoch = 0;
 	t->eval_since_train = false;
+	t->train_exhausted = false;
 }
 
 static void open_step(struct torch_tree *t, uint64_t ts)
@@ -138,8 +140,8 @@ static bool take_new_epoch(struct torch_tree *t, uint64_t obj)
 	if (obj && obj != t->train_iter) {
 		new_epoch |= t->train_iter != 0;
 		t->train_iter = obj;
-	} else if (!obj && t->eval_since_train) {
-		new_epoch = true;	/* back to training after validation */
+	} else if (!obj && (t->eval_since_train || t->train_exhausted)) {
+		new_epoch = true;	/* the last iterator ran out, or validation came between */
 	}
 	return new_epoch;
 }
@@ -186,6 +188,7 @@ static void settle_unconfirmed(struct torch_tree *t)
 		return;
 	t->pending = false;
 	t->last_data_end_ns = 0;
+	t->train_exhausted = true;
 	sp = session__open(t->s, t->epoch, "data_load", -1, t->pending_start);
 	if (!sp)
 		return;

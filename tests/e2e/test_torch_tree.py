@@ -2,27 +2,63 @@
 # Copyright (c) 2026 cirron-probe authors
 """The training structure of real PyTorch loops (tests/workloads/train.py) under the real
 observer: exact counts of epochs, steps and their children, nesting, and time containment."""
+import os
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, only_session
+from conftest import ROOT, only_session, unavailable
 
 TRAIN = ROOT / "tests" / "workloads" / "train.py"
 HOST_PYTHON = "/usr/bin/python3"      # Debian's, the one python3-torch imports under
+TRIXIE_SCRIPT = ROOT / "tests" / "scripts" / "make-trixie-root.sh"
+TRIXIE_ROOT = Path(os.environ.get("CIRRON_TRIXIE_ROOT", "/var/cache/cirron-probe/trixie-root"))
 
 
-@pytest.fixture
-def torch_host(bpf):
-    if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
-        from conftest import unavailable
-        unavailable("python3-torch is not installed")
+class Target:
+    """Where the training script runs: the host's Python 3.11 + torch 1.13, or a Debian
+    trixie root (Python 3.13 + torch 2.6) entered with chroot, the observer outside."""
+
+    def __init__(self, name, argv, torch_major, python_minor):
+        self.name, self.argv = name, argv
+        self.torch_major, self.python_minor = torch_major, python_minor
 
 
-def trace(h, *train_args, observer_args=(), timeout=120):
+@pytest.fixture(scope="session")
+def trixie_root():
+    """Builds (once, cached outside the repo) and mounts /proc into the trixie root."""
+    r = subprocess.run([str(TRIXIE_SCRIPT)], capture_output=True, text=True, timeout=1800,
+                       env=dict(os.environ, CIRRON_TRIXIE_ROOT=str(TRIXIE_ROOT)))
+    if r.returncode != 0:
+        unavailable(f"cannot build the trixie root: {r.stderr.strip()[-500:]}")
+    work = TRIXIE_ROOT / "work"
+    work.mkdir(exist_ok=True)
+    shutil.copy(TRAIN, work / "train.py")
+    proc = TRIXIE_ROOT / "proc"
+    mounted = subprocess.run(["mountpoint", "-q", str(proc)]).returncode == 0
+    if not mounted:
+        subprocess.run(["mount", "--bind", "/proc", str(proc)], check=True)
+    yield TRIXIE_ROOT
+    if not mounted:
+        subprocess.run(["umount", "-l", str(proc)], check=False)
+
+
+@pytest.fixture(params=["host", "trixie"])
+def target(request, bpf):
+    if request.param == "host":
+        if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
+            unavailable("python3-torch is not installed")
+        return Target("host", [HOST_PYTHON, str(TRAIN)], 1, 11)
+    root = request.getfixturevalue("trixie_root")
+    return Target("trixie", ["chroot", str(root), "python3", "/work/train.py"], 2, 13)
+
+
+def trace(h, target, *train_args, observer_args=(), timeout=180):
     root = h.spool_root()
-    p = h.observer("run", "--output", "spool", *observer_args, "--", HOST_PYTHON, TRAIN,
+    p = h.observer("run", "--output", "spool", *observer_args, "--", *target.argv,
                    *train_args, path=root)
     rc = p.finish(timeout)
     assert rc == 0, f"run exited {rc}:\n{p.err.text}"
@@ -68,8 +104,8 @@ def check_steps(s, steps, per_step):
 STEP = {"data_load": 1, "forward": 1, "backward": 1, "optimizer_step": 1}
 
 
-def test_plain_loop(h, torch_host):
-    s = trace(h, "--epochs", "2", "--batches", "6")
+def test_plain_loop(h, target):
+    s = trace(h, target, "--epochs", "2", "--batches", "6")
     check_well_formed(s)
     epochs = named(s, "epoch")
     assert [e["index"] for e in epochs] == [0, 1]
@@ -79,21 +115,21 @@ def test_plain_loop(h, torch_host):
     for d in named(s, "data_load"):
         assert d["attrs"]["data_load_ns"] == d["end_ns"] - d["start_ns"]
     a = s.root["attrs"]
-    assert a["framework"] == "torch" and a["torch_version"].startswith("1.13")
-    assert a["python_version"].startswith("3.11")
+    assert a["framework"] == "torch" and int(a["torch_version"].split(".")[0]) == target.torch_major
+    assert a["python_version"].startswith(f"3.{target.python_minor}.")
     assert a["device"] == "cpu" and a["cuda_count"] == 0
     assert a["attached_mid_run"] is False
 
 
-def test_gradient_accumulation(h, torch_host):
-    s = trace(h, "--epochs", "2", "--batches", "6", "--accumulate", "3")
+def test_gradient_accumulation(h, target):
+    s = trace(h, target, "--epochs", "2", "--batches", "6", "--accumulate", "3")
     check_well_formed(s)
     assert len(named(s, "epoch")) == 2
     check_steps(s, 4, {"data_load": 3, "forward": 3, "backward": 3, "optimizer_step": 1})
 
 
-def test_train_and_validation(h, torch_host):
-    s = trace(h, "--epochs", "2", "--batches", "4", "--val-batches", "3")
+def test_train_and_validation(h, target):
+    s = trace(h, target, "--epochs", "2", "--batches", "4", "--val-batches", "3")
     check_well_formed(s)
     epochs = named(s, "epoch")
     assert len(epochs) == 2, "the validation loader must not start epochs"
@@ -103,8 +139,8 @@ def test_train_and_validation(h, torch_host):
         assert len(evals) == 3, f"epoch {e['index']}: {len(evals)} eval forwards"
 
 
-def test_generator_loop_without_dataloader(h, torch_host):
-    s = trace(h, "--loop", "generator", "--epochs", "2", "--batches", "6",
+def test_generator_loop_without_dataloader(h, target):
+    s = trace(h, target, "--loop", "generator", "--epochs", "2", "--batches", "6",
               observer_args=("--epoch-steps", "4"))
     check_well_formed(s)
     assert not named(s, "data_load")
@@ -115,8 +151,8 @@ def test_generator_loop_without_dataloader(h, torch_host):
         assert len(children(s, st, "optimizer_step")) == 1
 
 
-def test_nested_user_regions(h, torch_host):
-    s = trace(h, "--epochs", "1", "--batches", "4", "--regions")
+def test_nested_user_regions(h, target):
+    s = trace(h, target, "--epochs", "1", "--batches", "4", "--regions")
     check_well_formed(s)
     compute, loss = named(s, "compute"), named(s, "loss")
     assert len(compute) == 4 and len(loss) == 4
@@ -125,35 +161,34 @@ def test_nested_user_regions(h, torch_host):
         assert s.spans[c["parent_id"]]["name"] == "step"
 
 
-def test_dataloader_workers(h, torch_host):
-    s = trace(h, "--epochs", "2", "--batches", "6", "--workers", "2", timeout=180)
+def test_dataloader_workers(h, target):
+    s = trace(h, target, "--epochs", "2", "--batches", "6", "--workers", "2", timeout=180)
     check_well_formed(s)    # only_session: the workers made no session of their own
     assert len(named(s, "epoch")) == 2
     check_steps(s, 12, STEP)
 
 
-def test_cpu_autocast_sets_mixed_precision(h, torch_host):
-    s = trace(h, "--epochs", "1", "--batches", "3", "--amp")
+def test_cpu_autocast_sets_mixed_precision(h, target):
+    s = trace(h, target, "--epochs", "1", "--batches", "3", "--amp")
     assert s.root["attrs"]["mixed_precision"] is True
     assert s.root["attrs"]["mixed_precision_source"] == "autocast"
     check_steps(s, 3, STEP)
 
 
-def test_no_mixed_precision_without_autocast(h, torch_host):
-    s = trace(h, "--epochs", "1", "--batches", "2")
+def test_no_mixed_precision_without_autocast(h, target):
+    s = trace(h, target, "--epochs", "1", "--batches", "2")
     assert "mixed_precision" not in s.root["attrs"] or s.root["attrs"]["mixed_precision"] is False
 
 
-def test_attach_five_seconds_into_training(h, torch_host):
-    target = h.start([HOST_PYTHON, TRAIN, "--epochs", "1", "--batches", "20",
-                      "--spin-seconds", "9"])
-    target.out.wait_for("^ready$", timeout=60)
+def test_attach_five_seconds_into_training(h, target):
+    trainer = h.start(target.argv + ["--epochs", "1", "--batches", "20", "--spin-seconds", "9"])
+    trainer.out.wait_for("^ready$", timeout=90)
     time.sleep(5)
     root = h.spool_root()
-    obs = h.observer("attach", "-p", str(target.pid), "--output", "spool", "--duration", "2",
-                     path=root)
-    assert obs.finish(30) == 0, obs.err.text
-    assert target.finish(60) == 0
+    obs = h.observer("attach", "-p", str(trainer.pid), "--output", "spool", "--duration", "2",
+                     path=root)     # chroot execs python3: the same pid
+    assert obs.finish(60) == 0, obs.err.text
+    assert trainer.finish(60) == 0
     s = only_session(root)
     assert s.root["attrs"]["attached_mid_run"] is True
     steps = named(s, "step")
