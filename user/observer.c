@@ -270,6 +270,12 @@ static cJSON *build_health(struct observer *o, struct target *t)
 	cJSON_AddNumberToObject(h, "probes_attached", attached);
 	cJSON_AddNumberToObject(h, "probes_failed", failed);
 	cJSON_AddNumberToObject(h, "uprobe_hits", (double)hits_total);
+	/* The cost paid by the training job, per optimizer step (hits since attach). */
+	if (t->tree.step_index > 0) {
+		cJSON_AddNumberToObject(h, "steps", (double)t->tree.step_index);
+		cJSON_AddNumberToObject(h, "uprobe_hits_per_step",
+					(double)hits_total / (double)t->tree.step_index);
+	}
 	cJSON_AddNumberToObject(h, "spool_bytes", (double)o->spool.bytes_written);
 	cJSON_AddNumberToObject(h, "spool_files", (double)o->spool.files_written);
 	cJSON_AddItemToObject(h, "probes", probes);
