@@ -41,4 +41,37 @@ done
 	echo
 	echo "Both symbols begin with \`push %rbp\`, which the kernel emulates (no single-step)."
 } > "$OUT"
+
+# Step-time overhead on a training workload, side by side with in-process alternatives.
+export MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=268435456
+STEPS=${STEPS:-300}
+CNN=(/usr/bin/python3 bench/train_cnn.py --steps "$STEPS")
+step_ms() { "$@" 2>/dev/null | awk '/^median_step_ms/ {print $2}'; }
+declare -A t
+for r in $(seq "$ROUNDS"); do
+	t[none]+="$(step_ms "${CNN[@]}") "
+	t[cirron-probe]+="$(step_ms ./cirron-probe run --output none -- "${CNN[@]}") "
+	t[torch.profiler]+="$(step_ms "${CNN[@]}" --profiler) "
+	t[sys.setprofile]+="$(step_ms "${CNN[@]}" --setprofile) "
+done
+hits=$(./cirron-probe run --path /tmp/cirron-bench -- "${CNN[@]}" >/dev/null 2>&1;
+	/usr/bin/python3 -c 'import json,glob,sys
+f=sorted(glob.glob("/tmp/cirron-bench/spool/*.json"))[-1]; h=json.load(open(f))["health"]
+print("%.1f" % h.get("uprobe_hits_per_step", 0))'; rm -rf /tmp/cirron-bench)
+base=$(echo ${t[none]} | tr ' ' '\n' | median)
+{
+	echo
+	echo "## Step-time overhead (bench/train_cnn.py: small CNN, batch 64, SGD, one thread; median of $ROUNDS interleaved rounds of $STEPS steps)"
+	echo
+	echo "Run with MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=268435456"
+	echo "(glibc otherwise returns tensor buffers to the kernel and steps turn bimodal)."
+	echo "cirron-probe: $hits uprobe hits per step (health.uprobe_hits_per_step, including start-up)."
+	echo
+	echo "| observer | median step (ms) | ratio to none | rounds (ms) |"
+	echo "|---|---|---|---|"
+	for m in none cirron-probe torch.profiler sys.setprofile; do
+		med=$(echo ${t[$m]} | tr ' ' '\n' | median)
+		echo "| $m | $med | $(awk -v a="$med" -v b="$base" 'BEGIN {printf "%.3f", a/b}') | ${t[$m]}|"
+	done
+} >> "$OUT"
 cat "$OUT"
