@@ -2,6 +2,7 @@
 // Copyright (c) 2026 cirron-probe authors
 #include <argp.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
@@ -91,6 +92,21 @@ int cli__parse_sinks(const char *arg, unsigned int *sinks)
 	return *sinks ? 0 : -EINVAL;
 }
 
+/* A usage error is one line, like every error (README); argp_error would add a second,
+ * wrapped "Try ... --help" line. Exits with EXIT_USAGE, as argp_error does. */
+static void __attribute__((format(printf, 2, 3), noreturn))
+usage_error(const struct argp_state *state, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", state->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (try --help)\n", stderr);
+	exit(EXIT_USAGE);
+}
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct options *o = state->input;
@@ -102,26 +118,26 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		errno = 0;
 		v = strtol(arg, &end, 10);
 		if (errno || *end || v <= 0 || v > 0x3fffffff)
-			argp_error(state, "invalid PID: %s", arg);
+			usage_error(state, "invalid PID: %s", arg);
 		o->pid = (int)v;
 		break;
 	case 'o':
 		if (cli__parse_sinks(arg, &o->sinks))
-			argp_error(state, "invalid --output '%s': use spool, stdout, both "
+			usage_error(state, "invalid --output '%s': use spool, stdout, both "
 				   "comma-separated, or none", arg);
 		break;
 	case 'd':
 		if (!*arg)
-			argp_error(state, "empty --path");
+			usage_error(state, "empty --path");
 		o->path = arg;
 		break;
 	case OPT_FLUSH:
 		if (parse_seconds(arg, &o->flush_interval_s))
-			argp_error(state, "invalid --flush-interval: %s", arg);
+			usage_error(state, "invalid --flush-interval: %s", arg);
 		break;
 	case OPT_DURATION:
 		if (parse_seconds(arg, &o->duration_s))
-			argp_error(state, "invalid --duration: %s", arg);
+			usage_error(state, "invalid --duration: %s", arg);
 		break;
 	case OPT_CUDA_DETAIL:
 		o->cuda_detail = true;
@@ -130,7 +146,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		errno = 0;
 		v = strtol(arg, &end, 10);
 		if (errno || *end || v <= 0)
-			argp_error(state, "invalid --epoch-steps: %s", arg);
+			usage_error(state, "invalid --epoch-steps: %s", arg);
 		o->epoch_steps = v;
 		break;
 	case OPT_CACHE_DIR:
@@ -141,17 +157,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_ARG:
 		if (o->cmd != CMD_RUN)
-			argp_error(state, "unexpected argument: %s", arg);
+			usage_error(state, "unexpected argument: %s", arg);
 		o->run_argv = &state->argv[state->next - 1];
 		state->next = state->argc;	/* the rest belongs to the command */
 		break;
 	case ARGP_KEY_END:
 		if ((o->cmd == CMD_ATTACH || o->cmd == CMD_DOCTOR) && !o->pid)
-			argp_error(state, "-p PID is required");
+			usage_error(state, "-p PID is required");
 		if (o->cmd == CMD_RUN && o->pid)
-			argp_error(state, "run takes a command, not -p");
+			usage_error(state, "run takes a command, not -p");
 		if (o->cmd == CMD_RUN && !o->run_argv)
-			argp_error(state, "run needs a command: cirron-probe run -- CMD ARGS...");
+			usage_error(state, "run needs a command: cirron-probe run -- CMD ARGS...");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -176,7 +192,9 @@ static const struct {
 int cli__parse(int argc, char **argv, struct options *o)
 {
 	struct argp argp = { .options = trace_options, .parser = parse_opt };
+	char prog[32], *cmd_arg;
 	size_t i;
+	int err;
 
 	*o = (struct options){ .sinks = SINK_SPOOL, .path = "./.cirron", .flush_interval_s = 1.0,
 				  .epoch_steps = 1000 };
@@ -198,8 +216,14 @@ int cli__parse(int argc, char **argv, struct options *o)
 		o->cmd = commands[i].cmd;
 		argp.doc = commands[i].doc;
 		argp.args_doc = o->cmd == CMD_RUN ? "-- CMD [ARGS...]" : NULL;
-		/* argv[1] becomes the program name, so messages read "cirron-probe attach: ..." */
-		if (argp_parse(&argp, argc - 1, argv + 1, ARGP_IN_ORDER, NULL, o))
+		/* argp names the program after the argv[0] it parses (our argv[1]): make that
+		 * "cirron-probe attach", so messages read "cirron-probe attach: ..." */
+		snprintf(prog, sizeof(prog), "cirron-probe %s", commands[i].name);
+		cmd_arg = argv[1];
+		argv[1] = prog;
+		err = argp_parse(&argp, argc - 1, argv + 1, ARGP_IN_ORDER, NULL, o);
+		argv[1] = cmd_arg;
+		if (err)
 			return EXIT_USAGE;
 		log_verbosity = o->verbose;
 		return 0;

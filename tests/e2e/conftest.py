@@ -1,0 +1,452 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Copyright (c) 2026 cirron-probe authors
+"""End-to-end fixtures: real binaries, real BPF, real processes.
+
+Every spool root a test asks for is validated when the test ends: each batch against
+schemas/spool-batch.schema.json (Draft 2020-12), file names <session_id>.<8-digit seq>.json,
+seq contiguous from 0, exactly one final batch and it is the last. Every process a test
+starts is killed (by its own pid) if it is still alive when the test ends.
+"""
+import ctypes
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / "cirron-probe"
+SAN = ROOT / ".output" / "cirron-probe-san"
+CUDA_CALLS = ROOT / ".output" / "tests" / "cuda_calls"
+SPIN = ROOT / ".output" / "tests" / "spin"
+LIBCUDART = Path("/usr/local/cuda/lib64/libcudart.so.13")
+SCHEMA_PATH = ROOT / "schemas" / "spool-batch.schema.json"
+LSAN_SUPP = Path(__file__).resolve().parent / "lsan.supp"
+
+IN_CI = os.environ.get("CI") == "true"
+TEST_TIMEOUT_S = 60          # hard limit per test (SIGALRM), on top of every subprocess timeout
+PROC_TIMEOUT_S = 20          # default wait for a process or a line
+
+# What the target's calls add up to (tests/targets/cuda_calls.c, its N_* constants).
+CALLS = {
+    "launch_a": 50, "launch_b": 7, "memcpy_h2d": 3, "memcpy_d2h": 2, "memcpy_async": 4,
+    "malloc": 5, "free": 5, "stream_sync": 6, "device_sync": 2, "event_sync": 1,
+}
+H2D_BYTES, D2H_BYTES, ASYNC_BYTES, MALLOC_BYTES = 4096, 1000, 512, 1 << 20
+# Entry hits (and return hits, for the probes with "return": true) per cudart symbol.
+EXPECTED_HITS = {
+    "cudaGetDeviceCount": (1, 1),
+    "cudaLaunchKernel": (CALLS["launch_a"] + CALLS["launch_b"], 0),
+    "cudaMemcpy": (CALLS["memcpy_h2d"] + CALLS["memcpy_d2h"],
+                   CALLS["memcpy_h2d"] + CALLS["memcpy_d2h"]),
+    "cudaMemcpyAsync": (CALLS["memcpy_async"], 0),
+    "cudaMalloc": (CALLS["malloc"], 0),
+    "cudaFree": (CALLS["free"], 0),
+    "cudaStreamSynchronize": (CALLS["stream_sync"], CALLS["stream_sync"]),
+    "cudaDeviceSynchronize": (CALLS["device_sync"], CALLS["device_sync"]),
+    "cudaEventSynchronize": (CALLS["event_sync"], CALLS["event_sync"]),
+}
+
+# Any report of ASan, LSan (leaks, or its own failure) or UBSan; a Python traceback; a crash.
+SANITIZER_MARKERS = ("Sanitizer", "runtime error:", "Traceback (most recent call last)",
+                     "Segmentation fault", "core dumped")
+
+BATCH_NAME = re.compile(r"^(?P<sid>.+)\.(?P<seq>[0-9]{8})\.json$")
+
+
+# ---- skip or fail --------------------------------------------------------------------------
+
+def unavailable(reason):
+    """Skip on a developer machine; in CI (CI=true) a test that cannot run is a failure."""
+    if IN_CI:
+        pytest.fail(f"CI=true but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def bpf_problem():
+    if os.geteuid() != 0:
+        return "BPF tests need root (euid is %d)" % os.geteuid()
+    if not Path("/sys/kernel/btf/vmlinux").exists():
+        return "/sys/kernel/btf/vmlinux is missing: the BPF tracepoints cannot load"
+    if not Path("/sys/bus/event_source/devices/uprobe/type").exists():
+        return "the kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def built():
+    """The binaries under test, built by `make test-e2e` (or here, when run directly)."""
+    targets = ["cirron-probe", ".output/cirron-probe-san", ".output/tests/cuda_calls",
+               ".output/tests/spin"]
+    if not LIBCUDART.exists():
+        unavailable(f"{LIBCUDART} is missing: tests/targets/cuda_calls cannot be built")
+    r = subprocess.run(["make", "-s", "-C", str(ROOT)] + targets, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, f"make failed:\n{r.stdout}\n{r.stderr}"
+    for p in (BIN, SAN, CUDA_CALLS, SPIN):
+        assert p.is_file() and os.access(p, os.X_OK), f"{p} was not built"
+
+
+@pytest.fixture
+def bpf(built):
+    """Tests that load BPF: root, kernel BTF and uprobes are needed."""
+    problem = bpf_problem()
+    if problem:
+        unavailable(problem)
+
+
+@pytest.fixture
+def root_user(built):
+    if os.geteuid() != 0:
+        unavailable("this test switches to an unprivileged user, which needs root")
+
+
+# ---- per-test hard timeout -----------------------------------------------------------------
+
+class TestTimeout(Exception):
+    pass
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "timeout(seconds): hard time limit of one test "
+                            f"(default {TEST_TIMEOUT_S})")
+
+
+@pytest.fixture(autouse=True)
+def _hard_timeout(request):
+    marker = request.node.get_closest_marker("timeout")
+    limit = int(marker.args[0]) if marker else TEST_TIMEOUT_S
+
+    def on_alarm(signum, frame):
+        raise TestTimeout(f"test ran past {limit}s")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(limit)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+# ---- processes -----------------------------------------------------------------------------
+
+class Stream:
+    """Lines of a pipe, read by a thread, so a test can wait for a line with a timeout."""
+
+    def __init__(self, pipe):
+        self.lines = []
+        self._cond = threading.Condition()
+        self._eof = False
+        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _read(self, pipe):
+        for line in iter(pipe.readline, ""):
+            with self._cond:
+                self.lines.append(line.rstrip("\n"))
+                self._cond.notify_all()
+        with self._cond:
+            self._eof = True
+            self._cond.notify_all()
+        pipe.close()
+
+    def wait_for(self, pattern, timeout=PROC_TIMEOUT_S):
+        """Returns the re.Match of the first line matching pattern; fails on timeout/EOF."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for line in self.lines:
+                    m = rx.search(line)
+                    if m:
+                        return m
+                left = deadline - time.monotonic()
+                if self._eof or left <= 0:
+                    why = "end of output" if self._eof else f"{timeout}s"
+                    raise AssertionError(f"no line matching {pattern!r} before {why}; "
+                                         f"got:\n" + "\n".join(self.lines))
+                self._cond.wait(left)
+
+    def close(self, timeout=PROC_TIMEOUT_S):
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "pipe still open (a process still holds it)"
+
+    @property
+    def text(self):
+        with self._cond:
+            return "\n".join(self.lines) + ("\n" if self.lines else "")
+
+
+class Proc:
+    def __init__(self, argv, **kw):
+        self.argv = [str(a) for a in argv]
+        self.popen = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True, errors="replace", **kw)
+        self.pid = self.popen.pid
+        self.out = Stream(self.popen.stdout)
+        self.err = Stream(self.popen.stderr)
+
+    def wait(self, timeout=PROC_TIMEOUT_S):
+        """Exit status (negative: killed by that signal); both pipes read to their end."""
+        try:
+            rc = self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{self.argv} still running after {timeout}s; stderr:\n"
+                                 + self.err.text) from None
+        return rc
+
+    def finish(self, timeout=PROC_TIMEOUT_S):
+        rc = self.wait(timeout)
+        self.out.close(timeout)
+        self.err.close(timeout)
+        return rc
+
+    def signal(self, sig):
+        self.popen.send_signal(sig)
+
+    def alive(self):
+        return self.popen.poll() is None
+
+
+def proc_state(pid):
+    """The state letter of /proc/PID/stat (R, S, T, Z, ...) or None if gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return stat[stat.rindex(")") + 2]
+
+
+def sig_ignored_mask(pid):
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"^SigIgn:\s*([0-9a-f]+)$", status, re.M).group(1), 16)
+
+
+def assert_no_sanitizer_report(text, what="stderr"):
+    for marker in SANITIZER_MARKERS:
+        assert marker not in text, f"{marker!r} in {what}:\n{text}"
+
+
+def san_env():
+    env = dict(os.environ)
+    env["ASAN_OPTIONS"] = "detect_leaks=1:halt_on_error=1:abort_on_error=0"
+    env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+    lsan = "print_suppressions=0"
+    if LSAN_SUPP.exists():
+        lsan = f"suppressions={LSAN_SUPP}:" + lsan
+    env["LSAN_OPTIONS"] = lsan
+    return env
+
+
+class Harness:
+    """Per test: spool roots (validated at the end), processes (killed at the end)."""
+
+    def __init__(self, tmp_path):
+        self.tmp = tmp_path
+        self.cache_dir = tmp_path / "symcache"
+        self.roots = []          # (path, expect_final)
+        self.procs = []
+        self.orphans = []        # pids reparented to us (see the subreaper fixture)
+        self._n = 0
+
+    def spool_root(self, expect_final=True):
+        self._n += 1
+        root = self.tmp / f"trace{self._n}"
+        self.roots.append((root, expect_final))
+        return root
+
+    def start(self, argv, **kw):
+        p = Proc(argv, **kw)
+        self.procs.append(p)
+        return p
+
+    def observer(self, cmd, *args, san=False, path=None, cache=True, **kw):
+        """cirron-probe CMD with a spool root under tmp and the symbol cache under tmp."""
+        argv = [SAN if san else BIN, cmd]
+        if path is not None:
+            argv += ["--path", path]
+        if cache:
+            argv += ["--cache-dir", self.cache_dir]
+        argv += list(args)
+        if san:
+            kw.setdefault("env", san_env())
+        return self.start(argv, **kw)
+
+    def run_to_end(self, argv, timeout=PROC_TIMEOUT_S, **kw):
+        p = self.start(argv, **kw)
+        rc = p.finish(timeout)
+        return rc, p.out.text, p.err.text
+
+    def cleanup(self):
+        for p in self.procs:
+            if p.alive():
+                try:
+                    p.popen.kill()
+                except ProcessLookupError:
+                    pass
+            try:
+                p.popen.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+        for pid in self.orphans:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            reap(pid, timeout=10, must=False)
+
+
+def reap(pid, timeout=PROC_TIMEOUT_S, must=True):
+    """waitpid() for a pid that is our child (or was reparented to us); its wait status."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            got, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            if must:
+                raise
+            return None
+        if got == pid:
+            return status
+        if time.monotonic() > deadline:
+            if must:
+                raise AssertionError(f"pid {pid} did not exit within {timeout}s "
+                                     f"(state {proc_state(pid)})")
+            return None
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def h(tmp_path):
+    harness = Harness(tmp_path)
+    try:
+        yield harness
+    finally:
+        harness.cleanup()
+    # Every spool root the test asked for: valid, whatever the test itself checked.
+    for root, expect_final in harness.roots:
+        if (root / "spool").is_dir():
+            read_spool(root, expect_final=expect_final, allow_empty=True)
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+@pytest.fixture
+def subreaper():
+    """Processes orphaned by the observer (the command `run` started, after the observer
+    exits) are reparented to this test process, so it can wait for their exit status."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0, os.strerror(ctypes.get_errno())
+    yield
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+# ---- spool ---------------------------------------------------------------------------------
+
+_validator = None
+
+
+def validator():
+    global _validator
+    if _validator is None:
+        schema = json.loads(SCHEMA_PATH.read_text())
+        jsonschema.Draft202012Validator.check_schema(schema)
+        _validator = jsonschema.Draft202012Validator(schema)
+    return _validator
+
+
+class Session:
+    def __init__(self, sid, batches):
+        self.id = sid
+        self.batches = batches               # in seq order
+        self.spans = merge_spans(batches)    # span_id -> span, later batches win
+
+    @property
+    def final(self):
+        return self.batches[-1] if self.batches[-1]["final"] else None
+
+    @property
+    def health(self):
+        return self.batches[-1]["health"]
+
+    @property
+    def root(self):
+        roots = [s for s in self.spans.values() if s["parent_id"] is None]
+        assert len(roots) == 1, f"session {self.id}: {len(roots)} root spans"
+        assert roots[0]["name"] == "cirron.session"
+        return roots[0]
+
+    def probe(self, symbol):
+        found = [p for p in self.health["probes"] if p["symbol"] == symbol]
+        assert len(found) == 1, f"{symbol}: {len(found)} entries in health.probes"
+        return found[0]
+
+
+def merge_spans(batches):
+    """Spans by span_id over a session's batches: a later batch's copy replaces an earlier."""
+    spans = {}
+    for b in batches:
+        seen = set()
+        for s in b["spans"]:
+            assert s["span_id"] not in seen, f"span {s['span_id']} twice in seq {b['seq']}"
+            seen.add(s["span_id"])
+            spans[s["span_id"]] = s
+    for s in spans.values():
+        if s["parent_id"] is not None:
+            assert s["parent_id"] in spans, f"span {s['span_id']}: unknown parent"
+    return spans
+
+
+def read_spool(root, expect_final=True, allow_empty=False):
+    """Validates every file under root/spool and returns {session_id: Session}."""
+    spool = Path(root) / "spool"
+    assert spool.is_dir(), f"{spool} does not exist"
+    by_session = {}
+    for f in sorted(spool.iterdir()):
+        if not expect_final and f.name.startswith(".") and f.name.endswith(".tmp"):
+            continue    # the observer was killed: a batch may have been half written
+        m = BATCH_NAME.match(f.name)
+        assert m and f.is_file(), f"unexpected file in the spool: {f.name}"
+        text = f.read_text()
+        assert text.endswith("\n") and text.count("\n") == 1, f"{f.name}: not one JSON line"
+        batch = json.loads(text)
+        errors = sorted(validator().iter_errors(batch), key=lambda e: list(e.path))
+        assert not errors, f"{f.name} does not match the schema:\n" + "\n".join(
+            f"  {list(e.path)}: {e.message}" for e in errors[:10])
+        assert batch["session_id"] == m["sid"], f"{f.name}: session_id {batch['session_id']}"
+        assert batch["seq"] == int(m["seq"]), f"{f.name}: seq {batch['seq']}"
+        by_session.setdefault(m["sid"], []).append(batch)
+    if not allow_empty:
+        assert by_session, f"no batch in {spool}"
+    sessions = {}
+    for sid, batches in by_session.items():
+        batches.sort(key=lambda b: b["seq"])
+        seqs = [b["seq"] for b in batches]
+        assert seqs == list(range(len(batches))), f"{sid}: seq not contiguous from 0: {seqs}"
+        finals = [b["seq"] for b in batches if b["final"]]
+        if expect_final:
+            assert finals == [seqs[-1]], f"{sid}: final batches {finals}, last seq {seqs[-1]}"
+        else:
+            assert finals in ([], [seqs[-1]]), f"{sid}: final batches {finals} of {seqs}"
+        ids = {(b["pid"], b["rank"], b["local_rank"], b["world_size"], b["host"])
+               for b in batches}
+        assert len(ids) == 1, f"{sid}: batches disagree on pid/rank/host: {ids}"
+        pid, _, _, _, host = ids.pop()
+        assert sid.startswith(f"{host}-{pid}-"), f"{sid}: not <host>-<pid>-<start>"
+        for a, b in zip(batches, batches[1:]):
+            assert a["written_ns"] <= b["written_ns"], f"{sid}: written_ns goes back"
+        sessions[sid] = Session(sid, batches)
+    return sessions
+
+
+def only_session(root, **kw):
+    sessions = read_spool(root, **kw)
+    assert len(sessions) == 1, f"{len(sessions)} sessions: {sorted(sessions)}"
+    return next(iter(sessions.values()))

@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Copyright (c) 2026 cirron-probe authors
+"""Signals and exits on either side: the observer interrupted or killed, the target killed
+or exiting with an error. The target must never be harmed; the spool must say what
+happened."""
+import os
+import signal
+import time
+
+import pytest
+
+from conftest import (CUDA_CALLS, assert_no_sanitizer_report, only_session, proc_state,
+                      read_spool, reap, sig_ignored_mask)
+from cuda_expect import check_cuda_attrs, check_health, check_root, device_count_from
+
+
+def target_pid_from_log(obs):
+    """`run -v` logs 'pid N: session ID started' once the command's probes are in."""
+    return int(obs.err.wait_for(r"pid (\d+): session \S+ started").group(1))
+
+
+def assert_running_normally(pid):
+    state = proc_state(pid)
+    assert state in ("R", "S"), f"target {pid} is in state {state!r} (T: left stopped)"
+
+
+# ---- the observer gets SIGINT ---------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["run-loop", "attach-hold"])
+def test_observer_sigint_detaches(h, bpf, subreaper, mode):
+    root = h.spool_root()
+    if mode == "run-loop":
+        # The command keeps launching kernels while the observer detaches.
+        obs = h.observer("run", "-v", "--output", "spool,stdout", "--", CUDA_CALLS, "--loop",
+                         san=True, path=root)
+        pid = target_pid_from_log(obs)
+        h.orphans.append(pid)
+        out = obs.out               # the command shares the observer's stdout
+    else:
+        t = h.start([CUDA_CALLS, "--wait", "--hold"])
+        t.out.wait_for(r"^ready$")
+        pid, out = t.pid, t.out
+        obs = h.observer("attach", "-v", "-p", pid, "--output", "spool,stdout", san=True,
+                         path=root)
+        obs.err.wait_for(rf"attached \d+ probes to process {pid}$")
+        t.signal(signal.SIGUSR1)
+    out.wait_for(r"^done device_count=")
+
+    obs.signal(signal.SIGINT)
+    assert obs.wait() == 0, obs.err.text
+    # The target did not notice: it still runs, answers SIGUSR1, and exits 0 as usual.
+    assert_running_normally(pid)
+    os.kill(pid, signal.SIGUSR1)
+    if mode == "run-loop":
+        assert int(out.wait_for(r"^looped (\d+)$").group(1)) > 0
+        status = reap(pid)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    else:
+        assert t.finish() == 0
+    obs.finish()        # under `run` the command held the observer's pipes until now
+    assert_no_sanitizer_report(obs.err.text)
+    assert "warning" not in obs.err.text, obs.err.text
+
+    s = only_session(root)
+    a = check_root(s, pid=pid, status="open", end_cause="detach",
+                   attached_mid_run=mode == "attach-hold")
+    assert "exit_code" not in a and "exit_signal" not in a
+    check_cuda_attrs(a, device_count_from(out.text), extra_launches_a=mode == "run-loop")
+    check_health(s, extra_launches=mode == "run-loop")
+    # The stdout sink still reports the session, as open, with no duration.
+    lines = [l for l in obs.out.lines if l.startswith("[cirron] cirron.session - ")]
+    assert len(lines) == 1 and lines[0].startswith("[cirron] cirron.session - ? (open)"), lines
+
+
+# ---- the target is killed or fails ----------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["run", "attach"])
+def test_target_sigkill(h, bpf, mode):
+    root = h.spool_root()
+    if mode == "run":
+        obs = h.observer("run", "-v", "--", CUDA_CALLS, "--hold", path=root)
+        pid = target_pid_from_log(obs)
+        out = obs.out
+    else:
+        t = h.start([CUDA_CALLS, "--wait", "--hold"])
+        t.out.wait_for(r"^ready$")
+        pid, out = t.pid, t.out
+        obs = h.observer("attach", "-v", "-p", pid, path=root)
+        obs.err.wait_for(rf"attached \d+ probes to process {pid}$")
+        t.signal(signal.SIGUSR1)
+    out.wait_for(r"^done device_count=")
+
+    killed_ns = time.time_ns()
+    os.kill(pid, signal.SIGKILL)
+    if mode == "attach":
+        assert t.finish() == -signal.SIGKILL
+    # The observer ends by itself; `run` reports the command's death as 128 + signal.
+    assert obs.finish() == (128 + signal.SIGKILL if mode == "run" else 0), obs.err.text
+    assert_no_sanitizer_report(obs.err.text)
+
+    s = only_session(root)
+    a = check_root(s, pid=pid, status="incomplete", end_cause="signal",
+                   attached_mid_run=mode == "attach")
+    assert a["exit_signal"] == signal.SIGKILL and a["exit_signal_name"] == "KILL", a
+    assert "exit_code" not in a
+    check_cuda_attrs(a, device_count_from(out.text))
+    check_health(s)
+    # Noticed within ~1-2 s: the session's end and its final batch follow the kill closely.
+    assert killed_ns <= s.root["end_ns"] < killed_ns + 2_000_000_000
+    assert s.final["written_ns"] < killed_ns + 2_000_000_000
+
+
+@pytest.mark.parametrize("mode", ["run", "attach"])
+def test_target_exit_code(h, bpf, mode):
+    root = h.spool_root()
+    if mode == "run":
+        obs = h.observer("run", "--", CUDA_CALLS, "--exit", "3", path=root)
+        assert obs.finish() == 3, obs.err.text         # run returns the command's status
+        out = obs.out.text
+    else:
+        t = h.start([CUDA_CALLS, "--wait", "--exit", "3"])
+        t.out.wait_for(r"^ready$")
+        obs = h.observer("attach", "-v", "-p", t.pid, path=root)
+        obs.err.wait_for(rf"attached \d+ probes to process {t.pid}$")
+        t.signal(signal.SIGUSR1)
+        assert t.finish() == 3
+        assert obs.finish() == 0, obs.err.text
+        out = t.out.text
+    assert_no_sanitizer_report(obs.err.text)
+
+    s = only_session(root)
+    a = check_root(s, pid=s.batches[0]["pid"], status="incomplete", end_cause="exit",
+                   attached_mid_run=mode == "attach")
+    assert a["exit_code"] == 3 and "exit_signal" not in a, a
+    check_cuda_attrs(a, device_count_from(out))
+    check_health(s)
+
+
+# ---- the observer is killed -----------------------------------------------------------------
+
+def test_observer_sigkill_leaves_target_fast(h, bpf, subreaper):
+    root = h.spool_root(expect_final=False)     # killed: no final batch can be written
+    # --hold --loop: after its calls the target waits for SIGUSR1, then launches kernels
+    # until the next SIGUSR1 and prints how many.
+    obs = h.observer("run", "-v", "--flush-interval", "0.2", "--", CUDA_CALLS, "--hold",
+                     "--loop", path=root)
+    pid = target_pid_from_log(obs)
+    h.orphans.append(pid)
+    obs.out.wait_for(r"^done device_count=")
+    spool = root / "spool"
+    deadline = time.monotonic() + 10
+    while not any(spool.glob("*.json")):        # a first batch is on disk
+        assert time.monotonic() < deadline, "no spool batch within 10 s"
+        time.sleep(0.05)
+
+    obs.signal(signal.SIGKILL)
+    assert obs.wait() == -signal.SIGKILL
+    # Its uprobes went with it; the target is neither stopped nor slowed down.
+    assert_running_normally(pid)
+    os.kill(pid, signal.SIGUSR1)            # start launching
+    time.sleep(0.5)                         # a measurement window, not a synchronisation
+    os.kill(pid, signal.SIGUSR1)            # stop
+    looped = int(obs.out.wait_for(r"^looped (\d+)$").group(1))
+    status = reap(pid)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    # A probed launch costs a uprobe trap (>= 1 us); unprobed, well under 0.5 us.
+    assert looped > 1_000_000, f"only {looped} launches in 0.5 s: still probed?"
+
+    sessions = read_spool(root, expect_final=False)
+    assert len(sessions) == 1
+    s = next(iter(sessions.values()))
+    assert s.final is None
+    assert s.root["status"] == "open" and s.root["attrs"]["pid"] == pid
+
+
+# ---- what `run` hands to its command -------------------------------------------------------
+
+def test_run_keeps_signal_dispositions(h, bpf):
+    """The command runs as it would without the observer: a SIGINT ignored by whoever
+    started cirron-probe stays ignored; SIGPIPE, which the observer itself ignores, does not
+    become ignored."""
+    direct = h.start([CUDA_CALLS, "--hold"], preexec_fn=ignore_sigint)
+    direct.out.wait_for(r"^done device_count=")
+    expected = sig_ignored_mask(direct.pid)
+    direct.signal(signal.SIGUSR1)
+    assert direct.finish() == 0
+    assert expected & (1 << (signal.SIGINT - 1))
+    assert not expected & (1 << (signal.SIGPIPE - 1))
+
+    root = h.spool_root()
+    obs = h.observer("run", "-v", "--", CUDA_CALLS, "--hold", path=root,
+                     preexec_fn=ignore_sigint)
+    pid = target_pid_from_log(obs)
+    obs.out.wait_for(r"^done device_count=")
+    got = sig_ignored_mask(pid)
+    os.kill(pid, signal.SIGUSR1)
+    assert obs.finish() == 0, obs.err.text
+    assert got == expected, f"SigIgn {got:#x} under run, {expected:#x} without"
+    s = only_session(root)
+    assert s.root["status"] == "ok" and s.root["attrs"]["exit_code"] == 0
+
+
+def ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
