@@ -6,6 +6,10 @@
 #include <string.h>
 #include "session.h"
 
+const char *const session_counter_names[SESSION_NCOUNTERS] = {
+	"cuda.launches", "cuda.memcpy_bytes", "cuda.memcpy_ns", "cuda.sync_ns", "cuda.malloc_bytes",
+};
+
 static void link_span(struct session *s, struct span *sp)
 {
 	sp->next = s->live;
@@ -104,8 +108,11 @@ struct span *session__open(struct session *s, struct span *parent, const char *n
 		return NULL;
 	}
 	sp = new_span(s, (parent ? parent : s->root)->id, name, index, start_ns);
-	if (sp)
-		s->depth++;
+	if (!sp)
+		return NULL;
+	s->depth++;
+	if (s->counters)
+		sp->has_counters = s->counters(s->counters_ctx, sp->counters_at_open);
 	return sp;
 }
 
@@ -116,6 +123,16 @@ void session__close(struct session *s, struct span *sp, uint64_t end_ns, enum sp
 	sp->end_ns = end_ns;
 	sp->status = st;
 	sp->dirty = true;
+	if (sp->has_counters) {
+		uint64_t now[SESSION_NCOUNTERS];
+
+		/* Only what changed: CPU-only spans stay free of zero-valued CUDA keys. */
+		if (s->counters(s->counters_ctx, now))
+			for (int i = 0; i < SESSION_NCOUNTERS; i++)
+				if (now[i] > sp->counters_at_open[i])
+					cJSON_AddNumberToObject(sp->attrs, session_counter_names[i],
+						(double)(now[i] - sp->counters_at_open[i]));
+	}
 	if (sp != s->root)
 		s->depth--;
 	if (s->on_close)

@@ -12,6 +12,10 @@
 
 struct session;
 typedef void (*span_closed_fn)(const struct session *s, const struct span *sp, void *ctx);
+/* Reads the process's running counters (CUDA totals); a span gets what changed while it ran. */
+#define SESSION_NCOUNTERS 5
+typedef bool (*counters_fn)(void *ctx, uint64_t out[SESSION_NCOUNTERS]);
+extern const char *const session_counter_names[SESSION_NCOUNTERS];
 
 /* One traced process = one rank = one cirron.session root span. Spans stream out: closed
  * spans are freed once a batch has carried them, so memory stays flat in long sessions. */
@@ -28,6 +32,8 @@ struct session {
 	bool ended;
 	span_closed_fn on_close;
 	void *on_close_ctx;
+	counters_fn counters;	/* NULL: no counters (no CUDA runtime mapped) */
+	void *counters_ctx;
 };
 
 struct session_ids {

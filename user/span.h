@@ -22,6 +22,8 @@ struct span {
 	cJSON *attrs;		/* object */
 	cJSON *marks;		/* array */
 	bool dirty;		/* changed since the last spool batch */
+	bool has_counters;
+	uint64_t counters_at_open[5];	/* SESSION_NCOUNTERS */
 	struct span *prev, *next;	/* the session's live list */
 };
 

@@ -382,6 +382,49 @@ static void test_crash_leaves_incomplete(void)
 	world_free(&w);
 }
 
+/* A fake CUDA runtime: 10 launches and 100 bytes copied between two reads. */
+static bool fake_counters(void *ctx, uint64_t out[SESSION_NCOUNTERS])
+{
+	uint64_t *calls = ctx;
+
+	(*calls)++;
+	memset(out, 0, SESSION_NCOUNTERS * sizeof(out[0]));
+	out[0] = *calls * 10;
+	out[1] = *calls * 100;
+	return true;
+}
+
+static void test_cuda_counters_land_on_spans(void)
+{
+	struct world w;
+	uint64_t calls = 0;
+	int backwards = 0;
+
+	world_init(&w, 1000);
+	w.s->counters = fake_counters;
+	w.s->counters_ctx = &calls;
+	data(&w, 1);
+	backward(&w);
+	optimizer(&w);
+	collect(&w, true);
+	for (int i = 0; i < w.n; i++) {
+		const cJSON *l = cJSON_GetObjectItemCaseSensitive(w.spans[i].attrs, "cuda.launches");
+		const cJSON *b = cJSON_GetObjectItemCaseSensitive(w.spans[i].attrs,
+								  "cuda.memcpy_bytes");
+
+		if (!w.spans[i].parent)
+			continue;
+		if (!ASSERT_TRUE(cJSON_IsNumber(l) && cJSON_IsNumber(b), w.spans[i].name))
+			continue;
+		/* each span saw the counters move between its open and its close */
+		ASSERT_EQ((long long)l->valuedouble % 10, 0, "launch delta");
+		ASSERT_EQ((long long)b->valuedouble, (long long)l->valuedouble * 10, "bytes delta");
+		backwards += !strcmp(w.spans[i].name, "backward");
+	}
+	ASSERT_EQ(backwards, 1, "backward carries its CUDA delta");
+	world_free(&w);
+}
+
 int main(void)
 {
 	RUN_TEST(test_plain_loop_with_validation);
@@ -392,5 +435,6 @@ int main(void)
 	RUN_TEST(test_attach_mid_run);
 	RUN_TEST(test_other_threads_ignored);
 	RUN_TEST(test_crash_leaves_incomplete);
+	RUN_TEST(test_cuda_counters_land_on_spans);
 	return unit__done();
 }
