@@ -101,7 +101,7 @@ usage_error(const struct argp_state *state, const char *fmt, ...)
 
 	fprintf(stderr, "%s: ", state->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vfprintf(stderr, fmt, ap);	/* NOLINT(clang-analyzer-valist.Uninitialized): false positive */
 	va_end(ap);
 	fputs(" (try --help)\n", stderr);
 	exit(EXIT_USAGE);
