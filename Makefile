@@ -29,7 +29,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-unit test-e2e lint vmlinux clean bench
+.PHONY: all deps demo test test-unit test-e2e lint vmlinux clean bench trixie-root
 
 all: cirron-probe
 
@@ -91,7 +91,12 @@ deps:
 test-unit: $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 	$(Q)for t in $^; do $$t || exit 1; done
 
-test-e2e: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin
+# The Debian trixie root (Python 3.13 + torch 2.6) the PyTorch tests also run in: built once
+# (a few minutes), cached outside the repository.
+trixie-root:
+	$(Q)tests/scripts/make-trixie-root.sh
+
+test-e2e: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin trixie-root
 	$(Q)$(PYTHON) -m pytest -q -rs tests/e2e
 
 test: deps

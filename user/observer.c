@@ -20,6 +20,7 @@
 #include "observer.h"
 #include "procfs.h"
 #include "versions.h"
+#include "watchdog.h"
 
 static volatile sig_atomic_t stop_requested;
 /* What SIGINT, SIGTERM and SIGPIPE were when we started: the command `run` starts gets
@@ -602,6 +603,7 @@ int observer__init_common(struct observer *o, const struct options *opts)
 	memset(o, 0, sizeof(*o));
 	o->opts = opts;
 	o->child = -1;
+	o->watchdog.fd = -1;
 	if (gethostname(o->host, sizeof(o->host) - 1))
 		strcpy(o->host, "unknown");
 	if (probe_set__load_embedded(&o->probes))
@@ -685,6 +687,9 @@ static int spawn(struct observer *o)
 	}
 	close(go[0]);
 	close(status[1]);
+	if (watchdog__start(&o->watchdog, o->child))
+		wlog("no watchdog: if the observer is killed while %s is held at a library "
+		     "load, it stays stopped", o->opts->run_argv[0]);
 	t = add_target(o, o->child);
 	if (!t)
 		return EXIT_FAILURE_RUNTIME;
@@ -835,6 +840,7 @@ int observer__main(const struct options *opts)
 	}
 out:
 	observer__free_common(o);
+	watchdog__disarm(&o->watchdog);	/* after the links are gone: nothing stops them now */
 	free(o);
 	return err;
 }

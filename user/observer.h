@@ -14,6 +14,7 @@
 #include "spool.h"
 #include "sym_cache.h"
 #include "target.h"
+#include "watchdog.h"
 
 struct cirron_bpf;
 struct ring_buffer;
@@ -43,6 +44,7 @@ struct observer {
 	bool any_session;	/* some process was traced */
 	int child_status;	/* run: wait status of the command */
 	bool child_reaped;
+	struct watchdog watchdog;	/* run: resumes held targets if we die */
 };
 
 /* attach.c */

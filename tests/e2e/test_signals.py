@@ -6,11 +6,12 @@ happened."""
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
 from conftest import (CUDA_CALLS, assert_no_sanitizer_report, only_session, proc_state,
-                      read_spool, reap, sig_ignored_mask)
+                      read_spool, reap, sig_ignored_mask, unavailable)
 from cuda_expect import check_cuda_attrs, check_health, check_root, device_count_from
 
 
@@ -202,3 +203,30 @@ def test_run_keeps_signal_dispositions(h, bpf):
 
 def ignore_sigint():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+# ---- the observer dies while `run` holds its target ----------------------------------------
+
+@pytest.mark.parametrize("delay_ms", [100, 200, 300])
+def test_observer_sigkill_while_target_held(h, bpf, subreaper, delay_ms):
+    """`run` stops its target at exec and at each library load until the probes are in
+    (with a cold symbol cache, resolving libtorch's symbols holds it ~0.2 s). If the observer
+    is SIGKILLed then, its watchdog resumes the target: the import must finish."""
+    if not Path("/usr/lib/python3/dist-packages/torch").exists():
+        unavailable("python3-torch is not installed")
+    code = "import torch; print('imported', flush=True)"
+    obs = h.observer("run", "--output", "none", "--", "/usr/bin/python3", "-c", code)
+    deadline = time.monotonic() + 5
+    children = Path(f"/proc/{obs.pid}/task/{obs.pid}/children")
+    while not children.read_text().split():
+        assert time.monotonic() < deadline, "run started no command"
+        time.sleep(0.005)
+    # The command is the first child; the watchdog, if any, comes after it.
+    pid = int(children.read_text().split()[0])
+    h.orphans.append(pid)
+    time.sleep(delay_ms / 1000)     # somewhere in the imports, cold cache: likely held
+    obs.signal(signal.SIGKILL)
+    assert obs.wait() == -signal.SIGKILL
+    status = reap(pid, timeout=60)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, (status, proc_state(pid))
+    assert "imported" in obs.out.text

@@ -103,6 +103,9 @@ def check_steps(s, steps, per_step):
 
 STEP = {"data_load": 1, "forward": 1, "backward": 1, "optimizer_step": 1}
 
+# torch imports take seconds, more under the observer's first (cold cache) attach
+pytestmark = pytest.mark.timeout(240)
+
 
 def test_plain_loop(h, target):
     s = trace(h, target, "--epochs", "2", "--batches", "6")
