@@ -165,6 +165,15 @@ static __always_inline struct event *reserve(void *rb)
 	return e;
 }
 
+/* Waking the loader costs the traced thread an IPI per event; the loader polls at least
+ * every 100 ms anyway. Wake it only when the buffer is filling up. */
+static __always_inline __u64 wakeup_flags(void)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > (1 << 20))
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_spec *spec,
 				 const __u64 args[CIRRON_NARGS], __u64 ret, __u64 dur_ns)
 {
@@ -180,7 +189,7 @@ static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_
 		e->args[i] = args[i];
 	if (type == EV_CALL)
 		copy_str(e->str, spec, args);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wakeup_flags());
 }
 
 static __always_inline struct cuda_counts *cuda_counts_of(__u32 tgid)

@@ -797,6 +797,10 @@ int observer__main(const struct options *opts)
 		uint64_t now;
 
 		err = ring_buffer__poll(o->rb, 100 /* ms */);
+		/* High-rate events do not wake us (it would cost the target an IPI each):
+		 * drain them on every round. */
+		if (err >= 0 || err == -EINTR)
+			err = ring_buffer__consume(o->rb);
 		if (err < 0 && err != -EINTR) {
 			elog("reading events failed: %s", strerror(-err));
 			err = EXIT_FAILURE_RUNTIME;
