@@ -13,7 +13,7 @@ make --no-print-directory -s .output/tests/cuda_calls
 echo
 echo "== 2. an unmodified PyTorch training script (examples/train_mlp.py), traced from its start"
 ./cirron-probe run --path "$OUT" --output spool,stdout -- \
-	/usr/bin/python3 examples/train_mlp.py --epochs 2 --batches 20
+	/usr/bin/python3 examples/train_mlp.py --epochs 2 --batches 4
 
 echo
 echo "== spool batches written under $OUT/spool:"

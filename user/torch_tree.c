@@ -189,6 +189,8 @@ static void settle_unconfirmed(struct torch_tree *t)
 	t->pending = false;
 	t->last_data_end_ns = 0;
 	t->train_exhausted = true;
+	if (t->step && t->step_had_optimizer)
+		close_step(t, t->pending_start);	/* the loop's last step ended there */
 	sp = session__open(t->s, t->epoch, "data_load", -1, t->pending_start);
 	if (!sp)
 		return;
