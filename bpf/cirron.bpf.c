@@ -189,6 +189,19 @@ static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_
 		e->args[i] = args[i];
 	if (type == EV_CALL)
 		copy_str(e->str, spec, args);
+	if (spec->action == ACT_EMIT) {
+		__u32 tgid = e->pid;
+		struct cuda_counts *c = bpf_map_lookup_elem(&cuda_totals, &tgid);
+
+		if (c) {
+			e->counters[0] = c->launches;
+			e->counters[1] = c->memcpy_bytes_h2d + c->memcpy_bytes_d2h +
+					 c->memcpy_bytes_d2d + c->memcpy_bytes_other;
+			e->counters[2] = c->memcpy_ns;
+			e->counters[3] = c->sync_ns;
+			e->counters[4] = c->malloc_bytes;
+		}
+	}
 	bpf_ringbuf_submit(e, wakeup_flags());
 }
 

@@ -15,6 +15,7 @@
 #define CIRRON_MAX_TARGETS	1024	/* processes followed at once */
 #define CIRRON_STR_LEN		64
 #define CIRRON_NARGS		4
+#define CIRRON_NCOUNTERS	5	/* launches, memcpy bytes, memcpy ns, sync ns, malloc bytes */
 
 /* What a probe does when it fires; chosen per symbol in probes/ (data). */
 enum probe_action {
@@ -100,6 +101,9 @@ struct event {
 	__u64 dur_ns;		/* EV_RETURN: time since the matching entry */
 	__u64 args[CIRRON_NARGS];
 	__u64 ret;
+	/* Anchor events (ACT_EMIT): the process's CUDA counters when the probe fired, so a span
+	 * gets exactly what happened while it ran, however late the loader reads the event. */
+	__u64 counters[CIRRON_NCOUNTERS];
 	char str[CIRRON_STR_LEN];
 };
 

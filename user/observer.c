@@ -124,19 +124,12 @@ static void set_device_attrs(struct target *t)
 		cJSON_AddNullToObject(a, "cuda_count");
 }
 
+/* The CUDA counters carried by the anchor event being handled (snapshotted in BPF). */
 static bool read_cuda_counters(void *ctx, uint64_t out[SESSION_NCOUNTERS])
 {
-	struct target *t = ctx;
-	struct cuda_counts c;
+	const struct target *t = ctx;
 
-	if (bpf_map_lookup_elem(t->cuda_fd, &t->pid, &c))
-		return false;
-	out[0] = c.launches;
-	out[1] = c.memcpy_bytes_h2d + c.memcpy_bytes_d2h + c.memcpy_bytes_d2d +
-		 c.memcpy_bytes_other;
-	out[2] = c.memcpy_ns;
-	out[3] = c.sync_ns;
-	out[4] = c.malloc_bytes;
+	memcpy(out, t->event_counters, sizeof(t->event_counters));
 	return true;
 }
 
@@ -184,7 +177,6 @@ static int start_session(struct observer *o, struct target *t, uint64_t start_ns
 	}
 	torch_tree__init(&t->tree, t->session, o->opts->epoch_steps);
 	versions__detect(o, t);
-	t->cuda_fd = o->cuda_fd;
 	t->session->counters = read_cuda_counters;	/* per-span CUDA deltas */
 	t->session->counters_ctx = t;
 	ilog("pid %d: session %s started", t->pid, t->session->id);
@@ -504,6 +496,7 @@ static void on_anchor(struct observer *o, struct target *t, const struct probe_r
 
 	memcpy(name, e->str, CIRRON_STR_LEN);
 	name[CIRRON_STR_LEN] = 0;
+	memcpy(t->event_counters, e->counters, sizeof(t->event_counters));
 	switch (r->def->meaning) {
 	case MEAN_SCOPE:
 	case MEAN_SCOPE_ENTER:

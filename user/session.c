@@ -93,8 +93,8 @@ void session__free(struct session *s)
 	free(s);
 }
 
-struct span *session__open(struct session *s, struct span *parent, const char *name, long index,
-			   uint64_t start_ns)
+struct span *session__open_at(struct session *s, struct span *parent, const char *name,
+			      long index, uint64_t start_ns, const uint64_t *counters)
 {
 	struct span *sp;
 
@@ -111,12 +111,23 @@ struct span *session__open(struct session *s, struct span *parent, const char *n
 	if (!sp)
 		return NULL;
 	s->depth++;
-	if (s->counters)
+	if (counters) {
+		memcpy(sp->counters_at_open, counters, sizeof(sp->counters_at_open));
+		sp->has_counters = true;
+	} else if (s->counters) {
 		sp->has_counters = s->counters(s->counters_ctx, sp->counters_at_open);
+	}
 	return sp;
 }
 
-void session__close(struct session *s, struct span *sp, uint64_t end_ns, enum span_status st)
+struct span *session__open(struct session *s, struct span *parent, const char *name, long index,
+			   uint64_t start_ns)
+{
+	return session__open_at(s, parent, name, index, start_ns, NULL);
+}
+
+void session__close_at(struct session *s, struct span *sp, uint64_t end_ns, enum span_status st,
+		       const uint64_t *counters)
 {
 	if (sp->status != SPAN_OPEN)
 		return;	/* closing twice is a caller bug; never emit a span twice */
@@ -126,8 +137,10 @@ void session__close(struct session *s, struct span *sp, uint64_t end_ns, enum sp
 	if (sp->has_counters) {
 		uint64_t now[SESSION_NCOUNTERS];
 
+		if (counters)
+			memcpy(now, counters, sizeof(now));
 		/* Only what changed: CPU-only spans stay free of zero-valued CUDA keys. */
-		if (s->counters(s->counters_ctx, now))
+		if (counters || (s->counters && s->counters(s->counters_ctx, now)))
 			for (int i = 0; i < SESSION_NCOUNTERS; i++)
 				if (now[i] > sp->counters_at_open[i])
 					cJSON_AddNumberToObject(sp->attrs, session_counter_names[i],
@@ -137,6 +150,11 @@ void session__close(struct session *s, struct span *sp, uint64_t end_ns, enum sp
 		s->depth--;
 	if (s->on_close)
 		s->on_close(s, sp, s->on_close_ctx);
+}
+
+void session__close(struct session *s, struct span *sp, uint64_t end_ns, enum span_status st)
+{
+	session__close_at(s, sp, end_ns, st, NULL);
 }
 
 void session__touch_root(struct session *s)

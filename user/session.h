@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "cirron.h"
 #include "span.h"
 
 #define SPOOL_FORMAT "cirron-spool/1"
@@ -13,7 +14,7 @@
 struct session;
 typedef void (*span_closed_fn)(const struct session *s, const struct span *sp, void *ctx);
 /* Reads the process's running counters (CUDA totals); a span gets what changed while it ran. */
-#define SESSION_NCOUNTERS 5
+#define SESSION_NCOUNTERS CIRRON_NCOUNTERS
 typedef bool (*counters_fn)(void *ctx, uint64_t out[SESSION_NCOUNTERS]);
 extern const char *const session_counter_names[SESSION_NCOUNTERS];
 
@@ -49,6 +50,12 @@ void session__free(struct session *s);
 struct span *session__open(struct session *s, struct span *parent, const char *name, long index,
 			   uint64_t start_ns);
 void session__close(struct session *s, struct span *sp, uint64_t end_ns, enum span_status st);
+/* The same for spans made after the fact: counters (SESSION_NCOUNTERS values) as they were
+ * at start_ns / end_ns; NULL reads them now. */
+struct span *session__open_at(struct session *s, struct span *parent, const char *name,
+			      long index, uint64_t start_ns, const uint64_t *counters);
+void session__close_at(struct session *s, struct span *sp, uint64_t end_ns, enum span_status st,
+		       const uint64_t *counters);
 /* Ends every open span, innermost first. At a detach (end_ns 0) they stay open; at the
  * target's exit they become incomplete, and the root ok only if exit_ok. */
 void session__end(struct session *s, uint64_t end_ns, bool exit_ok, const char *cause);

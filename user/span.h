@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "cirron.h"
 
 enum span_status { SPAN_OK, SPAN_OPEN, SPAN_INCOMPLETE };
 
@@ -23,7 +24,7 @@ struct span {
 	cJSON *marks;		/* array */
 	bool dirty;		/* changed since the last spool batch */
 	bool has_counters;
-	uint64_t counters_at_open[5];	/* SESSION_NCOUNTERS */
+	uint64_t counters_at_open[CIRRON_NCOUNTERS];
 	struct span *prev, *next;	/* the session's live list */
 };
 
@@ -32,8 +33,13 @@ void json__add_u64(cJSON *o, const char *key, uint64_t v);
 const char *span_status__name(enum span_status s);
 /* JSON of the spool format (schemas/spool-batch.schema.json). */
 cJSON *span__to_json(const struct span *s);
+#define SPAN_LINE_PREFIX "[cirron] "
 /* One stdout line: "[cirron] epoch[0] - 142us {epoch_loss=0.5234}". Returns buf. */
 const char *span__format_line(const struct span *s, char *buf, int size);
+/* "epoch[0]", or the bare name without an index. Returns buf. */
+const char *span__format_name(const struct span *s, char *buf, int size);
+/* An attribute value as the stdout line shows it: 12, 0.5234, text, true, {"a":1}. */
+void json__format_value(const cJSON *v, char *out, int size);
 /* Adds a mark, or counts it in attrs.marks_dropped past SPAN_MAX_MARKS. Takes mark. */
 void span__add_mark(struct span *s, cJSON *mark);
 

@@ -59,7 +59,7 @@ struct target {
 	size_t nkernels;
 	uint64_t events;
 	long cuda_count;	/* -1 until cudaGetDeviceCount is seen */
-	int cuda_fd;		/* the cuda_totals map, for per-span counter reads */
+	uint64_t event_counters[CIRRON_NCOUNTERS];	/* of the anchor event being handled */
 	int exit_status;	/* wait(2)-style, valid when exited */
 	bool exited;
 	struct target *next;

@@ -34,15 +34,17 @@ void torch_tree__init(struct torch_tree *t, struct session *s, long epoch_steps)
 	t->grad_enabled = true;
 }
 
-static void close_span(struct torch_tree *t, struct span **sp, uint64_t ts)
+/* counters: as they were at ts, for spans ended after the fact; NULL reads them now. */
+static void close_span(struct torch_tree *t, struct span **sp, uint64_t ts, const uint64_t *counters)
 {
 	if (*sp)
-		session__close(t->s, *sp, ts, SPAN_OK);
+		session__close_at(t->s, *sp, ts, SPAN_OK, counters);
 	*sp = NULL;
 }
 
 /* Scopes the user opened inside a step that is ending: end them with it, and say so. */
-static void close_scopes_under(struct torch_tree *t, const struct span *parent, uint64_t ts)
+static void close_scopes_under(struct torch_tree *t, const struct span *parent, uint64_t ts,
+			       const uint64_t *counters)
 {
 	for (int i = t->nscopes - 1; i >= 0; i--) {
 		struct span *sp = t->scopes[i].span;
@@ -50,44 +52,44 @@ static void close_scopes_under(struct torch_tree *t, const struct span *parent, 
 		if (!sp || sp->start_ns < parent->start_ns || sp->status != SPAN_OPEN)
 			continue;
 		cJSON_AddBoolToObject(sp->attrs, "truncated", true);
-		session__close(t->s, sp, ts, SPAN_OK);
+		session__close_at(t->s, sp, ts, SPAN_OK, counters);
 		t->scopes[i].span = NULL;
 	}
 }
 
-static void close_step(struct torch_tree *t, uint64_t ts)
+static void close_step(struct torch_tree *t, uint64_t ts, const uint64_t *counters)
 {
 	if (!t->step)
 		return;
-	close_scopes_under(t, t->step, ts);
-	close_span(t, &t->backward, ts);
-	close_span(t, &t->forward, ts);
-	close_span(t, &t->step, ts);
+	close_scopes_under(t, t->step, ts, counters);
+	close_span(t, &t->backward, ts, counters);
+	close_span(t, &t->forward, ts, counters);
+	close_span(t, &t->step, ts, counters);
 }
 
-static void close_epoch(struct torch_tree *t, uint64_t ts)
+static void close_epoch(struct torch_tree *t, uint64_t ts, const uint64_t *counters)
 {
-	close_step(t, ts);
+	close_step(t, ts, counters);
 	if (t->epoch)
-		close_scopes_under(t, t->epoch, ts);
-	close_span(t, &t->epoch, ts);
+		close_scopes_under(t, t->epoch, ts, counters);
+	close_span(t, &t->epoch, ts, counters);
 }
 
-static void open_epoch(struct torch_tree *t, uint64_t ts)
+static void open_epoch(struct torch_tree *t, uint64_t ts, const uint64_t *counters)
 {
-	close_epoch(t, ts);
-	t->epoch = session__open(t->s, NULL, "epoch", t->epoch_index++, ts);
+	close_epoch(t, ts, counters);
+	t->epoch = session__open_at(t->s, NULL, "epoch", t->epoch_index++, ts, counters);
 	t->steps_in_epoch = 0;
 	t->eval_since_train = false;
 	t->train_exhausted = false;
 }
 
-static void open_step(struct torch_tree *t, uint64_t ts)
+static void open_step(struct torch_tree *t, uint64_t ts, const uint64_t *counters)
 {
-	close_step(t, ts);
+	close_step(t, ts, counters);
 	if (!t->epoch || (!t->train_iter && t->steps_in_epoch >= t->epoch_steps))
-		open_epoch(t, ts);
-	t->step = session__open(t->s, t->epoch, "step", t->step_index++, ts);
+		open_epoch(t, ts, counters);
+	t->step = session__open_at(t->s, t->epoch, "step", t->step_index++, ts, counters);
 	t->steps_in_epoch++;
 	t->step_had_optimizer = false;
 }
@@ -113,6 +115,19 @@ static void set_mode(struct span *sp, const char *mode, const char *source)
 
 /* An inferred forward: the gap since the batch's data_load ended (or, in a loop without a
  * DataLoader, since the previous backward or optimizer step) and now. */
+/* Counters at a boundary where an inferred forward may begin (data_load, backward or
+ * optimizer step ending). */
+static void snapshot(struct torch_tree *t, uint64_t out[SESSION_NCOUNTERS])
+{
+	if (!t->s->counters || !t->s->counters(t->s->counters_ctx, out))
+		memset(out, 0, SESSION_NCOUNTERS * sizeof(out[0]));
+}
+
+static void mark_boundary(struct torch_tree *t)
+{
+	snapshot(t, t->boundary_counters);
+}
+
 static void infer_forward(struct torch_tree *t, uint64_t ts, bool train)
 {
 	struct span *parent = train ? t->step : t->epoch, *sp;
@@ -125,7 +140,8 @@ static void infer_forward(struct torch_tree *t, uint64_t ts, bool train)
 		return;
 	if (parent && start < parent->start_ns)
 		start = parent->start_ns;
-	sp = session__open(t->s, parent, "forward", -1, start);
+	/* It began at the boundary, not now: its counters start from there. */
+	sp = session__open_at(t->s, parent, "forward", -1, start, t->boundary_counters);
 	if (!sp)
 		return;
 	set_mode(sp, train ? "train" : "eval", "inferred_from_backward");
@@ -164,15 +180,16 @@ static void confirm_batch(struct torch_tree *t)
 		return;
 	t->pending = false;
 	if (take_new_epoch(t, t->pending_obj))
-		open_epoch(t, t->pending_start);
+		open_epoch(t, t->pending_start, t->pending_start_counters);
 	if (!t->step || t->step_had_optimizer)
-		open_step(t, t->pending_start);
+		open_step(t, t->pending_start, t->pending_start_counters);
 	t->eval_since_train = false;
-	sp = session__open(t->s, t->step, "data_load", -1, t->pending_start);
+	sp = session__open_at(t->s, t->step, "data_load", -1, t->pending_start,
+			      t->pending_start_counters);
 	if (sp && t->pending_end) {
 		cJSON_AddNumberToObject(sp->attrs, "data_load_ns",
 					(double)(t->pending_end - t->pending_start));
-		session__close(t->s, sp, t->pending_end, SPAN_OK);
+		session__close_at(t->s, sp, t->pending_end, SPAN_OK, t->pending_end_counters);
 	} else if (sc) {
 		sc->span = sp;	/* still loading: a scope inside __next__ confirmed it */
 		sc->kind = SK_DATA_TRAIN;
@@ -189,15 +206,16 @@ static void settle_unconfirmed(struct torch_tree *t)
 	t->pending = false;
 	t->last_data_end_ns = 0;
 	t->train_exhausted = true;
-	if (t->step && t->step_had_optimizer)
-		close_step(t, t->pending_start);	/* the loop's last step ended there */
-	sp = session__open(t->s, t->epoch, "data_load", -1, t->pending_start);
+	if (t->step && t->step_had_optimizer)	/* the loop's last step ended there */
+		close_step(t, t->pending_start, t->pending_start_counters);
+	sp = session__open_at(t->s, t->epoch, "data_load", -1, t->pending_start,
+			      t->pending_start_counters);
 	if (!sp)
 		return;
 	cJSON_AddBoolToObject(sp->attrs, "exhausted", true);
 	cJSON_AddNumberToObject(sp->attrs, "data_load_ns",
 				(double)(t->pending_end - t->pending_start));
-	session__close(t->s, sp, t->pending_end, SPAN_OK);
+	session__close_at(t->s, sp, t->pending_end, SPAN_OK, t->pending_end_counters);
 }
 
 static void push_scope(struct torch_tree *t, struct span *sp, int kind)
@@ -217,11 +235,12 @@ static void on_data_enter(struct torch_tree *t, const struct tree_event *ev)
 		t->pending_start = ev->ts_ns;
 		t->pending_end = 0;
 		t->pending_obj = ev->obj;
+		snapshot(t, t->pending_start_counters);
 		push_scope(t, NULL, SK_DATA_PENDING);
 		return;
 	}
 	if (t->step && t->step_had_optimizer)
-		close_step(t, ev->ts_ns);
+		close_step(t, ev->ts_ns, NULL);
 	t->eval_since_train = true;
 	sp = session__open(t->s, t->step ? t->step : t->epoch, "data_load", -1, ev->ts_ns);
 	push_scope(t, sp, SK_DATA_EVAL);
@@ -252,7 +271,7 @@ static void on_scope_enter(struct torch_tree *t, const struct tree_event *ev)
 	if (kind == SK_OPTIMIZER) {
 		infer_forward(t, ev->ts_ns, false);
 		if (!t->step)
-			open_step(t, ev->ts_ns);
+			open_step(t, ev->ts_ns, NULL);
 		t->step_had_optimizer = true;
 		t->optimizer_steps++;
 		sp = session__open(t->s, innermost(t), "optimizer_step", -1, ev->ts_ns);
@@ -276,6 +295,9 @@ static void on_scope_exit(struct torch_tree *t, const struct tree_event *ev)
 		if (t->pending && !t->pending_end)
 			t->pending_end = ev->ts_ns;
 		t->last_data_end_ns = ev->ts_ns;
+		mark_boundary(t);
+		memcpy(t->pending_end_counters, t->boundary_counters,
+		       sizeof(t->pending_end_counters));
 		return;
 	}
 	if (!sc.span || sc.span->status != SPAN_OPEN)
@@ -284,11 +306,13 @@ static void on_scope_exit(struct torch_tree *t, const struct tree_event *ev)
 		cJSON_AddNumberToObject(sc.span->attrs, "data_load_ns",
 					(double)(ev->ts_ns - sc.span->start_ns));
 		t->last_data_end_ns = ev->ts_ns;
+		mark_boundary(t);
 	}
 	session__close(t->s, sc.span, ev->ts_ns, SPAN_OK);
 	if (sc.kind == SK_OPTIMIZER || (sc.kind == SK_ZERO_GRAD && t->step_had_optimizer)) {
 		t->last_data_end_ns = 0;	/* what follows is not a forward of this batch */
 		t->last_boundary_ns = ev->ts_ns;
+		mark_boundary(t);
 	}
 }
 
@@ -299,14 +323,16 @@ static void on_backward(struct torch_tree *t, const struct tree_event *ev, bool 
 			session__close(t->s, t->backward, ev->ts_ns, SPAN_OK);
 			t->backward = NULL;
 			t->last_boundary_ns = ev->ts_ns;	/* accumulation: next forward */
+			mark_boundary(t);
 		}
 		return;
 	}
 	confirm_batch(t);
 	if (!t->step || t->step_had_optimizer)	/* a loop without DataLoader */
-		open_step(t, t->last_boundary_ns ? t->last_boundary_ns : ev->ts_ns);
+		open_step(t, t->last_boundary_ns ? t->last_boundary_ns : ev->ts_ns,
+			  t->last_boundary_ns ? t->boundary_counters : NULL);
 	infer_forward(t, ev->ts_ns, true);
-	close_span(t, &t->backward, ev->ts_ns);
+	close_span(t, &t->backward, ev->ts_ns, NULL);
 	t->backward = session__open(t->s, innermost(t), "backward", -1, ev->ts_ns);
 }
 
@@ -314,7 +340,7 @@ static void on_forward(struct torch_tree *t, const struct tree_event *ev, bool e
 {
 	t->forward_exact = true;
 	if (!enter) {
-		close_span(t, &t->forward, ev->ts_ns);
+		close_span(t, &t->forward, ev->ts_ns, NULL);
 		return;
 	}
 	if (t->forward)
@@ -374,5 +400,5 @@ void torch_tree__finish(struct torch_tree *t, bool clean_exit)
 	/* A clean exit ends the last step and epoch with the last thing seen: the loop ran
 	 * to completion. After a crash or a detach they stay as they are (open). */
 	if (clean_exit && t->last_ts_ns)
-		close_epoch(t, t->last_ts_ns);
+		close_epoch(t, t->last_ts_ns, NULL);
 }

@@ -55,8 +55,10 @@ struct torch_tree {
 	uint64_t train_iter;	/* iterator of the current training epoch (0: unknown) */
 	uint64_t last_data_end_ns;	/* end of the batch's data_load: a forward may start */
 	uint64_t last_boundary_ns;	/* end of the last backward / optimizer step */
+	uint64_t boundary_counters[SESSION_NCOUNTERS];	/* CUDA counters at that boundary */
 	bool pending;		/* a training __next__ not yet confirmed by a backward etc. */
 	uint64_t pending_start, pending_end, pending_obj;
+	uint64_t pending_start_counters[SESSION_NCOUNTERS], pending_end_counters[SESSION_NCOUNTERS];
 	struct tree_scope scopes[TREE_MAX_SCOPES];
 	int nscopes;
 	long optimizer_steps;

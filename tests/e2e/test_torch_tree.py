@@ -206,3 +206,27 @@ def test_attach_five_seconds_into_training(h, target):
     for st in full[1:]:     # the first may be partial (attached mid-step)
         assert len(children(s, st, "backward")) == 1
         assert len(children(s, st, "optimizer_step")) == 1
+
+
+def test_cuda_counters_land_on_their_spans(h, bpf):
+    """Real libcudart calls from the training loop (no GPU: they fail, their probes fire): a
+    4096-byte copy before each forward, a 1000-byte allocation after each backward. Host
+    only: the trixie root has no CUDA runtime."""
+    if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
+        unavailable("python3-torch is not installed")
+    s = trace(h, Target("host", [HOST_PYTHON, str(TRAIN)], 1, 11), "--epochs", "1", "--batches", "4", "--cuda-calls")
+    check_well_formed(s)
+    steps = named(s, "step")
+    assert len(steps) == 4
+    for st in steps:
+        assert st["attrs"].get("cuda.memcpy_bytes") == 4096, st["attrs"]
+        assert st["attrs"].get("cuda.malloc_bytes") == 1000, st["attrs"]
+        (fwd,) = children(s, st, "forward")
+        assert fwd["attrs"].get("cuda.memcpy_bytes") == 4096, fwd["attrs"]
+        assert "cuda.malloc_bytes" not in fwd["attrs"]
+        for name in ("data_load", "backward", "optimizer_step"):
+            (sp,) = children(s, st, name)
+            assert "cuda.memcpy_bytes" not in sp["attrs"], (name, sp["attrs"])
+            assert "cuda.malloc_bytes" not in sp["attrs"], (name, sp["attrs"])
+    a = s.root["attrs"]
+    assert a["cuda.memcpy_bytes_h2d"] == 4 * 4096 and a["cuda.malloc_calls"] == 4

@@ -29,6 +29,10 @@ ap.add_argument("--workers", type=int, default=0)
 ap.add_argument("--amp", action="store_true")
 ap.add_argument("--regions", action="store_true")
 ap.add_argument("--spin-seconds", type=float, default=0)
+ap.add_argument("--cuda-calls", action="store_true",
+                help="per batch: a 4096-byte cudaMemcpy before the forward and a 1000-byte "
+                     "cudaMalloc after the backward, through the real libcudart (they fail "
+                     "without a GPU; the observer counts them all the same)")
 args = ap.parse_args()
 
 torch.manual_seed(0)
@@ -53,7 +57,17 @@ def batches():
             yield x[i * args.batch_size:(i + 1) * args.batch_size], y[i * args.batch_size:(i + 1) * args.batch_size]
 
 
+cudart = None
+if args.cuda_calls:
+    import ctypes
+    cudart = ctypes.CDLL("/usr/local/cuda/lib64/libcudart.so.13")
+    host = ctypes.create_string_buffer(4096)
+    devptr = ctypes.c_void_p()
+
+
 def train_batch(i, xb, yb):
+    if cudart:
+        cudart.cudaMemcpy(host, host, ctypes.c_size_t(4096), 1)     # cudaMemcpyHostToDevice
     if args.amp:
         with torch.autocast("cpu", dtype=torch.bfloat16):
             out = model(xb)
@@ -66,6 +80,8 @@ def train_batch(i, xb, yb):
     else:
         loss = loss_fn(model(xb), yb)
     (loss / args.accumulate).backward()
+    if cudart:
+        cudart.cudaMalloc(ctypes.byref(devptr), ctypes.c_size_t(1000))
     if (i + 1) % args.accumulate == 0:
         opt.step()
         opt.zero_grad()
