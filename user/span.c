@@ -62,7 +62,7 @@ static int append(char *buf, int size, int off, const char *fmt, const char *a, 
 	return n < 0 ? off : off + n;
 }
 
-static void format_value(const cJSON *v, char *out, int size)
+void json__format_value(const cJSON *v, char *out, int size)
 {
 	if (cJSON_IsNumber(v)) {
 		double d = v->valuedouble;
@@ -85,25 +85,31 @@ static void format_value(const cJSON *v, char *out, int size)
 	}
 }
 
+const char *span__format_name(const struct span *s, char *buf, int size)
+{
+	if (s->index >= 0)
+		snprintf(buf, size, "%s[%ld]", s->name, s->index);
+	else
+		snprintf(buf, size, "%s", s->name);
+	return buf;
+}
+
 const char *span__format_line(const struct span *s, char *buf, int size)
 {
 	char name[192], dur[32], val[256];
 	const cJSON *a;
 	int off = 0, first = 1;
 
-	if (s->index >= 0)
-		snprintf(name, sizeof(name), "%s[%ld]", s->name, s->index);
-	else
-		snprintf(name, sizeof(name), "%s", s->name);
+	span__format_name(s, name, sizeof(name));
 	if (s->end_ns >= s->start_ns && s->end_ns)
 		clock__fmt_duration(s->end_ns - s->start_ns, dur, sizeof(dur));
 	else
 		snprintf(dur, sizeof(dur), "?");
-	off = append(buf, size, off, "[cirron] %s - %s", name, dur);
+	off = append(buf, size, off, SPAN_LINE_PREFIX "%s - %s", name, dur);
 	if (s->status != SPAN_OK)
 		off = append(buf, size, off, " (%s%s)", span_status__name(s->status), "");
 	cJSON_ArrayForEach(a, s->attrs) {
-		format_value(a, val, sizeof(val));
+		json__format_value(a, val, sizeof(val));
 		off = append(buf, size, off, first ? " {%s=%s" : ", %s=%s", a->string, val);
 		first = 0;
 	}
