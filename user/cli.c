@@ -21,6 +21,8 @@ const char *argp_program_bug_address = "<https://github.com/cirron/cirron-probe/
 	"  4  the target maps no library that probes/ knows\n" \
 	"  5  spool path cannot be created or written\n" \
 	"  6  the target exited while attaching\n" \
+	"  7  trace, health: corrupt or foreign files in the spool were skipped\n" \
+	"  8  trace, health: no spool to read (DIR/spool missing or unreadable)\n" \
 	"  64 usage error\n"
 
 static const char top_doc[] =
@@ -32,6 +34,8 @@ static const char top_doc[] =
 	"  attach -p PID        trace a running process\n"
 	"  run [OPTS] -- CMD... start CMD and trace it (and the processes it execs) from the start\n"
 	"  doctor -p PID        show what was found in the target and which probes resolve\n"
+	"  trace [DIR]          show the spans spooled under DIR (default ./.cirron)\n"
+	"  health [DIR]         show the observer's health (drops, probes, hits) per session\n"
 	"\n"
 	"Run 'cirron-probe COMMAND --help' for the options of a command.\n"
 	EXIT_CODES_DOC;
@@ -42,6 +46,12 @@ enum {
 	OPT_CUDA_DETAIL,
 	OPT_CACHE_DIR,
 	OPT_EPOCH_STEPS,
+	OPT_FORMAT,
+	OPT_NAME,
+	OPT_LAST,
+	OPT_SESSION,
+	OPT_RANK,
+	OPT_ALL,
 };
 
 static const struct argp_option trace_options[] = {
@@ -57,6 +67,26 @@ static const struct argp_option trace_options[] = {
 	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0,
 	  "Symbol cache (default: $XDG_CACHE_HOME or ~/.cache, /cirron-probe)", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages on stderr (twice for debug)", 0 },
+	{},
+};
+
+#define READ_OPTIONS \
+	{ "path", 'd', "DIR", 0, "Spool root, as DIR (default: ./.cirron)", 0 }, \
+	{ "session", OPT_SESSION, "ID", 0, "Only this session", 0 }, \
+	{ "rank", OPT_RANK, "N", 0, "Only sessions of this rank", 0 }
+
+static const struct argp_option read_options[] = {
+	READ_OPTIONS,
+	{ "format", OPT_FORMAT, "FMT", 0, "text (default), json (nested) or csv (one row per span)",
+	  0 },
+	{ "name", OPT_NAME, "NAME", 0, "Only spans of this name, one line each", 0 },
+	{ "last", OPT_LAST, "N", 0, "The N most recently ended spans, one line each", 0 },
+	{ "all", OPT_ALL, NULL, 0, "Show every span: no eliding of long runs of siblings", 0 },
+	{},
+};
+
+static const struct argp_option health_options[] = {
+	READ_OPTIONS,
 	{},
 };
 
@@ -107,6 +137,24 @@ usage_error(const struct argp_state *state, const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
+static long parse_count(const struct argp_state *state, const char *what, const char *arg,
+			long min)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min)
+		usage_error(state, "invalid %s: %s", what, arg);
+	return v;
+}
+
+static bool reads_spool(enum command cmd)
+{
+	return cmd == CMD_TRACE || cmd == CMD_HEALTH;
+}
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct options *o = state->input;
@@ -114,6 +162,31 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	long v;
 
 	switch (key) {
+	case OPT_FORMAT:
+		if (!strcmp(arg, "text"))
+			o->format = FORMAT_TEXT;
+		else if (!strcmp(arg, "json"))
+			o->format = FORMAT_JSON;
+		else if (!strcmp(arg, "csv"))
+			o->format = FORMAT_CSV;
+		else
+			usage_error(state, "invalid --format '%s': use text, json or csv", arg);
+		break;
+	case OPT_NAME:
+		o->name = arg;
+		break;
+	case OPT_LAST:
+		o->last = parse_count(state, "--last", arg, 1);
+		break;
+	case OPT_SESSION:
+		o->session = arg;
+		break;
+	case OPT_RANK:
+		o->rank = parse_count(state, "--rank", arg, 0);
+		break;
+	case OPT_ALL:
+		o->all = true;
+		break;
 	case 'p':
 		errno = 0;
 		v = strtol(arg, &end, 10);
@@ -143,11 +216,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->cuda_detail = true;
 		break;
 	case OPT_EPOCH_STEPS:
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno || *end || v <= 0)
-			usage_error(state, "invalid --epoch-steps: %s", arg);
-		o->epoch_steps = v;
+		o->epoch_steps = parse_count(state, "--epoch-steps", arg, 1);
 		break;
 	case OPT_CACHE_DIR:
 		o->cache_dir = arg;
@@ -156,6 +225,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->verbose++;
 		break;
 	case ARGP_KEY_ARG:
+		if (reads_spool(o->cmd) && state->arg_num == 0 && *arg) {
+			o->path = arg;	/* trace [DIR] */
+			break;
+		}
 		if (o->cmd != CMD_RUN)
 			usage_error(state, "unexpected argument: %s", arg);
 		o->run_argv = &state->argv[state->next - 1];
@@ -179,25 +252,35 @@ static const struct {
 	const char *name;
 	enum command cmd;
 	const char *doc;
+	const struct argp_option *options;
 } commands[] = {
 	{ "attach", CMD_ATTACH, "Trace a running process.\v"
-	  "Example: cirron-probe attach -p 4242 --output spool,stdout --duration 60" },
+	  "Example: cirron-probe attach -p 4242 --output spool,stdout --duration 60",
+	  trace_options },
 	{ "run", CMD_RUN, "Start a command and trace it from its start, with the processes it "
 	  "forks and execs (each traced process is its own session).\v"
-	  "Example: cirron-probe run --output stdout -- python3 train.py --epochs 2" },
+	  "Example: cirron-probe run --output stdout -- python3 train.py --epochs 2", trace_options },
 	{ "doctor", CMD_DOCTOR, "Show the target's libraries, which probe groups match, and which "
-	  "symbols resolve (and why not). Attaches nothing." },
+	  "symbols resolve (and why not). Attaches nothing.", trace_options },
+	{ "trace", CMD_TRACE, "Show the spans spooled under DIR (default ./.cirron): one tree per "
+	  "session, newest first; open and incomplete spans first as an 'open path'. Writes "
+	  "nothing.\v"
+	  "Examples: cirron-probe trace; cirron-probe trace --name step; "
+	  "cirron-probe trace --format csv > spans.csv", read_options },
+	{ "health", CMD_HEALTH, "Show each spooled session's observer health from its newest "
+	  "batch: ring buffer drops, events, probes attached and failed, uprobe hits, spool "
+	  "size, and hits per probe. Writes nothing.", health_options },
 };
 
 int cli__parse(int argc, char **argv, struct options *o)
 {
-	struct argp argp = { .options = trace_options, .parser = parse_opt };
+	struct argp argp = { .parser = parse_opt };
 	char prog[32], *cmd_arg;
 	size_t i;
 	int err;
 
 	*o = (struct options){ .sinks = SINK_SPOOL, .path = "./.cirron", .flush_interval_s = 1.0,
-				  .epoch_steps = 1000 };
+				  .epoch_steps = 1000, .rank = -1 };
 	if (argc < 2) {
 		fputs(top_doc, stderr);
 		return EXIT_USAGE;
@@ -215,7 +298,9 @@ int cli__parse(int argc, char **argv, struct options *o)
 			continue;
 		o->cmd = commands[i].cmd;
 		argp.doc = commands[i].doc;
-		argp.args_doc = o->cmd == CMD_RUN ? "-- CMD [ARGS...]" : NULL;
+		argp.options = commands[i].options;
+		argp.args_doc = o->cmd == CMD_RUN ? "-- CMD [ARGS...]" :
+				reads_spool(o->cmd) ? "[DIR]" : NULL;
 		/* argp names the program after the argv[0] it parses (our argv[1]): make that
 		 * "cirron-probe attach", so messages read "cirron-probe attach: ..." */
 		snprintf(prog, sizeof(prog), "cirron-probe %s", commands[i].name);

@@ -5,7 +5,8 @@
 
 #include <stdbool.h>
 
-enum command { CMD_NONE, CMD_ATTACH, CMD_RUN, CMD_DOCTOR };
+enum command { CMD_NONE, CMD_ATTACH, CMD_RUN, CMD_DOCTOR, CMD_TRACE, CMD_HEALTH };
+enum trace_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
 
 #define SINK_SPOOL	(1u << 0)
 #define SINK_STDOUT	(1u << 1)
@@ -22,6 +23,13 @@ struct options {
 	const char *cache_dir;		/* symbol cache; NULL picks a default */
 	char **run_argv;		/* CMD_RUN: the command */
 	int verbose;
+	/* trace and health: read the spool under path */
+	enum trace_format format;
+	const char *name;		/* only spans of this name */
+	long last;			/* 0, or the N most recently ended spans */
+	const char *session;		/* only this session id */
+	long rank;			/* -1, or only this rank */
+	bool all;			/* no eliding of long runs of siblings */
 };
 
 /* Fills opts from argv. Returns 0 to go on, -1 after printing --help or --version

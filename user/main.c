@@ -5,6 +5,7 @@
 #include "exit_codes.h"
 #include "log.h"
 #include "observer.h"
+#include "trace.h"
 
 int main(int argc, char **argv)
 {
@@ -22,6 +23,10 @@ int main(int argc, char **argv)
 		return observer__main(&opts);
 	case CMD_DOCTOR:
 		return doctor__main(&opts);
+	case CMD_TRACE:
+		return trace__main(&opts);
+	case CMD_HEALTH:
+		return health__main(&opts);
 	default:
 		return EXIT_USAGE;
 	}

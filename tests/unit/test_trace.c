@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+#include <errno.h>
+#include "exit_codes.h"
+#include "spool_reader.h"
+#include "trace.h"
+#include "unit.h"
+
+#define SID "vm-42-1000"
+#define HEAD(seq, final) "{\"format\":\"cirron-spool/1\",\"session_id\":\"" SID "\",\"pid\":42," \
+	"\"rank\":0,\"local_rank\":0,\"world_size\":1,\"host\":\"vm\",\"seq\":" #seq "," \
+	"\"written_ns\":1795423440200000000,\"final\":" #final ",\"health\":{\"events\":" #seq "},"
+#define ROOT_OPEN "{\"span_id\":1,\"parent_id\":null,\"name\":\"cirron.session\",\"index\":null," \
+	"\"start_ns\":1795423440000000000,\"end_ns\":null,\"status\":\"open\",\"attrs\":{}," \
+	"\"marks\":[]}"
+#define ROOT_OK "{\"span_id\":1,\"parent_id\":null,\"name\":\"cirron.session\",\"index\":null," \
+	"\"start_ns\":1795423440000000000,\"end_ns\":1795423441000000000," \
+	"\"duration_ns\":1000000000,\"status\":\"ok\",\"attrs\":{\"exit_code\":0},\"marks\":[]}"
+#define EPOCH "{\"span_id\":2,\"parent_id\":1,\"name\":\"epoch\",\"index\":0," \
+	"\"start_ns\":1795423440100000000,\"end_ns\":1795423440100142000,\"duration_ns\":142000," \
+	"\"status\":\"ok\",\"attrs\":{\"note\":\"a, \\\"b\\\"\"},\"marks\":[{\"name\":\"m\"," \
+	"\"ts_ns\":1795423440100000001}]}"
+
+static const char *batch0 = HEAD(0, false) "\"spans\":[" ROOT_OPEN "]}\n";
+static const char *batch1 = HEAD(1, true) "\"spans\":[" EPOCH "," ROOT_OK "]}\n";
+
+static char *print(const struct spool_view *v, const struct options *o)
+{
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!ASSERT_OK_PTR(f, "open_memstream"))
+		return NULL;
+	trace__print(f, v, o);
+	fclose(f);
+	return buf;
+}
+
+static struct options opts(void)
+{
+	return (struct options){ .path = ".", .rank = -1 };
+}
+
+static void check_merged(struct spool_view *v)
+{
+	struct rsession *s;
+
+	if (!ASSERT_EQ(v->nsessions, 1, "sessions"))
+		return;
+	s = v->sessions[0];
+	ASSERT_EQ(s->nspans, 2, "spans merged");
+	ASSERT_TRUE(s->final, "final");
+	ASSERT_EQ(s->last_seq, 1, "health from the newest batch");
+	if (!ASSERT_EQ(s->ntops, 1, "one root"))
+		return;
+	ASSERT_EQ(s->tops[0]->sp.status, SPAN_OK, "later batch wins");
+	ASSERT_U64_EQ(s->tops[0]->sp.end_ns - s->tops[0]->sp.start_ns, 1000000000, "duration");
+	ASSERT_EQ(s->tops[0]->nkids, 1, "epoch under the root");
+}
+
+/* The root is open in batch 0, ended in batch 1: batch 1 wins whatever the reading order. */
+static void merge_in_order(bool newest_first)
+{
+	struct spool_view v = {};
+	char why[256];
+
+	for (int i = 0; i < 2; i++) {
+		bool one = newest_first ? i == 0 : i == 1;
+
+		ASSERT_OK(spool_view__add_batch(&v, one ? SID ".00000001.json" : SID ".00000000.json",
+						one ? batch1 : batch0, why, sizeof(why)), why);
+	}
+	ASSERT_OK(spool_view__build(&v), "build");
+	check_merged(&v);
+	spool_view__free(&v);
+}
+
+static void merge_later_batch_wins(void)
+{
+	merge_in_order(false);
+}
+
+static void merge_out_of_order(void)
+{
+	merge_in_order(true);
+}
+
+static void text_tree(void)
+{
+	struct spool_view v = {};
+	struct options o = opts();
+	char why[256], *out;
+
+	spool_view__add_batch(&v, SID ".00000000.json", batch0, why, sizeof(why));
+	spool_view__add_batch(&v, SID ".00000001.json", batch1, why, sizeof(why));
+	spool_view__build(&v);
+	out = print(&v, &o);
+	ASSERT_HAS_SUBSTR(out, "\ncirron.session - 1.00s {exit_code=0}\n"
+			  "  epoch[0] - 142us {note=a, \"b\"} (1 marks)\n", "tree");
+	ASSERT_FALSE(out && strstr(out, "open path:"), "no open path when all ended");
+	free(out);
+	o.name = "epoch";
+	out = print(&v, &o);
+	ASSERT_STREQ(out, "[cirron] epoch[0] - 142us {note=a, \"b\"}\n", "--name");
+	free(out);
+	spool_view__free(&v);
+}
+
+static void open_path_first(void)
+{
+	struct spool_view v = {};
+	struct options o = opts();
+	char why[256], *out;
+
+	spool_view__add_batch(&v, SID ".00000000.json", batch0, why, sizeof(why));
+	spool_view__build(&v);
+	out = print(&v, &o);
+	ASSERT_HAS_SUBSTR(out, "no final batch", "header");
+	ASSERT_HAS_SUBSTR(out, "open path:\n  cirron.session (open) since 2026-", "open path");
+	ASSERT_HAS_SUBSTR(out, " UTC (200.0ms)\ncirron.session - ? (open)\n", "then the tree");
+	free(out);
+	spool_view__free(&v);
+}
+
+static void elide_long_runs(void)
+{
+	struct spool_view v = {};
+	struct options o = opts();
+	char why[256], *out, *text = NULL;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!ASSERT_OK_PTR(f, "open_memstream"))
+		return;
+	fputs(HEAD(0, true) "\"spans\":[" ROOT_OK, f);
+	for (int i = 0; i < 30; i++)
+		fprintf(f, ",{\"span_id\":%d,\"parent_id\":1,\"name\":\"step\",\"index\":%d,"
+			"\"start_ns\":%d,\"end_ns\":%d,\"duration_ns\":1,\"status\":\"ok\","
+			"\"attrs\":{},\"marks\":[]}", i + 10, i, 1000 + i, 1001 + i);
+	fputs("]}\n", f);
+	fclose(f);
+	ASSERT_OK(spool_view__add_batch(&v, SID ".00000000.json", text, why, sizeof(why)), why);
+	spool_view__build(&v);
+	out = print(&v, &o);
+	ASSERT_HAS_SUBSTR(out, "  step[2] - 1ns\n  ... 25 more step spans ...\n  step[28] - 1ns\n"
+			  "  step[29] - 1ns\n", "elided");
+	free(out);
+	o.all = true;
+	out = print(&v, &o);
+	ASSERT_HAS_SUBSTR(out, "  step[15] - 1ns\n", "--all");
+	free(out);
+	o.last = 2;
+	out = print(&v, &o);
+	ASSERT_STREQ(out, "[cirron] step[29] - 1ns\n[cirron] cirron.session - 1.00s {exit_code=0}\n",
+		     "--last by end time");
+	free(out);
+	free(text);
+	spool_view__free(&v);
+}
+
+static void csv_quoting(void)
+{
+	struct spool_view v = {};
+	struct options o = opts();
+	char why[256], *out;
+
+	o.format = FORMAT_CSV;
+	spool_view__add_batch(&v, SID ".00000001.json", batch1, why, sizeof(why));
+	spool_view__build(&v);
+	out = print(&v, &o);
+	ASSERT_HAS_SUBSTR(out, "session_id,span_id,parent_id,name,index,rank,start_ns,end_ns,"
+			  "duration_ns,status,attrs\n", "header");
+	ASSERT_HAS_SUBSTR(out, ",142000,ok,\"note=a, \"\"b\"\"\"\n", "quoted attrs");
+	ASSERT_HAS_SUBSTR(out, SID ",1,,cirron.session,,0,", "null parent and index empty");
+	free(out);
+	spool_view__free(&v);
+}
+
+static void json_nested(void)
+{
+	struct spool_view v = {};
+	struct options o = opts();
+	char why[256], *out;
+	cJSON *j;
+
+	o.format = FORMAT_JSON;
+	spool_view__add_batch(&v, SID ".00000001.json", batch1, why, sizeof(why));
+	spool_view__build(&v);
+	out = print(&v, &o);
+	j = cJSON_Parse(out);
+	if (ASSERT_OK_PTR(j, "valid JSON")) {
+		const cJSON *root = cJSON_GetArrayItem(cJSON_GetObjectItem(
+			cJSON_GetArrayItem(j, 0), "spans"), 0);
+		const cJSON *kid = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "children"), 0);
+
+		ASSERT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(kid, "name")), "epoch",
+			     "child");
+	}
+	cJSON_Delete(j);
+	free(out);
+	spool_view__free(&v);
+}
+
+static void corrupt_inputs(void)
+{
+	static const struct {
+		const char *name, *text, *why;
+	} cases[] = {
+		{ SID ".00000000.json", "", "empty file" },
+		{ SID ".00000000.json", "{\"format\":\"cirron-spool/1\",\"spa", "not valid JSON" },
+		{ SID ".00000000.json", "[1,2]\n", "not a JSON object" },
+		{ SID ".00000000.json", "{\"format\":\"other/2\"}", "format is 'other/2'" },
+		{ SID ".00000000.json", HEAD(0, true) "\"spans\":{}}", "'spans'" },
+		{ SID ".00000000.json", HEAD(0, true) "\"spans\":[{\"span_id\":1}]}",
+		  "span 0: missing or invalid 'parent_id'" },
+		{ SID ".00000000.json", HEAD(0, true) "\"spans\":[" ROOT_OK ",{\"span_id\":2,"
+		  "\"parent_id\":1,\"index\":null,\"start_ns\":1,\"end_ns\":null,\"status\":\"open\","
+		  "\"attrs\":{},\"marks\":[]}]}", "span 1: missing or invalid 'name'" },
+		{ SID ".00000005.json", HEAD(0, true) "\"spans\":[]}", "differs from the file name" },
+		{ "notes.txt", "hello", "not a batch name" },
+		{ SID ".00000000.json", HEAD(0, true) "\"spans\":[]} x", "text after" },
+	};
+	struct spool_view v = {};
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		why[0] = 0;
+		ASSERT_EQ(spool_view__add_batch(&v, cases[i].name, cases[i].text, why,
+						sizeof(why)), -EINVAL, cases[i].why);
+		ASSERT_HAS_SUBSTR(why, cases[i].why, "reason");
+	}
+	ASSERT_EQ(v.nsessions, 0, "nothing merged");
+	spool_view__free(&v);
+}
+
+static void load_dir_skips(void)
+{
+	char dir[256], path[512];
+	struct spool_view v = {};
+
+	if (!unit__mkdtemp(dir, sizeof(dir)))
+		return;
+	snprintf(path, sizeof(path), "%s/" SID ".00000000.json", dir);
+	unit__write_file(path, batch0, strlen(batch0));
+	snprintf(path, sizeof(path), "%s/" SID ".00000001.json", dir);
+	unit__write_file(path, batch1, 20);	/* truncated */
+	snprintf(path, sizeof(path), "%s/." SID ".00000002.tmp", dir);
+	unit__write_file(path, "{", 1);		/* in progress: silent */
+	ASSERT_OK(spool_view__load_dir(&v, dir), "load");
+	ASSERT_EQ(v.skipped, 1, "skipped");
+	ASSERT_EQ(v.nsessions, 1, "the rest is read");
+	spool_view__free(&v);
+	snprintf(path, sizeof(path), "%s/none", dir);
+	ASSERT_EQ(spool_view__load_dir(&v, path), -ENOENT, "missing dir");
+	spool_view__free(&v);
+	unit__rm_rf(dir);
+}
+
+int main(void)
+{
+	RUN_TEST(merge_later_batch_wins);
+	RUN_TEST(merge_out_of_order);
+	RUN_TEST(text_tree);
+	RUN_TEST(open_path_first);
+	RUN_TEST(elide_long_runs);
+	RUN_TEST(csv_quoting);
+	RUN_TEST(json_nested);
+	RUN_TEST(corrupt_inputs);
+	RUN_TEST(load_dir_skips);
+	return unit__done();
+}

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "clock.h"
+#include "exit_codes.h"
+#include "log.h"
+#include "trace.h"
+
+int trace__load(const struct options *o, struct spool_view *v)
+{
+	char *dir;
+	int err;
+
+	if (asprintf(&dir, "%s/spool", o->path) < 0)
+		return EXIT_FAILURE_RUNTIME;
+	err = spool_view__load_dir(v, dir);
+	if (err == -ENOMEM || (!err && spool_view__build(v))) {
+		elog("out of memory reading %s", dir);
+		free(dir);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	if (err)
+		elog("no spool to read at %s: %s", dir, strerror(-err));
+	else if (!v->nsessions)
+		elog("no sessions in %s", dir);
+	free(dir);
+	return err ? EXIT_NO_SPOOL : 0;
+}
+
+bool trace__wanted(const struct options *o, const struct rsession *s)
+{
+	return (!o->session || !strcmp(o->session, s->id)) && (o->rank < 0 || o->rank == s->rank);
+}
+
+void trace__print_header(FILE *f, const struct rsession *s)
+{
+	fprintf(f, "session %s: host %s, pid %ld, rank %ld (local %ld, world %ld), %s\n", s->id,
+		s->host, s->pid, s->rank, s->local_rank, s->world_size,
+		s->final ? "final" : "no final batch (still running, or the observer died)");
+}
+
+/* A span as the stdout sink prints it; in the tree without the prefix, indented. */
+static void print_line(FILE *f, const struct rspan *r, int depth)
+{
+	char line[4096];
+	int marks = cJSON_GetArraySize(r->sp.marks);
+
+	span__format_line(&r->sp, line, sizeof(line));
+	if (depth < 0) {
+		fputs(line, f);
+	} else {
+		fprintf(f, "%*s%s", depth * 2, "", line + strlen(SPAN_LINE_PREFIX));
+		if (marks)
+			fprintf(f, " (%d marks)", marks);
+	}
+	fputc('\n', f);
+}
+
+static void print_tree(FILE *f, const struct rspan *r, int depth, bool all)
+{
+	size_t i, j, k;
+
+	print_line(f, r, depth);
+	if (depth >= TRACE_MAX_DEPTH) {
+		if (r->nkids)
+			fprintf(f, "%*s... deeper spans not shown ...\n", depth * 2 + 2, "");
+		return;
+	}
+	for (i = 0; i < r->nkids; i = j) {
+		const char *name = r->kids[i]->sp.name;
+
+		for (j = i + 1; j < r->nkids && !strcmp(r->kids[j]->sp.name, name); j++)
+			;
+		/* 100k steps stay readable: the first 3 and the last 2 of a long run */
+		for (k = i; k < j; k++) {
+			if (!all && j - i > TRACE_ELIDE_RUN && k == i + 3) {
+				fprintf(f, "%*s... %zu more %s spans ...\n", depth * 2 + 2, "",
+					j - i - 5, name);
+				k = j - 3;
+				continue;
+			}
+			print_tree(f, r->kids[k], depth + 1, all);
+		}
+	}
+}
+
+static int depth_of(const struct rspan *r)
+{
+	int d = 0;
+
+	for (; r->parent && d < TRACE_MAX_DEPTH; r = r->parent)
+		d++;
+	return d;
+}
+
+/* Postmortem: root -> the innermost open or incomplete span, each with its start and how
+ * long it had run (to its end, or to the session's last batch while still open). */
+static void print_open_path(FILE *f, const struct rsession *s)
+{
+	const struct rspan *inner = NULL, *chain[TRACE_MAX_DEPTH + 1];
+	int best = -1, n = 0;
+	char name[192], dur[32], when[64];
+
+	for (size_t i = 0; i < s->nspans; i++) {
+		const struct rspan *r = s->spans[i];
+		int d;
+
+		if (r->sp.status == SPAN_OK)
+			continue;
+		d = depth_of(r);
+		if (!inner || d > best || (d == best && r->sp.start_ns > inner->sp.start_ns)) {
+			best = d;
+			inner = r;
+		}
+	}
+	if (!inner)
+		return;
+	for (; inner && n <= TRACE_MAX_DEPTH; inner = inner->parent)
+		chain[n++] = inner;
+	fputs("open path:\n", f);
+	for (int i = n - 1, depth = 1; i >= 0; i--, depth++) {
+		const struct span *sp = &chain[i]->sp;
+		uint64_t until = sp->end_ns ? sp->end_ns : s->written_ns;
+		time_t t = (time_t)(sp->start_ns / 1000000000u);
+		struct tm tm;
+
+		gmtime_r(&t, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		clock__fmt_duration(until > sp->start_ns ? until - sp->start_ns : 0, dur,
+				    sizeof(dur));
+		fprintf(f, "%*s%s (%s) since %s.%03u UTC (%s)\n", depth * 2, "",
+			span__format_name(sp, name, sizeof(name)), span_status__name(sp->status),
+			when, (unsigned int)(sp->start_ns / 1000000u % 1000u), dur);
+	}
+}
+
+static void print_text_session(FILE *f, const struct rsession *s, bool all)
+{
+	trace__print_header(f, s);
+	print_open_path(f, s);
+	for (size_t i = 0; i < s->ntops; i++)
+		print_tree(f, s->tops[i], 0, all);
+}
+
+struct pick {
+	const struct rsession *s;
+	const struct rspan *r;
+};
+
+struct picks {
+	struct pick *a;
+	size_t n, cap;
+	const char *name;
+	bool ended;	/* --last: only spans with an end */
+};
+
+static void pick_walk(struct picks *p, const struct rsession *s, const struct rspan *r,
+		      int depth)
+{
+	if ((!p->name || !strcmp(p->name, r->sp.name)) && (!p->ended || r->sp.end_ns)) {
+		if (p->n == p->cap) {
+			size_t cap = p->cap ? p->cap * 2 : 256;
+			struct pick *a = realloc(p->a, cap * sizeof(*a));
+
+			if (!a)
+				return;	/* shows less rather than nothing */
+			p->a = a;
+			p->cap = cap;
+		}
+		p->a[p->n++] = (struct pick){ s, r };
+	}
+	for (size_t i = 0; i < r->nkids && depth < TRACE_MAX_DEPTH; i++)
+		pick_walk(p, s, r->kids[i], depth + 1);
+}
+
+static int by_end(const void *a, const void *b)
+{
+	const struct span *x = &((const struct pick *)a)->r->sp;
+	const struct span *y = &((const struct pick *)b)->r->sp;
+
+	if (x->end_ns != y->end_ns)
+		return x->end_ns < y->end_ns ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void print_json_array_item(FILE *f, cJSON *o, bool *first)
+{
+	char *text = cJSON_PrintUnformatted(o);
+
+	fprintf(f, "%s%s", *first ? "" : ",\n", text ? text : "null");
+	*first = false;
+	cJSON_free(text);
+	cJSON_Delete(o);
+}
+
+/* --name / --last: the chosen spans, flat, in the stdout sink's line format. */
+static void print_flat(FILE *f, const struct spool_view *v, const struct options *o)
+{
+	struct picks p = { .name = o->name, .ended = o->last > 0 };
+	size_t from = 0;
+	bool first = true;
+
+	for (size_t i = 0; i < v->nsessions; i++)
+		if (trace__wanted(o, v->sessions[i]))
+			for (size_t j = 0; j < v->sessions[i]->ntops; j++)
+				pick_walk(&p, v->sessions[i], v->sessions[i]->tops[j], 0);
+	if (o->last && p.n) {
+		qsort(p.a, p.n, sizeof(*p.a), by_end);
+		if (p.n > (size_t)o->last)
+			from = p.n - (size_t)o->last;
+	}
+	if (o->format == FORMAT_JSON)
+		fputc('[', f);
+	if (o->format == FORMAT_CSV)
+		export__csv_header(f);
+	for (size_t i = from; i < p.n; i++) {
+		if (o->format == FORMAT_TEXT)
+			print_line(f, p.a[i].r, -1);
+		else if (o->format == FORMAT_CSV)
+			export__csv_row(f, p.a[i].s, p.a[i].r);
+		else
+			print_json_array_item(f, export__span_json(p.a[i].s, p.a[i].r, 0), &first);
+	}
+	if (o->format == FORMAT_JSON)
+		fputs("]\n", f);
+	free(p.a);
+}
+
+static void csv_walk(FILE *f, const struct rsession *s, const struct rspan *r, int depth)
+{
+	export__csv_row(f, s, r);
+	for (size_t i = 0; i < r->nkids && depth < TRACE_MAX_DEPTH; i++)
+		csv_walk(f, s, r->kids[i], depth + 1);
+}
+
+void trace__print(FILE *f, const struct spool_view *v, const struct options *o)
+{
+	bool first = true;
+
+	if (o->name || o->last) {
+		print_flat(f, v, o);
+		return;
+	}
+	if (o->format == FORMAT_JSON)
+		fputc('[', f);
+	if (o->format == FORMAT_CSV)
+		export__csv_header(f);
+	for (size_t i = 0; i < v->nsessions; i++) {
+		const struct rsession *s = v->sessions[i];
+
+		if (!trace__wanted(o, s))
+			continue;
+		if (o->format == FORMAT_JSON) {
+			/* one session in memory at a time, however long the run */
+			print_json_array_item(f, export__session_json(s), &first);
+		} else if (o->format == FORMAT_CSV) {
+			for (size_t j = 0; j < s->ntops; j++)
+				csv_walk(f, s, s->tops[j], 0);
+		} else {
+			if (!first)
+				fputc('\n', f);
+			first = false;
+			print_text_session(f, s, o->all);
+		}
+	}
+	if (o->format == FORMAT_JSON)
+		fputs("]\n", f);
+}
+
+int trace__main(const struct options *o)
+{
+	struct spool_view v = {};
+	int err = trace__load(o, &v);
+
+	if (!err) {
+		trace__print(stdout, &v, o);
+		if (v.skipped)
+			err = EXIT_CORRUPT_INPUT;
+	}
+	spool_view__free(&v);
+	return err;
+}
