@@ -18,3 +18,7 @@ echo "== 2. an unmodified PyTorch training script (examples/train_mlp.py), trace
 echo
 echo "== spool batches written under $OUT/spool:"
 ls "$OUT/spool" | head -20
+
+echo
+echo "== read back from the spool: cirron-probe trace $OUT"
+./cirron-probe trace "$OUT"
