@@ -51,13 +51,20 @@ declare -A t
 for r in $(seq "$ROUNDS"); do
 	t[none]+="$(step_ms "${CNN[@]}") "
 	t[cirron-probe]+="$(step_ms ./cirron-probe run --output none -- "${CNN[@]}") "
+	t[cirron-probe-pyframes]+="$(step_ms ./cirron-probe run --output none --python-frames always -- "${CNN[@]}") "
 	t[torch.profiler]+="$(step_ms "${CNN[@]}" --profiler) "
 	t[sys.setprofile]+="$(step_ms "${CNN[@]}" --setprofile) "
 done
-hits=$(./cirron-probe run --path /tmp/cirron-bench -- "${CNN[@]}" >/dev/null 2>&1;
-	/usr/bin/python3 -c 'import json,glob,sys
+hits_per_step() {
+	rm -rf /tmp/cirron-bench
+	./cirron-probe run --path /tmp/cirron-bench "$@" -- "${CNN[@]}" >/dev/null 2>&1
+	/usr/bin/python3 -c 'import json,glob
 f=sorted(glob.glob("/tmp/cirron-bench/spool/*.json"))[-1]; h=json.load(open(f))["health"]
-print("%.1f" % h.get("uprobe_hits_per_step", 0))'; rm -rf /tmp/cirron-bench)
+print("%.1f" % h.get("uprobe_hits_per_step", 0))'
+	rm -rf /tmp/cirron-bench
+}
+hits=$(hits_per_step)
+hits_py=$(hits_per_step --python-frames always)
 base=$(echo ${t[none]} | tr ' ' '\n' | median)
 {
 	echo
@@ -65,11 +72,12 @@ base=$(echo ${t[none]} | tr ' ' '\n' | median)
 	echo
 	echo "Run with MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=268435456"
 	echo "(glibc otherwise returns tensor buffers to the kernel and steps turn bimodal)."
-	echo "cirron-probe: $hits uprobe hits per step (health.uprobe_hits_per_step, including start-up)."
+	echo "uprobe hits per step (health.uprobe_hits_per_step, including start-up): cirron-probe"
+	echo "$hits (--python-frames off, the default), $hits_py (--python-frames always)."
 	echo
 	echo "| observer | median step (ms) | ratio to none | rounds (ms) |"
 	echo "|---|---|---|---|"
-	for m in none cirron-probe torch.profiler sys.setprofile; do
+	for m in none cirron-probe cirron-probe-pyframes torch.profiler sys.setprofile; do
 		med=$(echo ${t[$m]} | tr ' ' '\n' | median)
 		echo "| $m | $med | $(awk -v a="$med" -v b="$base" 'BEGIN {printf "%.3f", a/b}') | ${t[$m]}|"
 	done

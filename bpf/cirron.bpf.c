@@ -313,7 +313,7 @@ int handle_entry(struct pt_regs *ctx)
 	if (spec->action == ACT_EMIT || (spec->flags & PROBE_F_DETAIL))
 		emit(EV_CALL, id, spec, args, 0, 0);
 
-	if (spec->flags & PROBE_F_RETURN) {
+	if ((spec->flags & PROBE_F_RETURN) && !(spec->flags & PROBE_F_NESTED)) {
 		struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .probe_id = id };
 		struct call_state st = { .ts_ns = bpf_ktime_get_ns() };
 
@@ -337,6 +337,13 @@ int handle_return(struct pt_regs *ctx)
 
 	count(&hits, 2 * id + 1);
 	spec = bpf_map_lookup_elem(&probe_specs, &id);
+	if (spec && (spec->flags & PROBE_F_NESTED)) {
+		__u64 none[CIRRON_NARGS] = {};
+
+		if (armed(tgid))
+			emit(EV_RETURN, id, spec, none, ret, 0);
+		return 0;
+	}
 	st = bpf_map_lookup_elem(&calls, &key);
 	if (!spec || !st)
 		return 0;

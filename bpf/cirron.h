@@ -49,6 +49,8 @@ enum arg_deref {
 #define PROBE_F_RETURN		(1u << 0)	/* a return probe is attached too */
 #define PROBE_F_DETAIL		(1u << 1)	/* send one event per call (detail mode) */
 #define PROBE_F_STOP_ON_LOAD	(1u << 2)	/* ACT_DL_STATE: stop the target until the loader resumes it */
+#define PROBE_F_NESTED		(1u << 3)	/* ACT_EMIT that recurses (module calls): every
+						 * return is sent, the loader pairs them LIFO */
 
 struct probe_spec {
 	__u32 action;		/* enum probe_action */

@@ -71,6 +71,8 @@ static int attach_one(struct observer *o, struct target *t, struct probe_result 
 	memcpy(spec.arg_deref, d->arg_deref, sizeof(spec.arg_deref));
 	if (d->ret)
 		spec.flags |= PROBE_F_RETURN;
+	if (d->nested)
+		spec.flags |= PROBE_F_NESTED;
 	if (o->opts->cuda_detail && cuda_action(d->action))
 		spec.flags |= PROBE_F_DETAIL;
 	if (t->stop_on_load && d->action == ACT_DL_STATE)
@@ -149,6 +151,10 @@ static int attach_group(struct observer *o, struct target *t, size_t fi,
 		r->group = g;
 		r->def = d;
 		r->file = fi;
+		if (d->python_tier && o->opts->python_frames == PYF_OFF) {
+			r->err = -ENOENT;	/* not asked for: reported like an absent probe */
+			continue;
+		}
 		if (d->build_id) {	/* a static function of one known build */
 			if (!build_id_ok)
 				build_id_ok = elf_syms__build_id(f->host_path, build_id,

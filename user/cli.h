@@ -11,6 +11,8 @@ enum trace_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
 #define SINK_SPOOL	(1u << 0)
 #define SINK_STDOUT	(1u << 1)
 
+enum python_frames { PYF_OFF, PYF_ALWAYS };
+
 struct options {
 	enum command cmd;
 	int pid;
@@ -20,6 +22,7 @@ struct options {
 	double duration_s;		/* 0: until the target exits or a signal */
 	bool cuda_detail;		/* one event per CUDA call */
 	long epoch_steps;		/* fallback epoch length in optimizer steps */
+	enum python_frames python_frames;	/* exact forward spans from CPython calls */
 	const char *cache_dir;		/* symbol cache; NULL picks a default */
 	char **run_argv;		/* CMD_RUN: the command */
 	int verbose;

@@ -133,6 +133,29 @@ static bool read_cuda_counters(void *ctx, uint64_t out[SESSION_NCOUNTERS])
 	return true;
 }
 
+/* The groups attached so far and what they say about the device; libraries keep arriving
+ * (dlopen) after the session starts. */
+static void update_library_attrs(struct target *t)
+{
+	cJSON *a = t->session->root->attrs, *libs = cJSON_CreateArray();
+
+	for (size_t i = 0; i < t->nprobes; i++) {
+		const struct probe_result *r = &t->probes[i];
+		bool seen = false;
+
+		if (!r->id || r->def->action == ACT_DL_STATE)
+			continue;
+		for (size_t j = 0; j < i; j++)
+			seen |= t->probes[j].id && t->probes[j].group == r->group;
+		if (!seen)
+			cJSON_AddItemToArray(libs, cJSON_CreateString(r->group->name));
+	}
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "libraries", libs))
+		cJSON_AddItemToObject(a, "libraries", libs);
+	set_device_attrs(t);
+	session__touch_root(t->session);
+}
+
 /* start_ns: when attaching began; events from probes attached early may precede the end. */
 static int start_session(struct observer *o, struct target *t, uint64_t start_ns)
 {
@@ -145,7 +168,7 @@ static int start_session(struct observer *o, struct target *t, uint64_t start_ns
 		.host = o->host,
 	};
 	char comm[64] = "";
-	cJSON *a, *libs;
+	cJSON *a;
 
 	t->session = session__new(&ids, start_ns);
 	if (!t->session)
@@ -162,19 +185,7 @@ static int start_session(struct observer *o, struct target *t, uint64_t start_ns
 	cJSON_AddStringToObject(a, "host", o->host);
 	cJSON_AddStringToObject(a, "comm", comm);
 	cJSON_AddBoolToObject(a, "attached_mid_run", o->opts->cmd == CMD_ATTACH);
-	set_device_attrs(t);
-	libs = cJSON_AddArrayToObject(a, "libraries");
-	for (size_t i = 0; i < t->nprobes; i++) {
-		const struct probe_result *r = &t->probes[i];
-		bool seen = false;
-
-		if (!r->id || r->def->action == ACT_DL_STATE)
-			continue;
-		for (size_t j = 0; j < i; j++)
-			seen |= t->probes[j].id && t->probes[j].group == r->group;
-		if (!seen)
-			cJSON_AddItemToArray(libs, cJSON_CreateString(r->group->name));
-	}
+	update_library_attrs(t);
 	torch_tree__init(&t->tree, t->session, o->opts->epoch_steps);
 	versions__detect(o, t);
 	t->session->counters = read_cuda_counters;	/* per-span CUDA deltas */
@@ -387,8 +398,10 @@ static void scan_target(struct observer *o, struct target *t)
 		wlog("pid %d: scanning for libraries failed: %s", t->pid, strerror(-n));
 	if (n > 0 && !t->session && target__has_signal_source(t) && start_session(o, t, start_ns))
 		elog("pid %d: out of memory starting a session", t->pid);
-	else if (n > 0)
+	else if (n > 0 && t->session) {
 		versions__detect(o, t);
+		update_library_attrs(t);
+	}
 	if (n > 0)
 		arm(o, t);
 }
@@ -486,6 +499,42 @@ static void on_cuda_detail(struct observer *o, struct target *t, const struct pr
 	span__add_mark(t->session->root, m);
 }
 
+/* CPython slot_tp_call entry/return on the training thread: the outermost call of a torch
+ * Module (not a loss) is the forward. Returns true when te holds a tree input. */
+static bool py_call_to_tree(struct target *t, const struct event *e, bool entry,
+			    struct tree_event *te)
+{
+	struct py_calls *pc = &t->py_calls;
+	const struct py_type *type;
+	bool module;
+
+	if (!pc->tid)
+		pc->tid = e->tid;
+	if (e->tid != pc->tid)
+		return false;
+	if (!entry) {
+		if (!pc->depth)
+			return false;	/* a call that began before we attached */
+		pc->depth--;
+		module = pc->depth < 256 && pc->is_module[pc->depth];
+		if (!module || --pc->module_depth)
+			return false;
+		te->kind = TI_FORWARD_EXIT;
+		return true;
+	}
+	type = py_types__classify(&t->py_types, t->pid, e->args[0]);
+	module = type && type->kind == PYK_MODULE;
+	if (pc->depth < 256)
+		pc->is_module[pc->depth] = module;
+	pc->depth++;
+	if (!module || pc->module_depth++)
+		return false;
+	te->kind = TI_FORWARD_ENTER;
+	te->name = type->name;
+	te->value = -1;	/* module.training is not read yet: the mode comes from grad mode */
+	return true;
+}
+
 /* A torch anchor: translate it into an input of the training-structure tree. */
 static void on_anchor(struct observer *o, struct target *t, const struct probe_result *r,
 		      const struct event *e)
@@ -528,6 +577,10 @@ static void on_anchor(struct observer *o, struct target *t, const struct probe_r
 			session__touch_root(t->session);
 		}
 		return;
+	case MEAN_PY_CALL:
+		if (!py_call_to_tree(t, e, entry, &te))
+			return;
+		break;
 	default:
 		return;
 	}

@@ -31,6 +31,7 @@ static const char *const meaning_names[MEAN__COUNT] = {
 	[MEAN_GRAD_MODE] = "grad_mode",
 	[MEAN_AUTOCAST] = "autocast",
 	[MEAN_GRAD_SCALER] = "grad_scaler",
+	[MEAN_PY_CALL] = "py_call",
 };
 
 const char *probe_meaning__name(enum probe_meaning m)
@@ -130,13 +131,15 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 
 		if (m < 0) {
 			elog("%s: %s: unknown meaning (want scope, scope_enter, scope_exit, "
-			     "backward, grad_mode, autocast or grad_scaler)", origin, d->symbol);
+			     "backward, grad_mode, autocast, grad_scaler or py_call)", origin, d->symbol);
 			return -EINVAL;
 		}
 		d->meaning = m;
 	}
 	d->ret = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "return"));
 	d->optional = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "optional"));
+	d->nested = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "nested"));
+	d->python_tier = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "python_tier"));
 	d->aux_symbol = dup_string(p, "aux_symbol");
 	d->build_id = dup_string(p, "build_id");
 	if (d->build_id) {

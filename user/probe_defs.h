@@ -19,6 +19,7 @@ enum probe_meaning {
 	MEAN_GRAD_MODE,		/* c10::GradMode::set_enabled(bool): args[0] */
 	MEAN_AUTOCAST,		/* autocast switched: args[0] = enabled */
 	MEAN_GRAD_SCALER,	/* a GradScaler updated its scale */
+	MEAN_PY_CALL,		/* CPython slot_tp_call: args[0] = the called object (entry, return) */
 	MEAN__COUNT,
 };
 
@@ -30,6 +31,8 @@ struct probe_def {
 	__u8 arg_deref[CIRRON_NARGS];
 	bool ret;		/* attach a return probe too */
 	bool optional;		/* missing in some builds: not an attach failure */
+	bool nested;		/* recursive: every return is sent (PROBE_F_NESTED) */
+	bool python_tier;	/* attached only with --python-frames always|sampled */
 	enum probe_meaning meaning;
 	char *build_id;		/* set: a static function at file_offset in exactly that build */
 	uint64_t file_offset;

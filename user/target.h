@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "probe_defs.h"
+#include "pytypes.h"
 #include "session.h"
 #include "sym_cache.h"
 #include "torch_tree.h"
@@ -51,6 +52,8 @@ struct target {
 	bool root_child;	/* the command `run` started */
 	struct session *session;	/* NULL until a non-loader probe group matches */
 	struct torch_tree tree;		/* training structure, fed by the torch anchors */
+	struct py_types py_types;	/* --python-frames: classes of called objects */
+	struct py_calls py_calls;
 	struct mapped_file *files;
 	size_t nfiles;
 	struct probe_result *probes;

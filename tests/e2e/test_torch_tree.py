@@ -230,3 +230,33 @@ def test_cuda_counters_land_on_their_spans(h, bpf):
             assert "cuda.malloc_bytes" not in sp["attrs"], (name, sp["attrs"])
     a = s.root["attrs"]
     assert a["cuda.memcpy_bytes_h2d"] == 4 * 4096 and a["cuda.malloc_calls"] == 4
+
+
+def test_python_frames_always_gives_exact_forwards(h, target):
+    """--python-frames always: forward is the outermost module call (CPython's slot_tp_call),
+    exact, named by the module's class; the loss module is not a forward."""
+    s = trace(h, target, "--epochs", "2", "--batches", "4", "--val-batches", "2",
+              observer_args=("--python-frames", "always"))
+    check_well_formed(s)
+    check_steps(s, 8, STEP)
+    for st in named(s, "step"):
+        (fwd,) = children(s, st, "forward")
+        (data,) = children(s, st, "data_load")
+        (bwd,) = children(s, st, "backward")
+        assert "timing" not in fwd["attrs"], "an exact forward is not inferred"
+        assert fwd["attrs"]["module"] == "Sequential" and fwd["attrs"]["mode"] == "train"
+        assert data["end_ns"] <= fwd["start_ns"] and fwd["end_ns"] <= bwd["start_ns"]
+    for e in named(s, "epoch"):
+        evals = [f for f in children(s, e, "forward") if f["attrs"]["mode"] == "eval"]
+        assert len(evals) == 2 and all("timing" not in f["attrs"] for f in evals)
+    probe = [p for p in s.health["probes"] if p["symbol"].startswith("slot_tp_call")]
+    assert len(probe) == 1 and probe[0]["attached"], s.health["probes"]
+    # per step: the model, its 3 submodules, the loss; entry + return each
+    assert probe[0]["hits"] >= 8 * 5 and probe[0]["return_hits"] == probe[0]["hits"]
+    assert "cpython" in s.root["attrs"]["libraries"]
+
+
+def test_python_frames_off_attaches_no_cpython_probe(h, target):
+    s = trace(h, target, "--epochs", "1", "--batches", "2")
+    assert not [p for p in s.health["probes"] if p["symbol"].startswith("slot_tp_call")]
+    assert all(f["attrs"]["timing"] == "inferred" for f in named(s, "forward"))
