@@ -133,9 +133,22 @@ static bool read_cuda_counters(void *ctx, uint64_t out[SESSION_NCOUNTERS])
 	return true;
 }
 
+/* How forward spans are found: "exact" (slot_tp_call probed), "off" (not asked for), or
+ * "unavailable" (asked for, but this CPython build is not in probes/cpython.json: forward
+ * is inferred from the anchors, as with off). */
+static const char *python_frames_state(const struct observer *o, const struct target *t)
+{
+	if (o->opts->python_frames == PYF_OFF)
+		return "off";
+	for (size_t i = 0; i < t->nprobes; i++)
+		if (t->probes[i].def->meaning == MEAN_PY_CALL && t->probes[i].id)
+			return "exact";
+	return "unavailable";
+}
+
 /* The groups attached so far and what they say about the device; libraries keep arriving
  * (dlopen) after the session starts. */
-static void update_library_attrs(struct target *t)
+static void update_library_attrs(const struct observer *o, struct target *t)
 {
 	cJSON *a = t->session->root->attrs, *libs = cJSON_CreateArray();
 
@@ -152,6 +165,7 @@ static void update_library_attrs(struct target *t)
 	}
 	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "libraries", libs))
 		cJSON_AddItemToObject(a, "libraries", libs);
+	set_str(a, "python_frames", python_frames_state(o, t));
 	set_device_attrs(t);
 	session__touch_root(t->session);
 }
@@ -185,7 +199,9 @@ static int start_session(struct observer *o, struct target *t, uint64_t start_ns
 	cJSON_AddStringToObject(a, "host", o->host);
 	cJSON_AddStringToObject(a, "comm", comm);
 	cJSON_AddBoolToObject(a, "attached_mid_run", o->opts->cmd == CMD_ATTACH);
-	update_library_attrs(t);
+	/* Epoch and step indices are counted by the observer, not read from the target. */
+	cJSON_AddStringToObject(a, "index_origin", o->opts->cmd == CMD_ATTACH ? "attach" : "start");
+	update_library_attrs(o, t);
 	torch_tree__init(&t->tree, t->session, o->opts->epoch_steps);
 	versions__detect(o, t);
 	t->session->counters = read_cuda_counters;	/* per-span CUDA deltas */
@@ -400,7 +416,7 @@ static void scan_target(struct observer *o, struct target *t)
 		elog("pid %d: out of memory starting a session", t->pid);
 	else if (n > 0 && t->session) {
 		versions__detect(o, t);
-		update_library_attrs(t);
+		update_library_attrs(o, t);
 	}
 	if (n > 0)
 		arm(o, t);

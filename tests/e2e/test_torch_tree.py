@@ -121,7 +121,8 @@ def test_plain_loop(h, target):
     assert a["framework"] == "torch" and int(a["torch_version"].split(".")[0]) == target.torch_major
     assert a["python_version"].startswith(f"3.{target.python_minor}.")
     assert a["device"] == "cpu" and a["cuda_count"] == 0
-    assert a["attached_mid_run"] is False
+    assert a["attached_mid_run"] is False and a["index_origin"] == "start"
+    assert a["python_frames"] == "off"
 
 
 def test_gradient_accumulation(h, target):
@@ -194,6 +195,7 @@ def test_attach_five_seconds_into_training(h, target):
     assert trainer.finish(60) == 0
     s = only_session(root)
     assert s.root["attrs"]["attached_mid_run"] is True
+    assert s.root["attrs"]["index_origin"] == "attach"
     steps = named(s, "step")
     assert len(steps) >= 5, "two seconds of training hold many steps"
     assert [x["index"] for x in steps] == list(range(len(steps))), "indices count from attach"
@@ -254,6 +256,7 @@ def test_python_frames_always_gives_exact_forwards(h, target):
     # per step: the model, its 3 submodules, the loss; entry + return each
     assert probe[0]["hits"] >= 8 * 5 and probe[0]["return_hits"] == probe[0]["hits"]
     assert "cpython" in s.root["attrs"]["libraries"]
+    assert s.root["attrs"]["python_frames"] == "exact"
 
 
 def test_python_frames_off_attaches_no_cpython_probe(h, target):
