@@ -71,6 +71,20 @@ struct {
 	__type(value, __u64);
 } kernel_launches SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct py_type_key);
+	__type(value, __u8);
+} py_verdicts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct py_stack);
+} py_stacks SEC(".maps");
+
 struct call_key {
 	__u32 tid;
 	__u32 probe_id;
@@ -244,6 +258,48 @@ static __always_inline void add_memcpy_bytes(struct cuda_counts *c, __u64 bytes,
 	}
 }
 
+/* A call of a Python object: report it unless its class was judged uninteresting. Deeper
+ * than 64 nested calls, everything is reported (the loader pairs those itself). */
+static __always_inline bool py_call_enter(__u64 obj)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct py_type_key key = { .tgid = id >> 32 };
+	struct py_stack zero = {}, *st;
+	__u8 *v;
+	bool report;
+
+	bpf_probe_read_user(&key.type, sizeof(key.type), (void *)(obj + 8));	/* ob_type */
+	v = bpf_map_lookup_elem(&py_verdicts, &key);
+	report = !v || *v != PYV_IGNORE;
+	st = bpf_map_lookup_elem(&py_stacks, &tid);
+	if (!st) {
+		bpf_map_update_elem(&py_stacks, &tid, &zero, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&py_stacks, &tid);
+		if (!st)
+			return true;
+	}
+	if (st->depth < 64) {
+		if (report)
+			st->reported |= 1ull << st->depth;
+		else
+			st->reported &= ~(1ull << st->depth);
+	}
+	st->depth++;
+	return report || st->depth > 64;
+}
+
+static __always_inline bool py_call_return(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct py_stack *st = bpf_map_lookup_elem(&py_stacks, &tid);
+
+	if (!st || !st->depth)
+		return true;	/* entered before we were armed: the loader ignores it */
+	st->depth--;
+	return st->depth >= 64 || (st->reported >> st->depth) & 1;
+}
+
 SEC("uprobe")
 int handle_entry(struct pt_regs *ctx)
 {
@@ -310,6 +366,8 @@ int handle_entry(struct pt_regs *ctx)
 
 	if (spec->action == ACT_EMIT && !armed(tgid))
 		return 0;
+	if ((spec->flags & PROBE_F_PY_CALL) && !py_call_enter(args[0]))
+		return 0;
 	if (spec->action == ACT_EMIT || (spec->flags & PROBE_F_DETAIL))
 		emit(EV_CALL, id, spec, args, 0, 0);
 
@@ -340,7 +398,7 @@ int handle_return(struct pt_regs *ctx)
 	if (spec && (spec->flags & PROBE_F_NESTED)) {
 		__u64 none[CIRRON_NARGS] = {};
 
-		if (armed(tgid))
+		if (armed(tgid) && (!(spec->flags & PROBE_F_PY_CALL) || py_call_return()))
 			emit(EV_RETURN, id, spec, none, ret, 0);
 		return 0;
 	}

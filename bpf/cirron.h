@@ -51,6 +51,24 @@ enum arg_deref {
 #define PROBE_F_STOP_ON_LOAD	(1u << 2)	/* ACT_DL_STATE: stop the target until the loader resumes it */
 #define PROBE_F_NESTED		(1u << 3)	/* ACT_EMIT that recurses (module calls): every
 						 * return is sent, the loader pairs them LIFO */
+#define PROBE_F_PY_CALL		(1u << 4)	/* with NESTED: arg0 is a PyObject; calls of a
+						 * class with verdict PYV_IGNORE send nothing */
+
+/* Verdicts per Python class (PyTypeObject *), set by the loader once it has read the class. */
+enum py_verdict { PYV_UNKNOWN = 0, PYV_REPORT = 1, PYV_IGNORE = 2 };
+
+struct py_type_key {
+	__u32 tgid;		/* the same address is a different class in another process */
+	__u32 pad;
+	__u64 type;
+};
+
+/* Per-thread stack of "was this call reported", so returns match their entries. */
+struct py_stack {
+	__u64 reported;		/* bit i: the call at depth i sent an event */
+	__u32 depth;
+	__u32 pad;
+};
 
 struct probe_spec {
 	__u32 action;		/* enum probe_action */

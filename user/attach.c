@@ -73,6 +73,8 @@ static int attach_one(struct observer *o, struct target *t, struct probe_result 
 		spec.flags |= PROBE_F_RETURN;
 	if (d->nested)
 		spec.flags |= PROBE_F_NESTED;
+	if (d->meaning == MEAN_PY_CALL)
+		spec.flags |= PROBE_F_PY_CALL;
 	if (o->opts->cuda_detail && cuda_action(d->action))
 		spec.flags |= PROBE_F_DETAIL;
 	if (t->stop_on_load && d->action == ACT_DL_STATE)

@@ -517,8 +517,8 @@ static void on_cuda_detail(struct observer *o, struct target *t, const struct pr
 
 /* CPython slot_tp_call entry/return on the training thread: the outermost call of a torch
  * Module (not a loss) is the forward. Returns true when te holds a tree input. */
-static bool py_call_to_tree(struct target *t, const struct event *e, bool entry,
-			    struct tree_event *te)
+static bool py_call_to_tree(struct observer *o, struct target *t, const struct event *e,
+			    bool entry, struct tree_event *te)
 {
 	struct py_calls *pc = &t->py_calls;
 	const struct py_type *type;
@@ -540,6 +540,12 @@ static bool py_call_to_tree(struct target *t, const struct event *e, bool entry,
 	}
 	type = py_types__classify(&t->py_types, t->pid, e->args[0]);
 	module = type && type->kind == PYK_MODULE;
+	if (type) {	/* from now on BPF drops calls of uninteresting classes itself */
+		struct py_type_key key = { .tgid = (__u32)t->pid, .type = type->type };
+		__u8 v = module ? PYV_REPORT : PYV_IGNORE;
+
+		bpf_map_update_elem(o->py_verdicts_fd, &key, &v, BPF_ANY);
+	}
 	if (pc->depth < 256)
 		pc->is_module[pc->depth] = module;
 	pc->depth++;
@@ -594,7 +600,7 @@ static void on_anchor(struct observer *o, struct target *t, const struct probe_r
 		}
 		return;
 	case MEAN_PY_CALL:
-		if (!py_call_to_tree(t, e, entry, &te))
+		if (!py_call_to_tree(o, t, e, entry, &te))
 			return;
 		break;
 	default:

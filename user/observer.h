@@ -31,7 +31,7 @@ struct observer {
 	struct cirron_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_program *prog_entry, *prog_return;
-	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd;
+	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd, py_verdicts_fd;
 	struct probe_set probes;
 	struct sym_cache *syms;
 	struct clock_map clock;
