@@ -30,6 +30,17 @@ static uint32_t alloc_id(struct observer *o)
 	return 0;
 }
 
+/* Zeroes the per-CPU hit counters of one slot (2 * id entries, 2 * id + 1 returns). */
+static void reset_hits(struct observer *o, __u32 slot)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *zero = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*zero)) : NULL;
+
+	if (zero)
+		bpf_map_update_elem(o->hits_fd, &slot, zero, BPF_ANY);
+	free(zero);
+}
+
 static struct mapped_file *find_file(struct target *t, dev_t dev, ino_t ino)
 {
 	for (size_t i = 0; i < t->nfiles; i++)
@@ -67,6 +78,8 @@ static int attach_one(struct observer *o, struct target *t, struct probe_result 
 	id = alloc_id(o);
 	if (!id)
 		return -ENOSPC;
+	reset_hits(o, 2 * id);	/* the id may have served an earlier probe */
+	reset_hits(o, 2 * id + 1);
 	memcpy(spec.arg_src, d->arg_src, sizeof(spec.arg_src));
 	memcpy(spec.arg_deref, d->arg_deref, sizeof(spec.arg_deref));
 	if (d->ret)

@@ -136,7 +136,11 @@ static void infer_forward(struct torch_tree *t, uint64_t ts, bool train)
 	if (train && !start)
 		start = t->last_boundary_ns;
 	t->last_data_end_ns = t->last_boundary_ns = 0;
-	if (t->forward_exact || !start || ts <= start)
+	if (t->exact_forward_seen) {	/* this batch's forward was measured, not guessed */
+		t->exact_forward_seen = false;
+		return;
+	}
+	if (!start || ts <= start)
 		return;
 	if (parent && start < parent->start_ns)
 		start = parent->start_ns;
@@ -338,8 +342,9 @@ static void on_backward(struct torch_tree *t, const struct tree_event *ev, bool 
 
 static void on_forward(struct torch_tree *t, const struct tree_event *ev, bool enter)
 {
-	t->forward_exact = true;
 	if (!enter) {
+		if (t->forward)
+			t->exact_forward_seen = true;
 		close_span(t, &t->forward, ev->ts_ns, NULL);
 		return;
 	}

@@ -51,7 +51,8 @@ struct torch_tree {
 	bool grad_enabled;
 	bool eval_since_train;	/* eval batches since the last training batch */
 	bool train_exhausted;	/* a training iterator ran out since the last training batch */
-	bool forward_exact;	/* forward spans come from Python frames, not inference */
+	bool exact_forward_seen;	/* a measured forward covers the window an inferred
+					 * one would have */
 	uint64_t train_iter;	/* iterator of the current training epoch (0: unknown) */
 	uint64_t last_data_end_ns;	/* end of the batch's data_load: a forward may start */
 	uint64_t last_boundary_ns;	/* end of the last backward / optimizer step */
