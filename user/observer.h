@@ -59,6 +59,14 @@ typedef int (*ring_buffer_event_fn)(void *ctx, void *data, size_t size);
 int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event);
 void bpf_object__unload_all(struct observer *o);
 
+/* session_attrs.c: the root span's attributes and each batch's health. */
+void attrs__set_num(cJSON *o, const char *key, double v);
+void attrs__set_str(cJSON *o, const char *key, const char *v);
+void attrs__device(struct target *t);		/* device, cuda_count */
+void attrs__libraries(const struct observer *o, struct target *t);	/* + python_frames */
+void attrs__cuda(struct observer *o, struct target *t);	/* CUDA totals, launches per kernel */
+cJSON *attrs__health(struct observer *o, struct target *t);
+
 /* observer.c: attach and run commands. Returns the process exit code. */
 int observer__main(const struct options *opts);
 /* doctor.c */
