@@ -204,12 +204,18 @@ static __u32 target_flags(const struct target *t)
 	return TARGET_F_FOLLOW | (t->stop_on_load ? TARGET_F_STOP_ON_EXEC : 0);
 }
 
-/* All of the target's probes are in: let its events flow, all at once. */
+/* Tells BPF how to treat the target; armed: all its probes are in, let its events flow
+ * (set once after attaching, so a scope's enter and exit start together). */
+static int track(struct observer *o, struct target *t, bool armed)
+{
+	struct target_info ti = { .flags = target_flags(t) | (armed ? TARGET_F_ARMED : 0) };
+
+	return bpf_map_update_elem(o->targets_fd, &t->pid, &ti, BPF_ANY) ? -errno : 0;
+}
+
 static void arm(struct observer *o, struct target *t)
 {
-	struct target_info ti = { .flags = target_flags(t) | TARGET_F_ARMED };
-
-	if (bpf_map_update_elem(o->targets_fd, &t->pid, &ti, BPF_ANY))
+	if (track(o, t, true))
 		wlog("pid %d: cannot arm probes: %s", t->pid, strerror(errno));
 }
 
@@ -228,13 +234,6 @@ static void scan_target(struct observer *o, struct target *t)
 	}
 	if (n > 0)
 		arm(o, t);
-}
-
-static int track(struct observer *o, struct target *t, __u32 flags)
-{
-	struct target_info ti = { .flags = flags };
-
-	return bpf_map_update_elem(o->targets_fd, &t->pid, &ti, BPF_ANY) ? -errno : 0;
 }
 
 static void on_exec(struct observer *o, const struct event *e)
@@ -263,7 +262,7 @@ static void on_exec(struct observer *o, const struct event *e)
 	t->follow = true;
 	t->stop_on_load = stop;
 	t->root_child = root;
-	track(o, t, TARGET_F_FOLLOW | (stop ? TARGET_F_STOP_ON_EXEC : 0));
+	track(o, t, false);
 	scan_target(o, t);
 	if (held)
 		resume(t->pid);
@@ -509,7 +508,7 @@ static int attach_pid(struct observer *o)
 	struct target *t;
 
 	t = add_target(o, pid);
-	if (!t || track(o, t, TARGET_F_TRACED))
+	if (!t || track(o, t, false))
 		return EXIT_FAILURE_RUNTIME;
 	start_ns = clock__wall_ns();
 	n = attach__scan(o, t);
@@ -570,7 +569,7 @@ static int spawn(struct observer *o)
 	if (!t)
 		return EXIT_FAILURE_RUNTIME;
 	t->follow = t->stop_on_load = t->root_child = true;
-	if (track(o, t, TARGET_F_FOLLOW | TARGET_F_STOP_ON_EXEC))
+	if (track(o, t, false))
 		return EXIT_FAILURE_RUNTIME;
 	if (write(go[1], "g", 1) != 1)
 		return EXIT_FAILURE_RUNTIME;

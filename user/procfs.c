@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "procfs.h"
 
@@ -95,15 +96,34 @@ static int read_small_file(const char *fn, char *buf, size_t size, size_t *len)
 	return 0;
 }
 
-int procfs__alive(int pid)
+int procfs__stat(int pid, char *state, int *ppid)
 {
 	char fn[64], buf[512], *p;
+	int err;
 
 	snprintf(fn, sizeof(fn), "/proc/%d/stat", pid);
-	if (read_small_file(fn, buf, sizeof(buf), NULL))
-		return 0;
+	err = read_small_file(fn, buf, sizeof(buf), NULL);
+	if (err)
+		return err;
 	p = strrchr(buf, ')');	/* comm may hold spaces and parentheses */
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+	if (!p || sscanf(p + 1, " %c %d", state, ppid) != 2)
+		return -EINVAL;
+	return 0;
+}
+
+int procfs__alive(int pid)
+{
+	char state;
+	int ppid;
+
+	return !procfs__stat(pid, &state, &ppid) && state != 'Z' && state != 'X';
+}
+
+bool procfs__read_mem(int pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+
+	return addr && process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
 
 static bool same_file(const char *path, const struct proc_map *m)

@@ -30,6 +30,10 @@ int procfs__parse_maps_line(const char *line, struct proc_map *m);
 
 /* Returns 1 if the process runs, 0 if it is gone or a zombie. */
 int procfs__alive(int pid);
+/* State letter (R, S, T, Z, ...) and parent pid from /proc/PID/stat. Returns 0 or -errno. */
+int procfs__stat(int pid, char *state, int *ppid);
+/* Reads len bytes at addr in the target's memory. Returns true if all were read. */
+bool procfs__read_mem(int pid, uint64_t addr, void *buf, size_t len);
 /* A path from which this process can open the file a target maps, checked by device and
  * inode: the maps path itself (the same root; a chroot shows host paths), else
  * /proc/PID/root/PATH (another mount namespace: containers), else /proc/PID/map_files/.

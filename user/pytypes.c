@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 //
-// Reads PyObject / PyTypeObject fields of a running target with process_vm_readv. The
+// Reads PyObject / PyTypeObject fields of a running target (procfs__read_mem). The
 // offsets used here have been stable on x86-64 from CPython 3.8 to 3.13: ob_type +8,
 // tp_name +24, tp_base +256.
 #include <stdio.h>
 #include <string.h>
-#include <sys/uio.h>
+#include "procfs.h"
 #include "pytypes.h"
 
 #define OB_TYPE		8
@@ -14,23 +14,16 @@
 #define TP_BASE		256
 #define MAX_BASES	16
 
-static bool peek(int pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-
-	return addr && process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
-}
-
 static bool read_name(int pid, uint64_t type, char *buf, size_t size)
 {
 	uint64_t p;
 
-	if (!peek(pid, type + TP_NAME, &p, sizeof(p)))
+	if (!procfs__read_mem(pid, type + TP_NAME, &p, sizeof(p)))
 		return false;
 	memset(buf, 0, size);
 	/* tp_name may sit near the end of a mapping: read less rather than fail */
 	for (size_t len = size - 1; len >= 8; len /= 2)
-		if (peek(pid, p, buf, len)) {
+		if (procfs__read_mem(pid, p, buf, len)) {
 			buf[len] = 0;
 			return true;
 		}
@@ -43,7 +36,7 @@ const struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t o
 	uint64_t type, base;
 	char name[64];
 
-	if (!peek(pid, obj + OB_TYPE, &type, sizeof(type)))
+	if (!procfs__read_mem(pid, obj + OB_TYPE, &type, sizeof(type)))
 		return NULL;
 	for (int i = 0; i < c->n; i++)
 		if (c->v[i].type == type)
@@ -65,7 +58,7 @@ const struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t o
 		}
 		if (!strcmp(name, "Module"))
 			t->kind = PYK_MODULE;
-		if (!peek(pid, base + TP_BASE, &base, sizeof(base)))
+		if (!procfs__read_mem(pid, base + TP_BASE, &base, sizeof(base)))
 			break;
 	}
 	return t;

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include "observer.h"
+#include "procfs.h"
 #include "versions.h"
 
 int versions__torch_from_path(const char *host_path, char *buf, size_t size)
@@ -81,11 +81,8 @@ static void detect_python(struct observer *o, struct target *t, cJSON *a)
 			continue;
 		if (sym_cache__resolve(o->syms, f->host_path, &q, 1, &cached) != 1)
 			continue;
-		struct iovec local = { &hex, sizeof(hex) };
-		struct iovec remote = { (void *)(uintptr_t)(f->bias + q.vaddr), sizeof(hex) };
-
 		free(q.found);
-		if (process_vm_readv(t->pid, &local, 1, &remote, 1, 0) != sizeof(hex) || !hex)
+		if (!procfs__read_mem(t->pid, f->bias + q.vaddr, &hex, sizeof(hex)) || !hex)
 			continue;
 		versions__format_python(hex, v, sizeof(v));
 		cJSON_AddStringToObject(a, "python_version", v);

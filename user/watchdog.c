@@ -11,38 +11,18 @@
 #include <sys/wait.h>
 #include <linux/close_range.h>
 #include <unistd.h>
+#include "procfs.h"
 #include "watchdog.h"
-
-/* State letter and parent of a process, from /proc/PID/stat. */
-static int read_stat(pid_t pid, char *state, pid_t *ppid)
-{
-	char fn[64], buf[512], *p;
-	int fd, n;
-
-	snprintf(fn, sizeof(fn), "/proc/%d/stat", pid);
-	fd = open(fn, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = (int)read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %d", state, ppid) != 2)
-		return -1;
-	return 0;
-}
 
 static int in_tree(pid_t pid, pid_t root)
 {
 	char state;
-	pid_t ppid;
+	int ppid;
 
 	for (int depth = 0; pid > 1 && depth < 64; depth++) {
 		if (pid == root)
 			return 1;
-		if (read_stat(pid, &state, &ppid))
+		if (procfs__stat(pid, &state, &ppid))
 			return 0;
 		pid = ppid;
 	}
@@ -58,10 +38,11 @@ int watchdog__resume_tree(pid_t root)
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
-		pid_t pid = (pid_t)atoi(de->d_name), ppid;
+		pid_t pid = (pid_t)atoi(de->d_name);
 		char state;
+		int ppid;
 
-		if (pid <= 0 || read_stat(pid, &state, &ppid) || state != 'T')
+		if (pid <= 0 || procfs__stat(pid, &state, &ppid) || state != 'T')
 			continue;
 		if (in_tree(pid, root) && !kill(pid, SIGCONT))
 			n++;
