@@ -8,7 +8,7 @@ PKGS=(
 	libbpf-dev bpftool libelf-dev zlib1g-dev libcjson-dev
 	python3 python3-pytest python3-jsonschema	# e2e tests
 	python3-torch debootstrap		# PyTorch targets: host torch, trixie root
-	util-linux procps			# setpriv, ps
+	util-linux mount procps			# setpriv, mountpoint; mount; ps
 )
 
 missing=()
