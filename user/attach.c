@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "elf_syms.h"
+#include "link_reaper.h"
 #include "log.h"
 #include "observer.h"
 #include "procfs.h"
@@ -65,17 +66,14 @@ static bool cuda_action(enum probe_action a)
 	return a >= ACT_CUDA_LAUNCH && a <= ACT_CUDA_DEVICE_COUNT;
 }
 
-static int attach_one(struct observer *o, struct target *t, struct probe_result *r,
-		      const struct mapped_file *f, uint64_t aux)
+/* Gives r an id (the BPF cookie) and writes its spec; the uprobes come with link_one. */
+static int reserve_one(struct observer *o, struct target *t, struct probe_result *r,
+		       uint64_t aux)
 {
 	const struct probe_def *d = r->def;
 	struct probe_spec spec = { .action = d->action, .aux = aux };
-	uint32_t id;
-	int err;
+	uint32_t id = alloc_id(o);
 
-	if (o->dry_run)
-		return 0;
-	id = alloc_id(o);
 	if (!id)
 		return -ENOSPC;
 	reset_hits(o, 2 * id);	/* the id may have served an earlier probe */
@@ -94,27 +92,69 @@ static int attach_one(struct observer *o, struct target *t, struct probe_result 
 		spec.flags |= PROBE_F_STOP_ON_LOAD;
 	if (bpf_map_update_elem(o->specs_fd, &id, &spec, BPF_ANY))
 		return -errno;
-
-	struct bpf_uprobe_opts uo = { .sz = sizeof(uo), .bpf_cookie = id };
-	r->entry = bpf_program__attach_uprobe_opts(o->prog_entry, t->pid, f->host_path,
-						   r->file_offset, &uo);
-	if (!r->entry)
-		return -errno;
-	if (d->ret) {
-		uo.retprobe = true;
-		r->ret = bpf_program__attach_uprobe_opts(o->prog_return, t->pid, f->host_path,
-							 r->file_offset, &uo);
-		if (!r->ret) {
-			err = -errno;
-			bpf_link__destroy(r->entry);
-			r->entry = NULL;
-			return err;
-		}
-	}
 	r->id = id;
 	o->slots[id].target = t;
 	o->slots[id].probe = (size_t)(r - t->probes);
 	return 0;
+}
+
+/* Creates r's return and entry uprobes, in that order: an entry seen without its return
+ * would leave a call open, a return without its entry is ignored. (Re-creating a uprobe
+ * that was just removed waits ~35 ms for the old one to go; the second link is quick.) */
+static int link_one(struct observer *o, struct target *t, struct probe_result *r)
+{
+	const struct mapped_file *f = &t->files[r->file];
+	struct bpf_uprobe_opts uo = { .sz = sizeof(uo), .bpf_cookie = r->id, .retprobe = true };
+	int err;
+
+	if (r->def->ret) {
+		r->ret = bpf_program__attach_uprobe_opts(o->prog_return, t->pid, f->host_path,
+							 r->file_offset, &uo);
+		if (!r->ret)
+			return -errno;
+	}
+	uo.retprobe = false;
+	r->entry = bpf_program__attach_uprobe_opts(o->prog_entry, t->pid, f->host_path,
+						   r->file_offset, &uo);
+	if (!r->entry) {
+		err = -errno;
+		bpf_link__destroy(r->ret);
+		r->ret = NULL;
+		return err;
+	}
+	return 0;
+}
+
+static void unlink_one(struct probe_result *r)
+{
+	bpf_link__destroy(r->entry);
+	bpf_link__destroy(r->ret);
+	r->entry = r->ret = NULL;
+}
+
+static void release_one(struct observer *o, struct probe_result *r)
+{
+	if (r->id)
+		o->slots[r->id].target = NULL;
+	r->id = 0;
+}
+
+static int attach_one(struct observer *o, struct target *t, struct probe_result *r,
+		      uint64_t aux)
+{
+	int err;
+
+	if (o->dry_run)
+		return 0;
+	err = reserve_one(o, t, r, aux);
+	if (err)
+		return err;
+	/* --python-frames sampled: linked only while a step is sampled (py_sample.c) */
+	r->sampled = r->def->python_tier && o->opts->python_frames == PYF_SAMPLED;
+	err = r->sampled ? 0 : link_one(o, t, r);
+	if (err)
+		release_one(o, r);
+	return err;
 }
 
 /* CET builds start functions with endbr64, which the kernel single-steps (~20 us a hit on
@@ -194,7 +234,7 @@ static int attach_group(struct observer *o, struct target *t, size_t fi,
 			}
 			aux = f->bias + q[n + i].vaddr + d->aux_offset;
 		}
-		r->err = attach_one(o, t, r, f, aux);
+		r->err = attach_one(o, t, r, aux);
 		if (r->err && !d->optional)
 			wlog("pid %d: cannot attach %s in %s: %s", t->pid, d->symbol, f->path,
 			     strerror(-r->err));
@@ -326,12 +366,33 @@ int attach__scan(struct observer *o, struct target *t)
 void attach__detach(struct observer *o, struct target *t)
 {
 	for (size_t i = 0; i < t->nprobes; i++) {
+		unlink_one(&t->probes[i]);
+		release_one(o, &t->probes[i]);
+	}
+}
+
+int attach__python_sample(struct observer *o, struct target *t, bool on)
+{
+	int linked = 0, err = 0;
+
+	for (size_t i = 0; i < t->nprobes; i++) {
 		struct probe_result *r = &t->probes[i];
 
-		bpf_link__destroy(r->entry);
-		bpf_link__destroy(r->ret);
-		r->entry = r->ret = NULL;
-		if (r->id)
-			o->slots[r->id].target = NULL;
+		if (!r->sampled || !r->id || !r->entry == !on)
+			continue;
+		if (!on) {	/* both at once: neither outlives the other by a grace period */
+			link_reaper__destroy(r->entry);
+			link_reaper__destroy(r->ret);
+			r->entry = r->ret = NULL;
+			continue;
+		}
+		err = link_one(o, t, r);
+		if (err) {
+			wlog("pid %d: cannot attach %s for a sampled step: %s", t->pid, r->symbol,
+			     strerror(-err));
+			break;
+		}
+		linked++;
 	}
+	return err ? err : linked;
 }

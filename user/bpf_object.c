@@ -45,6 +45,7 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 	o->targets_fd = bpf_map__fd(o->skel->maps.targets);
 	o->cuda_fd = bpf_map__fd(o->skel->maps.cuda_totals);
 	o->py_verdicts_fd = bpf_map__fd(o->skel->maps.py_verdicts);
+	o->py_stacks_fd = bpf_map__fd(o->skel->maps.py_stacks);
 	o->kernels_fd = bpf_map__fd(o->skel->maps.kernel_launches);
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.control), handle_event, o, NULL);
 	if (!o->rb || ring_buffer__add(o->rb, bpf_map__fd(o->skel->maps.events), handle_event, o)) {

@@ -47,6 +47,7 @@ enum {
 	OPT_CACHE_DIR,
 	OPT_EPOCH_STEPS,
 	OPT_PYTHON_FRAMES,
+	OPT_SAMPLE_EVERY,
 	OPT_FORMAT,
 	OPT_NAME,
 	OPT_LAST,
@@ -68,7 +69,11 @@ static const struct argp_option trace_options[] = {
 	{ "python-frames", OPT_PYTHON_FRAMES, "LEVEL", 0,
 	  "off (default): forward inferred from the torch anchors, ~10 uprobe hits per step; "
 	  "always: exact forward spans (the outermost module call) from CPython's slot_tp_call, "
-	  "2 more hits per Python-level object call (known CPython builds only)", 0 },
+	  "2 more hits per Python-level object call (known CPython builds only); "
+	  "sampled: as always during one training step in every --sample-every, off between", 0 },
+	{ "sample-every", OPT_SAMPLE_EVERY, "N", 0,
+	  "With --python-frames sampled: probe Python frames in one step of every N (default: 100)",
+	  0 },
 	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0,
 	  "Symbol cache (default: $XDG_CACHE_HOME or ~/.cache, /cirron-probe)", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages on stderr (twice for debug)", 0 },
@@ -228,8 +233,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			o->python_frames = PYF_OFF;
 		else if (!strcmp(arg, "always"))
 			o->python_frames = PYF_ALWAYS;
+		else if (!strcmp(arg, "sampled"))
+			o->python_frames = PYF_SAMPLED;
 		else
-			usage_error(state, "invalid --python-frames '%s': use off or always", arg);
+			usage_error(state, "invalid --python-frames '%s': use off, sampled or always",
+				    arg);
+		break;
+	case OPT_SAMPLE_EVERY:
+		o->sample_every = parse_count(state, "--sample-every", arg, 1);
 		break;
 	case OPT_CACHE_DIR:
 		o->cache_dir = arg;
@@ -293,7 +304,7 @@ int cli__parse(int argc, char **argv, struct options *o)
 	int err;
 
 	*o = (struct options){ .sinks = SINK_SPOOL, .path = "./.cirron", .flush_interval_s = 1.0,
-				  .epoch_steps = 1000, .rank = -1 };
+				  .epoch_steps = 1000, .sample_every = 100, .rank = -1 };
 	if (argc < 2) {
 		fputs(top_doc, stderr);
 		return EXIT_USAGE;

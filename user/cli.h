@@ -11,7 +11,7 @@ enum trace_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
 #define SINK_SPOOL	(1u << 0)
 #define SINK_STDOUT	(1u << 1)
 
-enum python_frames { PYF_OFF, PYF_ALWAYS };
+enum python_frames { PYF_OFF, PYF_SAMPLED, PYF_ALWAYS };
 
 struct options {
 	enum command cmd;
@@ -23,6 +23,7 @@ struct options {
 	bool cuda_detail;		/* one event per CUDA call */
 	long epoch_steps;		/* fallback epoch length in optimizer steps */
 	enum python_frames python_frames;	/* exact forward spans from CPython calls */
+	long sample_every;		/* PYF_SAMPLED: Python frames in one step of N */
 	const char *cache_dir;		/* symbol cache; NULL picks a default */
 	char **run_argv;		/* CMD_RUN: the command */
 	int verbose;

@@ -52,6 +52,9 @@ static void print_health(FILE *f, const struct rsession *s)
 	if (cJSON_GetObjectItemCaseSensitive(h, "steps"))
 		fprintf(f, " (%s steps, %s per step)", value(h, "steps", b, sizeof(b)),
 			value(h, "uprobe_hits_per_step", c, sizeof(c)));
+	if (cJSON_GetObjectItemCaseSensitive(h, "python_sampled_steps"))
+		fprintf(f, "; Python frames sampled in %s windows",
+			value(h, "python_sampled_steps", a, sizeof(a)));
 	fprintf(f, "\n  spool %s bytes in %s files before this batch\n",
 		value(h, "spool_bytes", a, sizeof(a)), value(h, "spool_files", b, sizeof(b)));
 	print_probes(f, cJSON_GetObjectItemCaseSensitive(h, "probes"));

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "exit_codes.h"
 #include "fsutil.h"
+#include "link_reaper.h"
 #include "log.h"
 #include "observer.h"
 #include "procfs.h"
@@ -407,7 +408,7 @@ static void on_anchor(struct observer *o, struct target *t, const struct probe_r
 		}
 		return;
 	case MEAN_PY_CALL:
-		if (!py_call_to_tree(o, t, e, entry, &te))
+		if (!py_sample__accepts(o, t, te.ts_ns) || !py_call_to_tree(o, t, e, entry, &te))
 			return;
 		break;
 	default:
@@ -462,8 +463,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 	if (e->type == EV_DEVICE_COUNT)
 		on_device_count(t, e);
-	else if (t->session && r->def->action == ACT_EMIT)
+	else if (t->session && r->def->action == ACT_EMIT) {
 		on_anchor(o, t, r, e);
+		py_sample__after_event(o, t);
+	}
 	else if (e->type == EV_CALL && t->session)
 		on_cuda_detail(o, t, r, e);
 	return 0;
@@ -495,6 +498,7 @@ void observer__free_common(struct observer *o)
 {
 	while (o->targets)
 		remove_target(o, o->targets);
+	link_reaper__wait();
 	bpf_object__unload_all(o);
 	probe_set__free(&o->probes);
 	sym_cache__free(o->syms);
@@ -671,7 +675,7 @@ int observer__main(const struct options *opts)
 	while (!stop_requested) {
 		uint64_t now;
 
-		err = ring_buffer__poll(o->rb, 100 /* ms */);
+		err = ring_buffer__poll(o->rb, py_sample__active(o) ? 2 : 100 /* ms */);
 		/* High-rate events do not wake us (it would cost the target an IPI each):
 		 * drain them on every round. */
 		if (err >= 0 || err == -EINTR)

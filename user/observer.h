@@ -31,7 +31,8 @@ struct observer {
 	struct cirron_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_program *prog_entry, *prog_return;
-	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd, py_verdicts_fd;
+	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd;
+	int py_verdicts_fd, py_stacks_fd;
 	struct probe_set probes;
 	struct sym_cache *syms;
 	struct clock_map clock;
@@ -52,6 +53,9 @@ struct observer {
  * Returns the number of probes attached, or -ESRCH if the target is gone. */
 int attach__scan(struct observer *o, struct target *t);
 void attach__detach(struct observer *o, struct target *t);
+/* --python-frames sampled: links (on) or unlinks the target's Python-tier probes; their ids
+ * stay reserved. Returns the number linked, or -errno. */
+int attach__python_sample(struct observer *o, struct target *t, bool on);
 
 /* bpf_object.c: load the BPF object, attach its tracepoints, set up the ring buffers
  * (events go to handle_event). Returns 0 or an exit code. */

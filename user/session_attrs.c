@@ -53,16 +53,16 @@ void attrs__device(struct target *t)
 		cJSON_AddNullToObject(a, "cuda_count");
 }
 
-/* How forward spans are found: "exact" (slot_tp_call probed), "off" (not asked for), or
- * "unavailable" (asked for, but this CPython build is not in probes/cpython.json: forward
- * is inferred from the anchors, as with off). */
+/* How forward spans are found: "exact" (slot_tp_call probed), "sampled" (probed during one
+ * step in N, the others inferred), "off" (not asked for), or "unavailable" (asked for, but
+ * this CPython build is not in probes/cpython.json: forward is inferred, as with off). */
 static const char *python_frames_state(const struct observer *o, const struct target *t)
 {
 	if (o->opts->python_frames == PYF_OFF)
 		return "off";
 	for (size_t i = 0; i < t->nprobes; i++)
 		if (t->probes[i].def->meaning == MEAN_PY_CALL && t->probes[i].id)
-			return "exact";
+			return o->opts->python_frames == PYF_SAMPLED ? "sampled" : "exact";
 	return "unavailable";
 }
 
@@ -196,6 +196,8 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 		cJSON_AddNumberToObject(h, "uprobe_hits_per_step",
 					(double)hits_total / (double)t->tree.step_index);
 	}
+	if (o->opts->python_frames == PYF_SAMPLED)
+		cJSON_AddNumberToObject(h, "python_sampled_steps", (double)t->py_sample.samples);
 	cJSON_AddNumberToObject(h, "spool_bytes", (double)o->spool.bytes_written);
 	cJSON_AddNumberToObject(h, "spool_files", (double)o->spool.files_written);
 	cJSON_AddItemToObject(h, "probes", probes);

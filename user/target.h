@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "probe_defs.h"
+#include "py_sample.h"
 #include "pytypes.h"
 #include "session.h"
 #include "sym_cache.h"
@@ -36,6 +37,7 @@ struct probe_result {
 	char *symbol;		/* resolved name (prefix queries resolve to one symbol) */
 	uint64_t file_offset;
 	uint32_t id;		/* BPF cookie, 0 if not attached */
+	bool sampled;		/* Python tier at --python-frames sampled: linked in samples only */
 	struct bpf_link *entry, *ret;
 	int err;		/* 0, or -errno of resolution (-ENOENT) or attach */
 };
@@ -54,6 +56,7 @@ struct target {
 	struct torch_tree tree;		/* training structure, fed by the torch anchors */
 	struct py_types py_types;	/* --python-frames: classes of called objects */
 	struct py_calls py_calls;
+	struct py_sample py_sample;	/* --python-frames sampled */
 	struct mapped_file *files;
 	size_t nfiles;
 	struct probe_result *probes;

@@ -123,8 +123,9 @@ static void snapshot(struct torch_tree *t, uint64_t out[SESSION_NCOUNTERS])
 		memset(out, 0, SESSION_NCOUNTERS * sizeof(out[0]));
 }
 
-static void mark_boundary(struct torch_tree *t)
+static void mark_boundary(struct torch_tree *t, uint64_t ts)
 {
+	t->quiet_ns = ts;
 	snapshot(t, t->boundary_counters);
 }
 
@@ -299,7 +300,7 @@ static void on_scope_exit(struct torch_tree *t, const struct tree_event *ev)
 		if (t->pending && !t->pending_end)
 			t->pending_end = ev->ts_ns;
 		t->last_data_end_ns = ev->ts_ns;
-		mark_boundary(t);
+		mark_boundary(t, ev->ts_ns);
 		memcpy(t->pending_end_counters, t->boundary_counters,
 		       sizeof(t->pending_end_counters));
 		return;
@@ -310,13 +311,15 @@ static void on_scope_exit(struct torch_tree *t, const struct tree_event *ev)
 		cJSON_AddNumberToObject(sc.span->attrs, "data_load_ns",
 					(double)(ev->ts_ns - sc.span->start_ns));
 		t->last_data_end_ns = ev->ts_ns;
-		mark_boundary(t);
+		mark_boundary(t, ev->ts_ns);
 	}
 	session__close(t->s, sc.span, ev->ts_ns, SPAN_OK);
+	if (sc.kind == SK_OPTIMIZER)
+		t->optimizer_end_ns = ev->ts_ns;
 	if (sc.kind == SK_OPTIMIZER || (sc.kind == SK_ZERO_GRAD && t->step_had_optimizer)) {
 		t->last_data_end_ns = 0;	/* what follows is not a forward of this batch */
 		t->last_boundary_ns = ev->ts_ns;
-		mark_boundary(t);
+		mark_boundary(t, ev->ts_ns);
 	}
 }
 
@@ -327,7 +330,7 @@ static void on_backward(struct torch_tree *t, const struct tree_event *ev, bool 
 			session__close(t->s, t->backward, ev->ts_ns, SPAN_OK);
 			t->backward = NULL;
 			t->last_boundary_ns = ev->ts_ns;	/* accumulation: next forward */
-			mark_boundary(t);
+			mark_boundary(t, ev->ts_ns);
 		}
 		return;
 	}

@@ -56,6 +56,9 @@ struct torch_tree {
 	uint64_t train_iter;	/* iterator of the current training epoch (0: unknown) */
 	uint64_t last_data_end_ns;	/* end of the batch's data_load: a forward may start */
 	uint64_t last_boundary_ns;	/* end of the last backward / optimizer step */
+	uint64_t quiet_ns;	/* the last time no forward could be running: a data_load,
+				 * backward or optimizer step ended */
+	uint64_t optimizer_end_ns;	/* the last optimizer step's end */
 	uint64_t boundary_counters[SESSION_NCOUNTERS];	/* CUDA counters at that boundary */
 	bool pending;		/* a training __next__ not yet confirmed by a backward etc. */
 	uint64_t pending_start, pending_end, pending_obj;

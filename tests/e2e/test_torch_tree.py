@@ -259,6 +259,38 @@ def test_python_frames_always_gives_exact_forwards(h, target):
     assert s.root["attrs"]["python_frames"] == "exact"
 
 
+def test_python_frames_sampled_probes_some_steps(h, target):
+    """--python-frames sampled: CPython is probed during one step in every N; those steps
+    get an exact forward, the others an inferred one, and the probe is hit far less often
+    than with always."""
+    steps = 200
+    s = trace(h, target, "--epochs", "1", "--batches", str(steps), "--step-sleep", "3",
+              observer_args=("--python-frames", "sampled", "--sample-every", "20"))
+    check_well_formed(s)
+    check_steps(s, steps, STEP)
+    exact = []
+    for st in named(s, "step"):
+        (fwd,) = children(s, st, "forward")
+        if "timing" in fwd["attrs"]:
+            assert fwd["attrs"]["timing"] == "inferred" and "module" not in fwd["attrs"]
+            continue
+        (data,) = children(s, st, "data_load")
+        (bwd,) = children(s, st, "backward")
+        assert fwd["attrs"]["module"] == "Sequential"
+        assert data["end_ns"] <= fwd["start_ns"] and fwd["end_ns"] <= bwd["start_ns"]
+        exact.append(st["index"])
+    sampled = s.health["python_sampled_steps"]
+    # one window per 20 steps (the window holds a step or two, as the loader catches up)
+    assert 3 <= sampled <= steps // 20 + 1, sampled
+    assert 3 <= len(exact) <= 3 * sampled, exact
+    # the first sample: the step the loader sees when it has caught up after attaching
+    assert exact[0] < steps // 2, exact
+    (probe,) = [p for p in s.health["probes"] if p["symbol"].startswith("slot_tp_call")]
+    # always: 5 calls a step (model, 3 submodules, loss); sampled: a fraction of that
+    assert 0 < probe["hits"] < steps * 5 // 3, probe
+    assert s.root["attrs"]["python_frames"] == "sampled"
+
+
 def test_python_frames_off_attaches_no_cpython_probe(h, target):
     s = trace(h, target, "--epochs", "1", "--batches", "2")
     assert not [p for p in s.health["probes"] if p["symbol"].startswith("slot_tp_call")]

@@ -3,12 +3,15 @@
 """Training loops the end-to-end tests trace. Plain PyTorch: nothing here knows the observer.
 
     train.py --loop dataloader|generator [--epochs E] [--batches B] [--accumulate K]
-             [--val-batches V] [--workers W] [--amp] [--regions] [--spin-seconds S] [--ready]
+             [--val-batches V] [--workers W] [--amp] [--regions] [--spin-seconds S]
+             [--step-sleep MS]
 
 Per epoch: B training batches, one optimizer step every K batches (B/K steps), then, if V > 0,
 a validation pass of V batches under torch.no_grad(). --regions wraps each step's loss in
 nested record_function regions ("loss" inside "compute"). --spin-seconds keeps training
 (epochs repeat) for that long, for attach tests; it prints "ready" after the first step.
+--step-sleep sleeps after each optimizer step: steps of a few ms, like a real model's, for
+tests whose observer reacts to steps (--python-frames sampled).
 """
 import argparse
 import time
@@ -29,6 +32,7 @@ ap.add_argument("--workers", type=int, default=0)
 ap.add_argument("--amp", action="store_true")
 ap.add_argument("--regions", action="store_true")
 ap.add_argument("--spin-seconds", type=float, default=0)
+ap.add_argument("--step-sleep", type=float, default=0)
 ap.add_argument("--cuda-calls", action="store_true",
                 help="per batch: a 4096-byte cudaMemcpy before the forward and a 1000-byte "
                      "cudaMalloc after the backward, through the real libcudart (they fail "
@@ -85,6 +89,8 @@ def train_batch(i, xb, yb):
     if (i + 1) % args.accumulate == 0:
         opt.step()
         opt.zero_grad()
+        if args.step_sleep:
+            time.sleep(args.step_sleep / 1000)
 
 
 steps = 0
