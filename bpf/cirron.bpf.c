@@ -75,7 +75,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 8192);
 	__type(key, struct py_type_key);
-	__type(value, __u8);
+	__type(value, struct py_verdict_val);
 } py_verdicts SEC(".maps");
 
 struct {
@@ -258,20 +258,37 @@ static __always_inline void add_memcpy_bytes(struct cuda_counts *c, __u64 bytes,
 	}
 }
 
-/* A call of a Python object: report it unless its class was judged uninteresting. Deeper
- * than 64 nested calls, everything is reported (the loader pairs those itself). */
-static __always_inline bool py_call_enter(__u64 obj)
+/* Follows the verdict's pointer chain from the object: its `training` attribute. */
+static __always_inline __u64 py_read_chain(__u64 obj, const struct py_verdict_val *v)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 p = obj;
+
+	for (int i = 0; i < PY_CHAIN_MAX; i++) {
+		if (i >= v->nderef)
+			break;
+		if (bpf_probe_read_user(&p, sizeof(p), (void *)(p + (__s64)v->off[i])) || !p)
+			return 0;
+	}
+	return p;
+}
+
+/* A call of a Python object (args[0]): report it unless its class was judged
+ * uninteresting. Deeper than 64 nested calls, everything is reported (the loader pairs
+ * those itself). */
+static __always_inline bool py_call_enter(__u64 args[CIRRON_NARGS])
+{
+	__u64 id = bpf_get_current_pid_tgid(), obj = args[0];
 	__u32 tid = (__u32)id;
 	struct py_type_key key = { .tgid = id >> 32 };
 	struct py_stack zero = {}, *st;
-	__u8 *v;
+	const struct py_verdict_val *v;
 	bool report;
 
 	bpf_probe_read_user(&key.type, sizeof(key.type), (void *)(obj + 8));	/* ob_type */
 	v = bpf_map_lookup_elem(&py_verdicts, &key);
-	report = !v || *v != PYV_IGNORE;
+	report = !v || v->verdict != PYV_IGNORE;
+	if (v && report && v->nderef)
+		args[1] = py_read_chain(obj, v);
 	st = bpf_map_lookup_elem(&py_stacks, &tid);
 	if (!st) {
 		bpf_map_update_elem(&py_stacks, &tid, &zero, BPF_NOEXIST);
@@ -366,7 +383,7 @@ int handle_entry(struct pt_regs *ctx)
 
 	if (spec->action == ACT_EMIT && !armed(tgid))
 		return 0;
-	if ((spec->flags & PROBE_F_PY_CALL) && !py_call_enter(args[0]))
+	if ((spec->flags & PROBE_F_PY_CALL) && !py_call_enter(args))
 		return 0;
 	if (spec->action == ACT_EMIT || (spec->flags & PROBE_F_DETAIL))
 		emit(EV_CALL, id, spec, args, 0, 0);

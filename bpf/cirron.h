@@ -57,6 +57,17 @@ enum arg_deref {
 /* Verdicts per Python class (PyTypeObject *), set by the loader once it has read the class. */
 enum py_verdict { PYV_UNKNOWN = 0, PYV_REPORT = 1, PYV_IGNORE = 2 };
 
+/* The verdict on a class; for a reported Module also where an instance keeps its
+ * `training` attribute: read *(...*(obj + off[0]) + off[1]...) for nderef steps, the value
+ * (a PyObject *, Py_True or Py_False) goes out in args[1]. */
+#define PY_CHAIN_MAX 3
+struct py_verdict_val {
+	__u8 verdict;		/* enum py_verdict */
+	__u8 nderef;		/* 0: training not known for this class */
+	__u16 pad;
+	__s32 off[PY_CHAIN_MAX];
+};
+
 struct py_type_key {
 	__u32 tgid;		/* the same address is a different class in another process */
 	__u32 pad;

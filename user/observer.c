@@ -323,13 +323,31 @@ static void on_cuda_detail(struct observer *o, struct target *t, const struct pr
 	span__add_mark(t->session->root, m);
 }
 
+/* module.training at a call, as BPF read it there (1, 0), or -1: calls before the loader
+ * had found where the class keeps it (reading it now would race model.train()/eval()). */
+static int module_training(struct target *t, const struct event *e)
+{
+	uint64_t v = e->args[1];
+	int b;
+
+	if (!v)
+		return -1;
+	for (int i = 0; i < 2; i++)	/* Py_False, Py_True: static objects, read once */
+		if (t->py_types.bools[i] == v)
+			return i;
+	b = py_types__read_bool(t->pid, v);
+	if (b >= 0)
+		t->py_types.bools[b] = v;
+	return b;
+}
+
 /* CPython slot_tp_call entry/return on the training thread: the outermost call of a torch
  * Module (not a loss) is the forward. Returns true when te holds a tree input. */
-static bool py_call_to_tree(struct observer *o, struct target *t, const struct event *e,
-			    bool entry, struct tree_event *te)
+static bool py_call_to_tree(struct observer *o, struct target *t, const struct probe_def *d,
+			    const struct event *e, bool entry, struct tree_event *te)
 {
 	struct py_calls *pc = &t->py_calls;
-	const struct py_type *type;
+	struct py_type *type;
 	bool module;
 
 	if (!pc->tid)
@@ -348,11 +366,15 @@ static bool py_call_to_tree(struct observer *o, struct target *t, const struct e
 	}
 	type = py_types__classify(&t->py_types, t->pid, e->args[0]);
 	module = type && type->kind == PYK_MODULE;
-	if (type) {	/* from now on BPF drops calls of uninteresting classes itself */
+	if (type && !type->verdict_set) {	/* from now on BPF decides for this class */
 		struct py_type_key key = { .tgid = (__u32)t->pid, .type = type->type };
-		__u8 v = module ? PYV_REPORT : PYV_IGNORE;
+		struct py_verdict_val v = { .verdict = module ? PYV_REPORT : PYV_IGNORE };
 
-		bpf_map_update_elem(o->py_verdicts_fd, &key, &v, BPF_ANY);
+		if (module)
+			py_types__find_training(type, t->pid, e->args[0], &d->py_layout);
+		v.nderef = (__u8)type->nderef;
+		memcpy(v.off, type->chain, sizeof(v.off));
+		type->verdict_set = !bpf_map_update_elem(o->py_verdicts_fd, &key, &v, BPF_ANY);
 	}
 	if (pc->depth < 256)
 		pc->is_module[pc->depth] = module;
@@ -361,7 +383,7 @@ static bool py_call_to_tree(struct observer *o, struct target *t, const struct e
 		return false;
 	te->kind = TI_FORWARD_ENTER;
 	te->name = type->name;
-	te->value = -1;	/* module.training is not read yet: the mode comes from grad mode */
+	te->value = module_training(t, e);
 	return true;
 }
 
@@ -408,7 +430,7 @@ static void on_anchor(struct observer *o, struct target *t, const struct probe_r
 		}
 		return;
 	case MEAN_PY_CALL:
-		if (!py_sample__accepts(o, t, te.ts_ns) || !py_call_to_tree(o, t, e, entry, &te))
+		if (!py_sample__accepts(o, t, te.ts_ns) || !py_call_to_tree(o, t, r->def, e, entry, &te))
 			return;
 		break;
 	default:

@@ -92,6 +92,30 @@ static char *dup_string(const cJSON *obj, const char *key)
 	return cJSON_IsString(v) ? strdup(v->valuestring) : NULL;
 }
 
+/* "object_layout": {"managed_dict": -24, ...}: every field, all integers. */
+static int parse_py_layout(const cJSON *j, struct py_layout *l, const char *origin,
+			   const char *symbol)
+{
+	static const char *const names[] = { "managed_dict", "ma_keys", "ma_values",
+		"values_header", "dk_log2_index_bytes", "dk_nentries", "dk_indices", "ascii_data" };
+	int64_t *fields[] = { &l->managed_dict, &l->ma_keys, &l->ma_values, &l->values_header,
+		&l->dk_log2_index_bytes, &l->dk_nentries, &l->dk_indices, &l->ascii_data };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, names[i]);
+
+		if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble ||
+		    v->valuedouble < -4096 || v->valuedouble > 4096) {
+			elog("%s: %s: \"object_layout\" needs an integer \"%s\"", origin, symbol,
+			     names[i]);
+			return -EINVAL;
+		}
+		*fields[i] = (int64_t)v->valuedouble;
+	}
+	l->known = true;
+	return 0;
+}
+
 static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 {
 	const cJSON *action = cJSON_GetObjectItemCaseSensitive(p, "action");
@@ -155,6 +179,10 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 		}
 	}
 	d->aux_offset = cJSON_IsNumber(aux_off) ? (uint64_t)aux_off->valuedouble : 0;
+	if (cJSON_GetObjectItemCaseSensitive(p, "object_layout") &&
+	    parse_py_layout(cJSON_GetObjectItemCaseSensitive(p, "object_layout"), &d->py_layout,
+			    origin, d->symbol))
+		return -EINVAL;
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 #include "cirron.h"
+#include "pytypes.h"
 
 /* What an ACT_EMIT event means to the training-structure tree (probes/ "meaning"). */
 enum probe_meaning {
@@ -38,6 +39,7 @@ struct probe_def {
 	uint64_t file_offset;
 	char *aux_symbol;	/* data symbol whose address (+ aux_offset) goes to probe_spec.aux */
 	uint64_t aux_offset;
+	struct py_layout py_layout;	/* py_call probes: this build's object layout */
 };
 
 /* A library, recognized by a symbol it defines (file names vary: hashed wheel copies). */

@@ -30,7 +30,7 @@ static bool read_name(int pid, uint64_t type, char *buf, size_t size)
 	return false;
 }
 
-const struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t obj)
+struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t obj)
 {
 	struct py_type *t;
 	uint64_t type, base;
@@ -44,6 +44,7 @@ const struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t o
 	if (c->n == PYTYPES_MAX || !read_name(pid, type, name, sizeof(name)))
 		return NULL;
 	t = &c->v[c->n++];
+	memset(t, 0, sizeof(*t));
 	t->type = type;
 	t->kind = PYK_OTHER;
 	snprintf(t->name, sizeof(t->name), "%s", name);
@@ -62,4 +63,52 @@ const struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t o
 			break;
 	}
 	return t;
+}
+
+/* A split __dict__ (what torch modules have): the keys object lists attribute names in
+ * order, the values array holds them at the same index. */
+void py_types__find_training(struct py_type *t, int pid, uint64_t obj, const struct py_layout *l)
+{
+	uint64_t dict, keys, values, nentries, key;
+	uint8_t log2_index_bytes;
+	char name[sizeof("training")];
+
+	t->nderef = 0;
+	if (!l->known ||
+	    !procfs__read_mem(pid, obj + (uint64_t)l->managed_dict, &dict, sizeof(dict)) || !dict ||
+	    !procfs__read_mem(pid, dict + (uint64_t)l->ma_values, &values, sizeof(values)) ||
+	    !values ||
+	    !procfs__read_mem(pid, dict + (uint64_t)l->ma_keys, &keys, sizeof(keys)) ||
+	    !procfs__read_mem(pid, keys + (uint64_t)l->dk_log2_index_bytes, &log2_index_bytes, 1) ||
+	    log2_index_bytes > 20 ||
+	    !procfs__read_mem(pid, keys + (uint64_t)l->dk_nentries, &nentries, sizeof(nentries)))
+		return;
+	/* Module.__init__ sets training first: it is entry 0, but look a little further. */
+	for (uint64_t i = 0; i < nentries && i < 16; i++) {
+		uint64_t entry = keys + (uint64_t)l->dk_indices + (1ull << log2_index_bytes) + 16 * i;
+
+		if (!procfs__read_mem(pid, entry, &key, sizeof(key)) || !key ||
+		    !procfs__read_mem(pid, key + (uint64_t)l->ascii_data, name, sizeof(name)) ||
+		    memcmp(name, "training", sizeof(name)))
+			continue;
+		t->chain[0] = (int32_t)l->managed_dict;
+		t->chain[1] = (int32_t)l->ma_values;
+		t->chain[2] = (int32_t)(l->values_header + 8 * (int64_t)i);
+		t->nderef = 3;
+		return;
+	}
+}
+
+/* bool is an int subclass: its first digit (+24 in 3.11 to 3.13) is 0 or 1. */
+int py_types__read_bool(int pid, uint64_t addr)
+{
+	uint64_t type;
+	uint32_t digit;
+	char name[16];
+
+	if (!addr || !procfs__read_mem(pid, addr + OB_TYPE, &type, sizeof(type)) ||
+	    !read_name(pid, type, name, sizeof(name)) || strcmp(name, "bool") ||
+	    !procfs__read_mem(pid, addr + 24, &digit, sizeof(digit)) || digit > 1)
+		return -1;
+	return (int)digit;
 }

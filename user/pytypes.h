@@ -6,6 +6,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Where a CPython build keeps an instance's attributes (probes/cpython.json
+ * "object_layout", byte offsets): enough to find `training` in a module's __dict__. */
+struct py_layout {
+	bool known;
+	int64_t managed_dict;	/* PyDictObject * relative to the object (managed dicts) */
+	int64_t ma_keys, ma_values;	/* in PyDictObject */
+	int64_t values_header;	/* bytes before values[0] in PyDictValues */
+	int64_t dk_log2_index_bytes, dk_nentries, dk_indices;	/* in PyDictKeysObject */
+	int64_t ascii_data;	/* first character of a compact ASCII str */
+};
+
 /* What a called Python object is, from its class chain read in the target's memory. */
 enum py_kind { PYK_OTHER, PYK_MODULE, PYK_LOSS };
 
@@ -15,12 +26,16 @@ struct py_type {
 	uint64_t type;		/* PyTypeObject * in the target */
 	enum py_kind kind;
 	char name[64];		/* tp_name */
+	int nderef;		/* modules: the pointer chain to `training`, 0 if not found */
+	int32_t chain[3];
+	bool verdict_set;	/* written to BPF's verdict map */
 };
 
 /* Classes seen in one target, cached: a module's class is read once. */
 struct py_types {
 	struct py_type v[PYTYPES_MAX];
 	int n;
+	uint64_t bools[2];	/* Py_False, Py_True in the target, once seen */
 };
 
 /* Calls through CPython's slot_tp_call on the training thread, paired last-in first-out. */
@@ -33,6 +48,11 @@ struct py_calls {
 
 /* The class of obj (a PyObject * in process pid): a torch nn.Module subclass, a loss (also
  * a Module, but not the model's forward), or something else. NULL if unreadable. */
-const struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t obj);
+struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t obj);
+/* For a module's class: finds where obj keeps `training` (a split __dict__: the chain
+ * managed_dict -> ma_values -> values[i]) and stores the chain in t. */
+void py_types__find_training(struct py_type *t, int pid, uint64_t obj, const struct py_layout *l);
+/* 1 or 0 for Py_True / Py_False at addr, -1 if it is not a bool. */
+int py_types__read_bool(int pid, uint64_t addr);
 
 #endif

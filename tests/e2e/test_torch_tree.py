@@ -259,6 +259,27 @@ def test_python_frames_always_gives_exact_forwards(h, target):
     assert s.root["attrs"]["python_frames"] == "exact"
 
 
+def test_python_frames_read_module_training(h, target):
+    """With Python frames, a forward's mode is the module's own `training` flag, read in BPF
+    at the call (once the loader has found where the class keeps it: the calls before that
+    fall back to grad mode, and say so)."""
+    s = trace(h, target, "--epochs", "3", "--batches", "2", "--val-batches", "2",
+              "--step-sleep", "150", observer_args=("--python-frames", "always"))
+    check_well_formed(s)
+    check_steps(s, 6, STEP)
+    sources = []
+    for e in named(s, "epoch"):
+        for f in (f for st in children(s, e, "step") for f in children(s, st, "forward")):
+            assert f["attrs"]["mode"] == "train"
+            sources.append(f["attrs"]["mode_source"])
+        evals = children(s, e, "forward")
+        assert len(evals) == 2 and all(f["attrs"]["mode"] == "eval" for f in evals)
+        sources += [f["attrs"]["mode_source"] for f in evals]
+    assert set(sources) <= {"module.training", "grad_mode"}, sources
+    # the loader reads the class within ~100 ms; the steps are 150 ms apart
+    assert sources[2:] == ["module.training"] * (len(sources) - 2), sources
+
+
 def test_python_frames_sampled_probes_some_steps(h, target):
     """--python-frames sampled: CPython is probed during one step in every N; those steps
     get an exact forward, the others an inferred one, and the probe is hit far less often

@@ -97,6 +97,13 @@ static void load_embedded(void)
 			ASSERT_EQ(p->aux_offset, 24, "aux offset");
 		}
 	}
+	/* every known CPython build says where module attributes live */
+	const struct probe_group *cpython = group(&s, "cpython");
+
+	if (ASSERT_OK_PTR(cpython, "cpython group"))
+		for (size_t j = 0; j < cpython->n; j++)
+			if (cpython->probes[j].meaning == MEAN_PY_CALL)
+				ASSERT_TRUE(cpython->probes[j].py_layout.known, "object_layout");
 	probe_set__free(&s);
 	ASSERT_EQ(s.n, 0, "freed");
 	ASSERT_NULL(s.groups, "freed groups");
@@ -154,6 +161,12 @@ static void rejects(void)
 					     "\"args\": \"reg0\"}") },
 		{ "5 args", GROUP(PROBE("\"reg0\", \"reg1\", \"reg2\", \"reg3\", \"reg4\"")) },
 		{ "bad second probe", GROUP(PROBE("\"reg0\"") ", " PROBE("\"reg7\"")) },
+		{ "object_layout missing fields", GROUP("{\"symbol\": \"f\", \"action\": \"emit\", "
+						      "\"object_layout\": {\"managed_dict\": -24}}") },
+		{ "object_layout not numbers", GROUP("{\"symbol\": \"f\", \"action\": \"emit\", "
+			"\"object_layout\": {\"managed_dict\": \"x\", \"ma_keys\": 32, "
+			"\"ma_values\": 40, \"values_header\": 0, \"dk_log2_index_bytes\": 9, "
+			"\"dk_nentries\": 24, \"dk_indices\": 32, \"ascii_data\": 48}}") },
 	};
 	struct probe_set s = {};
 

@@ -63,9 +63,86 @@ static void unreadable_is_null(void)
 	ASSERT_EQ(c.n, 0, "nothing cached");
 }
 
+/* A module instance as CPython 3.13 lays it out (the layout probes/cpython.json gives):
+ * managed __dict__ at obj-24, split dict (ma_keys +32, ma_values +40), keys with 8 index
+ * bytes then {key, value} entries, values after an 8-byte header, ASCII str data at +40. */
+static const struct py_layout layout313 = {
+	.known = true, .managed_dict = -24, .ma_keys = 32, .ma_values = 40, .values_header = 8,
+	.dk_log2_index_bytes = 9, .dk_nentries = 24, .dk_indices = 32, .ascii_data = 40,
+};
+
+struct fake_str {
+	char head[40];
+	char data[16];
+};
+
+struct fake_keys {
+	char head[9];
+	unsigned char log2_index_bytes;	/* +9 */
+	char pad[14];
+	long nentries;			/* +24 */
+	char indices[8];		/* +32, 1 << 3 bytes */
+	struct { struct fake_str *key; void *value; } entries[3];
+};
+
+struct fake_dict {
+	char head[32];
+	struct fake_keys *keys;		/* +32 */
+	void **values;			/* +40 */
+};
+
+struct fake_bool {
+	long refcnt;
+	struct fake_type *ob_type;
+	long tag;
+	unsigned int digit;		/* +24 */
+};
+
+static struct fake_type bool_t = { .tp_name = "bool", .tp_base = &object_t };
+
+static void finds_training_in_a_split_dict(void)
+{
+	static struct py_types c;
+	static struct fake_str k_params = { .data = "_parameters" }, k_training = { .data = "training" };
+	static struct fake_keys keys = { .log2_index_bytes = 3, .nentries = 2,
+		.entries = { { &k_params, NULL }, { &k_training, NULL } } };
+	static struct fake_bool py_true = { 1, &bool_t, 0, 1 }, py_false = { 1, &bool_t, 0, 0 };
+	static void *values[1 + 2] = { NULL, NULL, &py_true };	/* 8-byte header first */
+	static struct fake_dict dict = { .keys = &keys, .values = values };
+	static struct { struct fake_dict *dict; long pad[2]; struct fake_object o; } inst = {
+		.dict = &dict, .o = { 1, &seq_t } };
+	uint64_t obj = (uint64_t)(uintptr_t)&inst.o, p = obj;
+	struct py_type *t;
+
+	_Static_assert(offsetof(struct fake_keys, entries) == 32 + 8, "entries after indices");
+	ASSERT_EQ((long)(obj - (uint64_t)(uintptr_t)&inst.dict), 24L, "dict at obj-24");
+	t = py_types__classify(&c, getpid(), obj);
+	if (!ASSERT_OK_PTR(t, "classify"))
+		return;
+	py_types__find_training(t, getpid(), obj, &layout313);
+	ASSERT_EQ(t->nderef, 3, "dict -> values -> values[1]");
+	/* what BPF does with the chain */
+	for (int i = 0; i < t->nderef; i++)
+		p = *(uint64_t *)(uintptr_t)(p + (uint64_t)(int64_t)t->chain[i]);
+	ASSERT_EQ(p, (uint64_t)(uintptr_t)&py_true, "the chain ends at training's value");
+	ASSERT_EQ(py_types__read_bool(getpid(), p), 1, "True");
+	ASSERT_EQ(py_types__read_bool(getpid(), (uint64_t)(uintptr_t)&py_false), 0, "False");
+	ASSERT_EQ(py_types__read_bool(getpid(), obj), -1, "a module is not a bool");
+
+	struct py_layout unknown = layout313;
+
+	unknown.known = false;
+	py_types__find_training(t, getpid(), obj, &unknown);
+	ASSERT_EQ(t->nderef, 0, "no layout, no chain");
+	dict.values = NULL;	/* a combined dict: not followed */
+	py_types__find_training(t, getpid(), obj, &layout313);
+	ASSERT_EQ(t->nderef, 0, "combined dict");
+}
+
 int main(void)
 {
 	RUN_TEST(classifies_by_class_chain);
+	RUN_TEST(finds_training_in_a_split_dict);
 	RUN_TEST(unreadable_is_null);
 	return unit__done();
 }
