@@ -48,6 +48,8 @@ enum {
 	OPT_EPOCH_STEPS,
 	OPT_PYTHON_FRAMES,
 	OPT_SAMPLE_EVERY,
+	OPT_HANG_FACTOR,
+	OPT_HANG_MIN,
 	OPT_FORMAT,
 	OPT_NAME,
 	OPT_LAST,
@@ -74,6 +76,11 @@ static const struct argp_option trace_options[] = {
 	{ "sample-every", OPT_SAMPLE_EVERY, "N", 0,
 	  "With --python-frames sampled: probe Python frames in one step of every N (default: 100)",
 	  0 },
+	{ "hang-factor", OPT_HANG_FACTOR, "F", 0,
+	  "Warn (stderr, and a hang record in the spool) when a span has been open F times longer "
+	  "than its name's median and --hang-min; 0: off (default: 10)", 0 },
+	{ "hang-min", OPT_HANG_MIN, "SEC", 0, "Never call a span open less than SEC hung "
+	  "(default: 5)", 0 },
 	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0,
 	  "Symbol cache (default: $XDG_CACHE_HOME or ~/.cache, /cirron-probe)", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages on stderr (twice for debug)", 0 },
@@ -239,6 +246,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error(state, "invalid --python-frames '%s': use off, sampled or always",
 				    arg);
 		break;
+	case OPT_HANG_FACTOR:
+		if (strcmp(arg, "0") && parse_seconds(arg, &o->hang_factor))	/* a positive number */
+			usage_error(state, "invalid --hang-factor: %s (a number, 0 for off)", arg);
+		else if (!strcmp(arg, "0"))
+			o->hang_factor = 0;
+		break;
+	case OPT_HANG_MIN:
+		if (parse_seconds(arg, &o->hang_min_s))
+			usage_error(state, "invalid --hang-min: %s", arg);
+		break;
 	case OPT_SAMPLE_EVERY:
 		o->sample_every = parse_count(state, "--sample-every", arg, 1);
 		break;
@@ -304,7 +321,8 @@ int cli__parse(int argc, char **argv, struct options *o)
 	int err;
 
 	*o = (struct options){ .sinks = SINK_SPOOL, .path = "./.cirron", .flush_interval_s = 1.0,
-				  .epoch_steps = 1000, .sample_every = 100, .rank = -1 };
+				  .epoch_steps = 1000, .sample_every = 100,
+				  .hang_factor = 10, .hang_min_s = 5, .rank = -1 };
 	if (argc < 2) {
 		fputs(top_doc, stderr);
 		return EXIT_USAGE;

@@ -24,6 +24,8 @@ struct options {
 	long epoch_steps;		/* fallback epoch length in optimizer steps */
 	enum python_frames python_frames;	/* exact forward spans from CPython calls */
 	long sample_every;		/* PYF_SAMPLED: Python frames in one step of N */
+	double hang_factor;		/* a span open > factor x its name's median ... */
+	double hang_min_s;		/* ... and > this: a hang (factor 0: never) */
 	const char *cache_dir;		/* symbol cache; NULL picks a default */
 	char **run_argv;		/* CMD_RUN: the command */
 	int verbose;

@@ -70,14 +70,19 @@ static void remove_target(struct observer *o, struct target *t)
 	target__free(t);
 }
 
-static void print_closed_span(const struct session *s, const struct span *sp, void *ctx)
+/* Every closed span: its duration teaches hang detection what is usual; the stdout sink
+ * prints it. */
+static void on_span_closed(const struct session *s, const struct span *sp, void *ctx)
 {
+	struct target *t = ctx;
 	char line[2048];
 
 	(void)s;
-	(void)ctx;
-	puts(span__format_line(sp, line, sizeof(line)));
-	fflush(stdout);
+	hang__span_closed(&t->hang, sp);
+	if (t->print_spans) {
+		puts(span__format_line(sp, line, sizeof(line)));
+		fflush(stdout);
+	}
 }
 
 /* ---- session attributes ---- */
@@ -108,8 +113,10 @@ static int start_session(struct observer *o, struct target *t, uint64_t start_ns
 	if (!t->session)
 		return -ENOMEM;
 	o->any_session = true;
-	if (o->opts->sinks & SINK_STDOUT)
-		t->session->on_close = print_closed_span;
+	t->print_spans = o->opts->sinks & SINK_STDOUT;
+	t->session->on_close = on_span_closed;
+	t->session->on_close_ctx = t;
+	hang__init(&t->hang, o->opts->hang_factor, o->opts->hang_min_s);
 	a = t->session->root->attrs;
 	procfs__comm(t->pid, comm, sizeof(comm));
 	cJSON_AddNumberToObject(a, "pid", t->pid);
@@ -141,6 +148,10 @@ static void flush_target(struct observer *o, struct target *t, bool final)
 	attrs__cuda(o, t);
 	seq = t->session->seq;
 	batch = session__take_batch(t->session, attrs__health(o, t), clock__wall_ns(), final);
+	if (t->hangs) {
+		cJSON_AddItemToObject(batch, "hangs", t->hangs);
+		t->hangs = NULL;
+	}
 	if (o->opts->sinks & SINK_SPOOL) {
 		err = spool__write(&o->spool, t->session->id, seq, batch);
 		if (err)
@@ -644,6 +655,41 @@ static void check_alive(struct observer *o)
 	}
 }
 
+/* A span open far longer than usual: one warning line, and a record in the spool now (the
+ * job may be killed next). */
+static void check_hangs(struct observer *o)
+{
+	uint64_t now = clock__wall_ns();
+	char line[1024];
+
+	for (struct target *t = o->targets; t; t = t->next) {
+		const struct torch_tree *tr = &t->tree;
+		/* A batch being loaded is not a span until the tree knows what it is for */
+		struct span loading = { .name = "data_load", .index = -1, .status = SPAN_OPEN,
+					.start_ns = tr->pending_start,
+					.parent_id = tr->epoch ? tr->epoch->id : 0 };
+		bool pending = tr->pending && !tr->pending_end;
+		cJSON *rec;
+
+		/* After the loader ran out, the last step stays open until the next epoch's
+		 * first batch (validation or a checkpoint in between is not that step hanging),
+		 * and a __next__ that returned but nothing confirmed yet may have been the
+		 * loop's last (StopIteration): neither is judged. */
+		if (!t->session || (tr->train_exhausted && !pending) ||
+		    (tr->pending && tr->pending_end))
+			continue;
+		rec = hang__check(&t->hang, t->session, pending ? &loading : NULL, now, line,
+				  sizeof(line));
+		if (!rec)
+			continue;
+		wlog("pid %d: %s", t->pid, line);
+		if (!t->hangs)
+			t->hangs = cJSON_CreateArray();
+		cJSON_AddItemToArray(t->hangs, rec);
+		flush_target(o, t, false);
+	}
+}
+
 static bool done(struct observer *o)
 {
 	if (o->opts->cmd == CMD_RUN)
@@ -709,6 +755,7 @@ int observer__main(const struct options *opts)
 		}
 		reap_child(o);
 		check_alive(o);
+		check_hangs(o);
 		now = clock__mono_ns();
 		if (now - last_flush >= flush_ns) {
 			for (struct target *t = o->targets; t; t = t->next)

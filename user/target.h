@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "hang.h"
 #include "probe_defs.h"
 #include "py_sample.h"
 #include "pytypes.h"
@@ -52,11 +53,14 @@ struct target {
 	bool follow;		/* run mode: forks and execs are followed */
 	bool stop_on_load;	/* run mode: held at exec and at each library load while we attach */
 	bool root_child;	/* the command `run` started */
+	bool print_spans;	/* the stdout sink */
 	struct session *session;	/* NULL until a non-loader probe group matches */
 	struct torch_tree tree;		/* training structure, fed by the torch anchors */
 	struct py_types py_types;	/* --python-frames: classes of called objects */
 	struct py_calls py_calls;
 	struct py_sample py_sample;	/* --python-frames sampled */
+	struct hang_watch hang;		/* how long spans usually take; the last hang told */
+	cJSON *hangs;			/* hang records for the next spool batch, or NULL */
 	struct mapped_file *files;
 	size_t nfiles;
 	struct probe_result *probes;

@@ -316,3 +316,50 @@ def test_python_frames_off_attaches_no_cpython_probe(h, target):
     s = trace(h, target, "--epochs", "1", "--batches", "2")
     assert not [p for p in s.health["probes"] if p["symbol"].startswith("slot_tp_call")]
     assert all(f["attrs"]["timing"] == "inferred" for f in named(s, "forward"))
+
+
+def hang_records(s):
+    return [r for b in s.batches for r in b.get("hangs", [])]
+
+
+def test_hang_reported_once_with_open_path(h, target):
+    """A batch that takes 3 s to load, where loading usually takes well under a millisecond:
+    one warning line and one hang record (written while it hangs) naming the open path; the
+    tree is unharmed once training goes on."""
+    root = h.spool_root()
+    p = h.observer("run", "--hang-min", "1", "--", *target.argv, "--epochs", "1",
+                   "--batches", "10", "--stall-batch", "6", "--stall-seconds", "3", path=root)
+    assert p.finish(180) == 0, p.err.text
+    warnings = [ln for ln in p.err.text.splitlines() if "looks hung" in ln]
+    assert len(warnings) == 1, p.err.text
+    assert "cirron.session > epoch[0] > data_load (usually" in warnings[0], warnings
+    s = only_session(root)
+    check_well_formed(s)
+    check_steps(s, 10, STEP)
+    (rec,) = hang_records(s)
+    assert rec["name"] == "data_load" and rec["pending"] is True, rec
+    assert [x["name"] for x in rec["open_path"]] == ["cirron.session", "epoch", "data_load"]
+    assert rec["threshold_ns"] == 10**9 and rec["median_ns"] < 10**8, rec
+    assert rec["open_ns"] >= 10**9
+    (step6,) = [st for st in named(s, "step") if st["index"] == 6]
+    (data,) = children(s, step6, "data_load")
+    assert data["end_ns"] - data["start_ns"] >= 3 * 10**9
+    # detected during the stall, from the batch's start (cJSON doubles: ~256 ns)
+    assert data["start_ns"] < rec["detected_ns"] < data["end_ns"], (data, rec)
+    assert abs(rec["open_path"][-1]["start_ns"] - data["start_ns"]) < 10**3
+
+
+def test_hang_record_survives_target_kill(h, target):
+    """Postmortem: the target is killed while it hangs; the spool alone tells where."""
+    root = h.spool_root()
+    p = h.observer("run", "--hang-min", "1", "--", *target.argv, "--epochs", "1",
+                   "--batches", "10", "--stall-batch", "4", "--stall-seconds", "60", path=root)
+    p.err.wait_for(r"looks hung", timeout=60)
+    pid = int(p.err.wait_for(r"pid (\d+): rank 0: no progress").group(1))
+    os.kill(pid, 9)
+    assert p.finish(60) == 128 + 9, p.err.text
+    s = only_session(root)
+    (rec,) = hang_records(s)
+    assert rec["name"] == "data_load"
+    assert s.root["attrs"]["exit_signal_name"] == "KILL"
+    assert [x["name"] for x in rec["open_path"]] == ["cirron.session", "epoch", "data_load"]

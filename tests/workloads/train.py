@@ -10,6 +10,8 @@ Per epoch: B training batches, one optimizer step every K batches (B/K steps), t
 a validation pass of V batches under torch.no_grad(). --regions wraps each step's loss in
 nested record_function regions ("loss" inside "compute"). --spin-seconds keeps training
 (epochs repeat) for that long, for attach tests; it prints "ready" after the first step.
+--stall-batch K --stall-seconds S makes loading batch K of the first epoch take S seconds
+(a stuck data pipeline, for hang detection).
 --step-sleep sleeps after each optimizer step: steps of a few ms, like a real model's, for
 tests whose observer reacts to steps (--python-frames sampled).
 """
@@ -33,6 +35,8 @@ ap.add_argument("--amp", action="store_true")
 ap.add_argument("--regions", action="store_true")
 ap.add_argument("--spin-seconds", type=float, default=0)
 ap.add_argument("--step-sleep", type=float, default=0)
+ap.add_argument("--stall-batch", type=int, default=-1)
+ap.add_argument("--stall-seconds", type=float, default=0)
 ap.add_argument("--cuda-calls", action="store_true",
                 help="per batch: a 4096-byte cudaMemcpy before the forward and a 1000-byte "
                      "cudaMalloc after the backward, through the real libcudart (they fail "
@@ -46,7 +50,20 @@ y = (x[:, 0] > 0).long()
 model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 2))
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 loss_fn = nn.CrossEntropyLoss()
-train_loader = DataLoader(TensorDataset(x, y), batch_size=args.batch_size,
+
+
+class StallingDataset(TensorDataset):
+    """Loading one item (the first of --stall-batch) takes --stall-seconds, once."""
+    stalled = False
+
+    def __getitem__(self, i):
+        if i == args.stall_batch * args.batch_size and not StallingDataset.stalled:
+            StallingDataset.stalled = True
+            time.sleep(args.stall_seconds)
+        return super().__getitem__(i)
+
+
+train_loader = DataLoader(StallingDataset(x, y), batch_size=args.batch_size,
                           num_workers=args.workers)
 val_loader = DataLoader(TensorDataset(x[: args.val_batches * args.batch_size],
                                       y[: args.val_batches * args.batch_size]),
