@@ -180,10 +180,11 @@ static __always_inline struct event *reserve(void *rb)
 }
 
 /* Waking the loader costs the traced thread an IPI per event; the loader polls at least
- * every 100 ms anyway. Wake it only when the buffer is filling up. */
+ * every 100 ms anyway. Wake it only when the buffer is an eighth full. */
 static __always_inline __u64 wakeup_flags(void)
 {
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > (1 << 20))
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE) / 8)
 		return BPF_RB_FORCE_WAKEUP;
 	return BPF_RB_NO_WAKEUP;
 }
@@ -192,9 +193,23 @@ static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_
 				 const __u64 args[CIRRON_NARGS], __u64 ret, __u64 dur_ns)
 {
 	struct event *e = reserve(&events);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct target_info *ti = spec->action == ACT_EMIT ? bpf_map_lookup_elem(&targets, &tgid)
+							  : NULL;
 
-	if (!e)
+	/* A gap in a process's anchors breaks the pairing of scope enters and exits: the
+	 * next anchor that gets through says how many went missing before it. */
+	if (!e) {
+		if (ti)
+			__sync_fetch_and_add(&ti->lost, 1);
 		return;
+	}
+	if (ti && ti->lost) {
+		__u32 lost = ti->lost;
+
+		e->lost_before = lost;
+		__sync_fetch_and_add(&ti->lost, -lost);
+	}
 	e->type = type;
 	e->probe_id = probe_id;
 	e->ret = ret;
@@ -204,7 +219,6 @@ static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_
 	if (type == EV_CALL)
 		copy_str(e->str, spec, args);
 	if (spec->action == ACT_EMIT) {
-		__u32 tgid = e->pid;
 		struct cuda_counts *c = bpf_map_lookup_elem(&cuda_totals, &tgid);
 
 		if (c) {
@@ -481,7 +495,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (!t || !(t->flags & TARGET_F_FOLLOW) || ctgid == ptgid)
 		return 0;	/* not followed, or a new thread */
 	ct.flags = t->flags & (TARGET_F_FOLLOW | TARGET_F_STOP_ON_EXEC);
-	ct.pad = 0;
+	ct.lost = 0;
 	bpf_map_update_elem(&targets, &ctgid, &ct, BPF_ANY);
 	emit_control(EV_FORK, ptgid, ctgid);
 	return 0;

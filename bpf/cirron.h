@@ -128,6 +128,9 @@ struct event {
 	__u32 probe_id;		/* BPF cookie; 0 for events that come from no probe */
 	__u32 pid;		/* tgid, as the host sees it */
 	__u32 tid;
+	__u32 lost_before;	/* anchor events of this process dropped (ring buffer full)
+				 * since its previous anchor event that got through */
+	__u32 pad;
 	__u64 ts_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u64 dur_ns;		/* EV_RETURN: time since the matching entry */
 	__u64 args[CIRRON_NARGS];
@@ -148,7 +151,7 @@ struct event {
 
 struct target_info {
 	__u32 flags;
-	__u32 pad;
+	__u32 lost;		/* anchor events dropped, not yet told (event.lost_before) */
 };
 
 /* Global counters, a per-CPU array indexed by these. */

@@ -31,7 +31,9 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 		err = -errno;
 		goto fail;
 	}
-	err = cirron_bpf__load(o->skel);
+	err = bpf_map__set_max_entries(o->skel->maps.events, (__u32)o->opts->ringbuf_kb << 10);
+	if (!err)
+		err = cirron_bpf__load(o->skel);
 	if (err)
 		goto fail;
 	err = cirron_bpf__attach(o->skel);	/* the exec/fork/exit tracepoints */

@@ -50,6 +50,7 @@ enum {
 	OPT_SAMPLE_EVERY,
 	OPT_HANG_FACTOR,
 	OPT_HANG_MIN,
+	OPT_RINGBUF_KB,
 	OPT_FORMAT,
 	OPT_NAME,
 	OPT_LAST,
@@ -81,6 +82,8 @@ static const struct argp_option trace_options[] = {
 	  "than its name's median and --hang-min; 0: off (default: 10)", 0 },
 	{ "hang-min", OPT_HANG_MIN, "SEC", 0, "Never call a span open less than SEC hung "
 	  "(default: 5)", 0 },
+	{ "ringbuf-kb", OPT_RINGBUF_KB, "KB", 0, "Events ring buffer size, a power of two from 16 "
+	  "(default: 8192); events past it are dropped and counted", 0 },
 	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0,
 	  "Symbol cache (default: $XDG_CACHE_HOME or ~/.cache, /cirron-probe)", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages on stderr (twice for debug)", 0 },
@@ -256,6 +259,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (parse_seconds(arg, &o->hang_min_s))
 			usage_error(state, "invalid --hang-min: %s", arg);
 		break;
+	case OPT_RINGBUF_KB:
+		o->ringbuf_kb = parse_count(state, "--ringbuf-kb", arg, 16);
+		if (o->ringbuf_kb & (o->ringbuf_kb - 1) || o->ringbuf_kb > (1L << 22))
+			usage_error(state, "invalid --ringbuf-kb: %s (a power of two, 16 to 4194304)",
+				    arg);
+		break;
 	case OPT_SAMPLE_EVERY:
 		o->sample_every = parse_count(state, "--sample-every", arg, 1);
 		break;
@@ -322,7 +331,7 @@ int cli__parse(int argc, char **argv, struct options *o)
 
 	*o = (struct options){ .sinks = SINK_SPOOL, .path = "./.cirron", .flush_interval_s = 1.0,
 				  .epoch_steps = 1000, .sample_every = 100,
-				  .hang_factor = 10, .hang_min_s = 5, .rank = -1 };
+				  .hang_factor = 10, .hang_min_s = 5, .ringbuf_kb = 8192, .rank = -1 };
 	if (argc < 2) {
 		fputs(top_doc, stderr);
 		return EXIT_USAGE;

@@ -26,6 +26,7 @@ struct options {
 	long sample_every;		/* PYF_SAMPLED: Python frames in one step of N */
 	double hang_factor;		/* a span open > factor x its name's median ... */
 	double hang_min_s;		/* ... and > this: a hang (factor 0: never) */
+	long ringbuf_kb;		/* size of the events ring buffer */
 	const char *cache_dir;		/* symbol cache; NULL picks a default */
 	char **run_argv;		/* CMD_RUN: the command */
 	int verbose;

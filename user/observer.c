@@ -409,6 +409,14 @@ static void on_anchor(struct observer *o, struct target *t, const struct probe_r
 	memcpy(name, e->str, CIRRON_STR_LEN);
 	name[CIRRON_STR_LEN] = 0;
 	memcpy(t->event_counters, e->counters, sizeof(t->event_counters));
+	if (e->lost_before) {
+		struct tree_event lost = te;
+
+		lost.kind = TI_LOST;
+		lost.value = (int)e->lost_before;
+		torch_tree__feed(&t->tree, &lost);
+		t->py_calls.depth = t->py_calls.module_depth = 0;
+	}
 	switch (r->def->meaning) {
 	case MEAN_SCOPE:
 	case MEAN_SCOPE_ENTER:

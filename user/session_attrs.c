@@ -187,6 +187,7 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 	cJSON_AddNumberToObject(h, "kernel_map_full",
 				(double)sum_percpu(o->stats_fd, STAT_KERNEL_KEYS_FULL));
 	cJSON_AddNumberToObject(h, "events", (double)t->events);
+	cJSON_AddNumberToObject(h, "events_lost", (double)t->tree.events_lost);
 	cJSON_AddNumberToObject(h, "probes_attached", attached);
 	cJSON_AddNumberToObject(h, "probes_failed", failed);
 	cJSON_AddNumberToObject(h, "uprobe_hits", (double)hits_total);

@@ -367,8 +367,42 @@ static void on_forward(struct torch_tree *t, const struct tree_event *ev, bool e
 		cJSON_AddStringToObject(t->forward->attrs, "module", ev->name);
 }
 
+/* Events were dropped: scopes, forward and backward may never see their ends. End them
+ * now as incomplete (each once), forget the scope stack and a half-seen batch; the step
+ * and epoch go on, marked. The next data_load or backward starts cleanly. */
+static void on_lost(struct torch_tree *t, const struct tree_event *ev)
+{
+	struct span *open[TREE_MAX_SCOPES + 2];
+	int n = 0;
+
+	t->events_lost += ev->value;
+	for (int i = t->nscopes - 1; i >= 0; i--)
+		if (t->scopes[i].span && t->scopes[i].span->status == SPAN_OPEN)
+			open[n++] = t->scopes[i].span;
+	if (t->forward)
+		open[n++] = t->forward;
+	if (t->backward)
+		open[n++] = t->backward;
+	for (int i = 0; i < n; i++) {
+		cJSON_AddNumberToObject(open[i]->attrs, "events_lost", ev->value);
+		session__close(t->s, open[i], ev->ts_ns, SPAN_INCOMPLETE);
+	}
+	t->forward = t->backward = NULL;
+	t->nscopes = 0;
+	t->pending = false;
+	t->last_data_end_ns = t->last_boundary_ns = 0;
+	t->exact_forward_seen = false;
+	if (t->step && !cJSON_GetObjectItemCaseSensitive(t->step->attrs, "events_lost"))
+		cJSON_AddNumberToObject(t->step->attrs, "events_lost", ev->value);
+}
+
 void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 {
+
+	if (ev->kind == TI_LOST) {	/* from any thread: the gap may hide the training one's */
+		on_lost(t, ev);
+		return;
+	}
 	if (!t->tid && (ev->kind == TI_BACKWARD_ENTER ||
 			(ev->kind == TI_SCOPE_ENTER && classify(ev->name) != SK_OTHER)))
 		t->tid = ev->tid;
@@ -397,6 +431,8 @@ void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 	case TI_FORWARD_ENTER:
 	case TI_FORWARD_EXIT:
 		on_forward(t, ev, ev->kind == TI_FORWARD_ENTER);
+		break;
+	case TI_LOST:	/* handled above */
 		break;
 	}
 }

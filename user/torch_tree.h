@@ -22,6 +22,8 @@ enum tree_input {
 	TI_FORWARD_ENTER,	/* outermost Module call seen in Python frames: name = class,
 				 * value = module.training (1/0) or -1 when unknown */
 	TI_FORWARD_EXIT,
+	TI_LOST,		/* value events of this process were dropped just before this
+				 * point: the open scopes may have lost their ends */
 };
 
 struct tree_event {
@@ -67,6 +69,7 @@ struct torch_tree {
 	int nscopes;
 	long optimizer_steps;
 	uint64_t last_ts_ns;	/* the training thread's last event */
+	long events_lost;	/* told by TI_LOST */
 };
 
 void torch_tree__init(struct torch_tree *t, struct session *s, long epoch_steps);

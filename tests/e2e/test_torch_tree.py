@@ -363,3 +363,33 @@ def test_hang_record_survives_target_kill(h, target):
     assert rec["name"] == "data_load"
     assert s.root["attrs"]["exit_signal_name"] == "KILL"
     assert [x["name"] for x in rec["open_path"]] == ["cirron.session", "epoch", "data_load"]
+
+
+def test_ring_buffer_overload(h, target):
+    """Step 5 floods 20000 record_function regions into a 16 KiB ring buffer: events are
+    dropped and counted, the spans left open by the gap end once as incomplete, nothing is
+    orphaned, and the steps after the flood are whole again."""
+    s = trace(h, target, "--epochs", "1", "--batches", "12", "--burst-step", "5",
+              "--burst-regions", "20000", "--step-sleep", "20",
+              observer_args=("--ringbuf-kb", "16"))
+    hl = s.health
+    assert hl["ringbuf_drops"] > 0 and hl["events_lost"] == hl["ringbuf_drops"], hl
+    # a span, once ended, keeps its end in every later batch (never closed twice)
+    ends = {}
+    for b in s.batches:
+        for sp in b["spans"]:
+            if sp["end_ns"] is not None:
+                assert ends.setdefault(sp["span_id"], sp["end_ns"]) == sp["end_ns"], sp
+    incomplete = [x for x in s.spans.values() if x["status"] == "incomplete"]
+    assert incomplete and all("events_lost" in x["attrs"] for x in incomplete), incomplete[:3]
+    bursts = named(s, "burst")
+    assert 0 < len(bursts) < 20000
+    # lost boundaries may merge the flood's step with the next ones: indices stay dense
+    steps = named(s, "step")
+    assert [x["index"] for x in steps] == list(range(len(steps))) and len(steps) >= 8
+    assert "events_lost" in steps[5]["attrs"]
+    for st in steps[:5] + steps[-3:]:    # before the flood, and again after it
+        kids = children(s, st)
+        counts = {n: sum(1 for k in kids if k["name"] == n) for n in STEP}
+        assert counts == STEP and all(k["status"] == "ok" for k in kids), (st["index"], counts)
+        assert "events_lost" not in st["attrs"]

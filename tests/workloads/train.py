@@ -12,6 +12,8 @@ nested record_function regions ("loss" inside "compute"). --spin-seconds keeps t
 (epochs repeat) for that long, for attach tests; it prints "ready" after the first step.
 --stall-batch K --stall-seconds S makes loading batch K of the first epoch take S seconds
 (a stuck data pipeline, for hang detection).
+--burst-step K --burst-regions N: step K runs N empty record_function regions in a row (an
+event flood, for ring-buffer overload).
 --step-sleep sleeps after each optimizer step: steps of a few ms, like a real model's, for
 tests whose observer reacts to steps (--python-frames sampled).
 """
@@ -35,6 +37,8 @@ ap.add_argument("--amp", action="store_true")
 ap.add_argument("--regions", action="store_true")
 ap.add_argument("--spin-seconds", type=float, default=0)
 ap.add_argument("--step-sleep", type=float, default=0)
+ap.add_argument("--burst-step", type=int, default=-1)
+ap.add_argument("--burst-regions", type=int, default=0)
 ap.add_argument("--stall-batch", type=int, default=-1)
 ap.add_argument("--stall-seconds", type=float, default=0)
 ap.add_argument("--cuda-calls", action="store_true",
@@ -100,6 +104,10 @@ def train_batch(i, xb, yb):
                 loss = loss_fn(out, yb)
     else:
         loss = loss_fn(model(xb), yb)
+    if steps == args.burst_step:
+        for _ in range(args.burst_regions):
+            with record_function("burst"):
+                pass
     (loss / args.accumulate).backward()
     if cudart:
         cudart.cudaMalloc(ctypes.byref(devptr), ctypes.c_size_t(1000))
