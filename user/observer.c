@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "exit_codes.h"
 #include "fsutil.h"
@@ -54,6 +55,30 @@ static struct target *add_target(struct observer *o, int pid)
 	return t;
 }
 
+/* Per-kernel launch counts are keyed by pid: an exec'd image or a reused pid must not
+ * inherit them. */
+static void forget_kernels(struct observer *o, int pid)
+{
+	struct kernel_key key, next, *gone = NULL, *v;
+	size_t n = 0;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(o->kernels_fd, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		if (next.tgid != (__u32)pid)
+			continue;
+		v = realloc(gone, (n + 1) * sizeof(*gone));
+		if (!v)
+			break;
+		gone = v;
+		gone[n++] = next;
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(o->kernels_fd, &gone[i]);
+	free(gone);
+}
+
 static void remove_target(struct observer *o, struct target *t)
 {
 	struct target **pp;
@@ -66,6 +91,7 @@ static void remove_target(struct observer *o, struct target *t)
 	}
 	bpf_map_delete_elem(o->targets_fd, &t->pid);
 	bpf_map_delete_elem(o->cuda_fd, &t->pid);
+	forget_kernels(o, t->pid);
 	attach__detach(o, t);
 	target__free(t);
 }
@@ -100,7 +126,7 @@ static int start_session(struct observer *o, struct target *t, uint64_t start_ns
 {
 	struct session_ids ids = {
 		.pid = t->pid,
-		.start_ticks = procfs__start_ticks(t->pid),
+		.start_ticks = t->id_ticks ? t->id_ticks : procfs__start_ticks(t->pid),
 		.rank = procfs__env_long(t->pid, "RANK", 0),
 		.local_rank = procfs__env_long(t->pid, "LOCAL_RANK", 0),
 		.world_size = procfs__env_long(t->pid, "WORLD_SIZE", 1),
@@ -248,10 +274,25 @@ static void scan_target(struct observer *o, struct target *t)
 		arm(o, t);
 }
 
+/* The third part of a session id for an image exec'd now: the time since boot in clock
+ * ticks, like a process's start time, and never the id the old image had. */
+static uint64_t exec_ticks(const struct target *old)
+{
+	struct timespec ts;
+	uint64_t now, prev = old->id_ticks ? old->id_ticks : procfs__start_ticks(old->pid);
+	long hz = sysconf(_SC_CLK_TCK);
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	now = (uint64_t)ts.tv_sec * (uint64_t)(hz > 0 ? hz : 100) +
+	      (uint64_t)ts.tv_nsec / (1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
+	return now > prev ? now : prev + 1;
+}
+
 static void on_exec(struct observer *o, const struct event *e)
 {
 	struct target *t = find_target(o, (int)e->pid);
 	bool held = e->args[0], follow, stop, root;
+	uint64_t ticks;
 
 	if (!t)
 		return;
@@ -259,6 +300,8 @@ static void on_exec(struct observer *o, const struct event *e)
 	follow = t->follow;
 	stop = t->stop_on_load;
 	root = t->root_child;
+	/* Same pid, same start time: the new image's session needs an id of its own */
+	ticks = exec_ticks(t);
 	if (t->session) {
 		t->exited = true;
 		t->exit_status = 0;
@@ -274,6 +317,7 @@ static void on_exec(struct observer *o, const struct event *e)
 	t->follow = true;
 	t->stop_on_load = stop;
 	t->root_child = root;
+	t->id_ticks = ticks;
 	track(o, t, false);
 	scan_target(o, t);
 	if (held)

@@ -5,11 +5,15 @@
 // GPU the calls fail (cudaErrorNoDevice), but their uprobes fire all the same. The counts
 // below are what tests/e2e expects to find in the spool.
 //
-//   cuda_calls [--wait] [--hold] [--loop] [--exit CODE]
+//   cuda_calls [--wait] [--hold] [--loop] [--exit CODE] [--threads N --waves W] [--exec-self]
 //     --wait   print "ready", then wait for SIGUSR1 before calling anything (attach tests)
 //     --hold   after the calls print "done" and wait for SIGUSR1 (kill tests)
 //     --loop   after the calls launch kernels until SIGUSR1, then print "looped N"
+//     --threads N --waves W  then W times: N threads each make the calls once, joined
+//              (threads coming and going): 1 + N x W passes in all
+//     --exec-self  at the end exec itself with only "--exit CODE" (a new image, same pid)
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,33 +61,12 @@ static void launch(const void *fn)
 	cudaLaunchKernel(fn, grid, block, args, 0, 0);
 }
 
-int main(int argc, char **argv)
+/* One pass of every probed call, in a fixed order. Returns the device count seen. */
+static int calls(void)
 {
 	static char host[4096], host2[4096];
-	int wait = 0, hold = 0, loop = 0, code = 0, n = -1, i;
-	struct sigaction sa = { .sa_handler = on_usr1 };
-	sigset_t usr1;
 	void *dev = NULL;
-
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--wait"))
-			wait = 1;
-		else if (!strcmp(argv[i], "--hold"))
-			hold = 1;
-		else if (!strcmp(argv[i], "--loop"))
-			loop = 1;
-		else if (!strcmp(argv[i], "--exit") && i + 1 < argc)
-			code = atoi(argv[++i]);
-	}
-	sigaction(SIGUSR1, &sa, NULL);
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &usr1, NULL);	/* only delivered inside sigsuspend */
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (wait) {
-		printf("ready\n");
-		wait_usr1();
-	}
+	int n = -1, i;
 
 	cudaGetDeviceCount(&n);
 	for (i = 0; i < N_LAUNCH_A; i++)
@@ -106,6 +89,63 @@ int main(int argc, char **argv)
 		cudaDeviceSynchronize();
 	for (i = 0; i < N_EVENT_SYNC; i++)
 		cudaEventSynchronize(0);
+	return n;
+}
+
+static void *thread_calls(void *arg)
+{
+	(void)arg;
+	calls();
+	return NULL;
+}
+
+static void run_wave(int threads)
+{
+	pthread_t th[64];
+	int n = threads < 64 ? threads : 64;
+
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&th[i], NULL, thread_calls, NULL))
+			exit(70);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+}
+
+int main(int argc, char **argv)
+{
+	int wait = 0, hold = 0, loop = 0, code = 0, threads = 0, waves = 0, exec_self = 0, n, i;
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	sigset_t usr1;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--wait"))
+			wait = 1;
+		else if (!strcmp(argv[i], "--hold"))
+			hold = 1;
+		else if (!strcmp(argv[i], "--loop"))
+			loop = 1;
+		else if (!strcmp(argv[i], "--exit") && i + 1 < argc)
+			code = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			threads = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--waves") && i + 1 < argc)
+			waves = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--exec-self"))
+			exec_self = 1;
+	}
+	sigaction(SIGUSR1, &sa, NULL);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);	/* only delivered inside sigsuspend */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (wait) {
+		printf("ready\n");
+		wait_usr1();
+	}
+
+	n = calls();
+	for (i = 0; i < waves; i++)
+		run_wave(threads);
 	printf("done device_count=%d\n", n);
 
 	if (hold)
@@ -119,6 +159,13 @@ int main(int argc, char **argv)
 			looped++;
 		}
 		printf("looped %lu\n", looped);
+	}
+	if (exec_self) {
+		char codestr[16];
+
+		snprintf(codestr, sizeof(codestr), "%d", code);
+		execl("/proc/self/exe", argv[0], "--exit", codestr, (char *)NULL);
+		return 71;
 	}
 	return code;
 }

@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Copyright (c) 2026 cirron-probe authors
+"""Targets that change under the observer: threads coming and going, a process replacing
+its image with exec, under `run` and `attach`. Counts stay exact; sessions end cleanly."""
+import signal
+
+from conftest import CALLS, CUDA_CALLS, EXPECTED_HITS, only_session, read_spool
+from cuda_expect import N_LAUNCH, N_MEMCPY, check_cuda_attrs, device_count_from
+
+
+def probe_hits(s):
+    return {p["symbol"]: (p["hits"], p["return_hits"]) for p in s.health["probes"]
+            if p["group"] == "cudart" and p["symbol"] in EXPECTED_HITS}
+
+
+def test_threads_coming_and_going(h, bpf):
+    """3 waves of 4 threads, each thread making every call once, joined after each wave:
+    13 passes, every call counted, uprobes in place for threads born after the attach."""
+    root = h.spool_root()
+    p = h.observer("run", "--", CUDA_CALLS, "--threads", "4", "--waves", "3", san=True,
+                   path=root)
+    assert p.finish(60) == 0, p.err.text
+    s = only_session(root)
+    passes = 1 + 4 * 3
+    for sym, (hits, ret_hits) in probe_hits(s).items():
+        want = EXPECTED_HITS[sym]
+        assert (hits, ret_hits) == (want[0] * passes, want[1] * passes), sym
+    a = s.root["attrs"]
+    assert a["cuda.launches"] == N_LAUNCH * passes
+    assert a["cuda.memcpy_calls"] == N_MEMCPY * passes
+    assert a["cuda.malloc_calls"] == CALLS["malloc"] * passes
+    assert s.health["ringbuf_drops"] == 0
+
+
+def test_exec_under_run_starts_a_new_session(h, bpf):
+    """`run` follows an exec: the old image's session ends with end_cause=exec, the new
+    image is a session of its own, each with exactly its own calls."""
+    root = h.spool_root()
+    p = h.observer("run", "--", CUDA_CALLS, "--exec-self", "--exit", "3", san=True, path=root)
+    assert p.finish(60) == 3, p.err.text
+    sessions = sorted(read_spool(root).values(), key=lambda s: s.root["start_ns"])
+    assert len(sessions) == 2, [s.id for s in sessions]
+    first, second = sessions
+    assert first.root["attrs"]["pid"] == second.root["attrs"]["pid"]
+    assert first.root["attrs"]["end_cause"] == "exec"
+    assert second.root["attrs"]["end_cause"] == "exit"
+    assert second.root["attrs"]["exit_code"] == 3
+    for s in sessions:
+        check_cuda_attrs(s.root["attrs"], s.root["attrs"]["cuda_count"])
+        assert probe_hits(s) == {k: v for k, v in EXPECTED_HITS.items() if k in probe_hits(s)}
+
+
+def test_exec_under_attach_ends_the_session(h, bpf):
+    """`attach` traces one image: when the target execs, its session ends (end_cause=exec)
+    with the calls made before, and the observer exits; the new image runs on untouched."""
+    root = h.spool_root()
+    t = h.start([CUDA_CALLS, "--wait", "--exec-self", "--exit", "5"])
+    t.out.wait_for(r"^ready$")
+    obs = h.observer("attach", "-v", "-p", t.pid, path=root)
+    obs.err.wait_for(rf"attached \d+ probes to process {t.pid}$")
+    t.signal(signal.SIGUSR1)
+    assert obs.finish(60) == 0, obs.err.text
+    assert t.finish() == 5
+    s = only_session(root)
+    assert s.root["attrs"]["end_cause"] == "exec"
+    check_cuda_attrs(s.root["attrs"], device_count_from(t.out.text))
+    assert probe_hits(s)["cudaLaunchKernel"] == EXPECTED_HITS["cudaLaunchKernel"]
