@@ -215,3 +215,18 @@ def test_help_lists_read_back(h, built):
     assert rc == 0 and out.startswith("Usage: cirron-probe trace ")
     for opt in ("--format", "--name", "--last", "--session", "--rank", "--all"):
         assert opt in out, opt
+
+
+def test_fifo_and_directory_in_spool(h, cuda_spool, tmp_path):
+    """Spool entries that are not regular files are reported, never opened for reading in a
+    way that blocks (a FIFO would wait for a writer forever)."""
+    copy = tmp_path / "copy"
+    shutil.copytree(cuda_spool, copy)
+    spool = copy / "spool"
+    sid = next(iter(read_spool(copy)))
+    os.mkfifo(spool / f"{sid}.00000050.json")
+    (spool / f"{sid}.00000051.json").mkdir()
+    rc, out, err = read_back(h, "trace", copy)
+    assert rc == EXIT_CORRUPT_INPUT and "cirron.session - " in out
+    assert sorted(re.findall(r"skipping \S*/(\S+): not a regular file", err)) == [
+        f"{sid}.00000050.json", f"{sid}.00000051.json"], err
