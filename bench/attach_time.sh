@@ -29,7 +29,7 @@ start_target() {	# start_target T OUTFILE: pid on stdout, once it is ready
 	case $1 in
 	cuda) "$CUDA_CALLS" --loop > "$2" 2>&1 & pid=$!; wait_for "$2" "done" 30 ;;
 	torch) $PY bench/synthetic_steps.py --forever > "$2" 2>&1 & pid=$!; wait_for "$2" ready 60 ;;
-	torch-trixie) trixie_enter
+	torch-trixie)
 		"$CHROOT" "$TRIXIE_ROOT" python3 "$TRIXIE_DIR/synthetic_steps.py" --forever > "$2" 2>&1 &
 		pid=$!; wait_for "$2" ready 60 ;;
 	*) die "unknown target $1" ;;
@@ -64,6 +64,7 @@ for line in sys.stdin:
 }
 
 declare -A FE AT
+[[ " $TARGETS " == *" torch-trixie "* ]] && trixie_enter	# here: its unmount must run at our exit
 for t in $TARGETS; do
 	pid=$(start_target "$t" "$TMPB/target.$t.out")
 	for r in $(seq "$ROUNDS"); do
