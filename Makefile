@@ -107,7 +107,8 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory cirron-probe
 	$(Q)scripts/demo.sh
 
-bench: deps cirron-probe $(OUTPUT)/tests/cuda_calls
+# Benchmarks (bench/run.sh; bpftrace is installed there if missing): bench/RESULTS.md
+bench: deps cirron-probe $(OUTPUT)/tests/cuda_calls trixie-root
 	$(Q)bench/run.sh
 
 lint: $(OUTPUT)/cirron.skel.h

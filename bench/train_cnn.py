@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Benchmark workload: a small CNN (2 conv + 2 linear), DataLoader over a TensorDataset,
-batch 64, SGD, one thread. Prints the median step time of the steps after a warm-up.
-    train_cnn.py [--steps N] [--profiler] [--setprofile]
---profiler runs under torch.profiler (CPU activities) and --setprofile under a sys.setprofile
-hook counting calls: the in-process alternatives a user would pick instead."""
+batch 128 (--batch), SGD, one thread. Prints the median step time of the steps after a warm-up.
+    train_cnn.py [--steps N] [--warmup N] [--batch B] [--profiler] [--setprofile]
+--profiler runs under torch.profiler with its default settings and a schedule whose active
+window covers every step (prof.step() after each), --setprofile under a sys.setprofile hook
+counting calls: the in-process alternatives a user would pick instead."""
 import argparse
 import statistics
 import sys
@@ -17,15 +18,16 @@ from torch.utils.data import DataLoader, TensorDataset
 ap = argparse.ArgumentParser()
 ap.add_argument("--steps", type=int, default=300)
 ap.add_argument("--warmup", type=int, default=30)
+ap.add_argument("--batch", type=int, default=128)
 ap.add_argument("--profiler", action="store_true")
 ap.add_argument("--setprofile", action="store_true")
 args = ap.parse_args()
 
 torch.set_num_threads(1)
 torch.manual_seed(0)
-n = 64 * 50
+n = args.batch * 50
 x, y = torch.randn(n, 1, 28, 28), torch.randint(0, 10, (n,))
-loader = DataLoader(TensorDataset(x, y), batch_size=64, shuffle=True)
+loader = DataLoader(TensorDataset(x, y), batch_size=args.batch, shuffle=True)
 model = nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(8, 16, 3), nn.ReLU(),
                       nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16 * 5 * 5, 64), nn.ReLU(),
                       nn.Linear(64, 10))
@@ -39,7 +41,7 @@ def hook(frame, event, arg):
     calls += 1
 
 
-def run():
+def run(after_step=None):
     """Step time = from one batch's arrival to the next's: it includes the DataLoader
     __next__, where some of the observer's probes fire."""
     times, done, last = [], 0, None
@@ -53,6 +55,8 @@ def run():
             loss.backward()
             opt.step()
             opt.zero_grad()
+            if after_step:
+                after_step()
             done += 1
             if done >= args.steps + args.warmup:
                 break
@@ -61,9 +65,11 @@ def run():
 
 
 if args.profiler:
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU]):
-        times = run()
+    from torch.profiler import profile, schedule
+    # warm up on the first step, then active over every later one: the trace is assembled
+    # when the window closes, after the last step
+    with profile(schedule=schedule(wait=0, warmup=1, active=args.steps + args.warmup)) as prof:
+        times = run(prof.step)
 elif args.setprofile:
     sys.setprofile(hook)
     times = run()
