@@ -12,10 +12,10 @@
 #   sys.setprofile         in process, a Python hook counting calls
 # Also the uprobe hits per step of each level (from the spool's health), and how the overhead
 # compares with hits per step x the cost of a hit (bench/hit_cost.sh's numbers).
-#   WORKLOADS="host trixie" LEVELS="off always" ROUNDS=5 STEPS=200 BATCH=128 bench/step_overhead.sh
+#   WORKLOADS="host trixie" LEVELS="off sampled always" ROUNDS=5 STEPS=200 BATCH=128 bench/step_overhead.sh
 source "$(dirname "$0")/lib.sh"
 WORKLOADS=${WORKLOADS:-"host trixie"}
-LEVELS=${LEVELS:-"off always"}			# one mode per word (add "sampled" when it exists)
+LEVELS=${LEVELS:-"off sampled always"}		# one mode per word
 DEFAULT_LEVEL=${DEFAULT_LEVEL:-off}		# the targets: < 1% at the default level,
 CHEAPEST_LEVEL=${CHEAPEST_LEVEL:-off}		# hits x cost + 5% at the cheapest
 BPFTRACE_LEVELS=${BPFTRACE_LEVELS-"off always"}	# empty: no bpftrace modes

@@ -24,6 +24,8 @@
 #include "versions.h"
 #include "watchdog.h"
 
+#define FLUSH_AFTER_SPANS 4096	/* closed spans held before an early batch */
+
 static volatile sig_atomic_t stop_requested;
 /* What SIGINT, SIGTERM and SIGPIPE were when we started: the command `run` starts gets
  * them back, so it runs as it would without us (an ignored SIGINT stays ignored, SIGPIPE
@@ -104,6 +106,7 @@ static void on_span_closed(const struct session *s, const struct span *sp, void 
 	char line[2048];
 
 	(void)s;
+	t->closed_since_flush++;
 	hang__span_closed(&t->hang, sp);
 	if (t->print_spans) {
 		puts(span__format_line(sp, line, sizeof(line)));
@@ -173,6 +176,7 @@ static void flush_target(struct observer *o, struct target *t, bool final)
 		return;
 	attrs__cuda(o, t);
 	seq = t->session->seq;
+	t->closed_since_flush = 0;
 	batch = session__take_batch(t->session, attrs__health(o, t), clock__wall_ns(), final);
 	if (t->hangs) {
 		cJSON_AddItemToObject(batch, "hangs", t->hangs);
@@ -551,6 +555,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 	else if (t->session && r->def->action == ACT_EMIT) {
 		on_anchor(o, t, r, e);
 		py_sample__after_event(o, t);
+		/* A fast loop closes thousands of spans a second: write them out before the
+		 * flush interval, so the loader's memory stays bounded */
+		if (t->closed_since_flush >= FLUSH_AFTER_SPANS)
+			flush_target(o, t, false);
 	}
 	else if (e->type == EV_CALL && t->session)
 		on_cuda_detail(o, t, r, e);

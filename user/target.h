@@ -62,6 +62,7 @@ struct target {
 	struct py_sample py_sample;	/* --python-frames sampled */
 	struct hang_watch hang;		/* how long spans usually take; the last hang told */
 	cJSON *hangs;			/* hang records for the next spool batch, or NULL */
+	long closed_since_flush;	/* spans closed since the last batch */
 	struct mapped_file *files;
 	size_t nfiles;
 	struct probe_result *probes;
