@@ -191,11 +191,23 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 	cJSON_AddNumberToObject(h, "probes_attached", attached);
 	cJSON_AddNumberToObject(h, "probes_failed", failed);
 	cJSON_AddNumberToObject(h, "uprobe_hits", (double)hits_total);
-	/* The cost paid by the training job, per optimizer step (hits since attach). */
+	/* The cost paid by the training job per step, in steady state: hits and steps counted
+	 * from the first batch that saw a step (imports and the first steps trap more), or
+	 * since attach while fewer than 10 steps followed it. */
 	if (t->tree.step_index > 0) {
+		long steps = t->tree.step_index - t->steps_at_base;
+		uint64_t hits = hits_total - t->hits_at_base;
+
+		if (!t->steps_at_base) {
+			t->steps_at_base = t->tree.step_index;
+			t->hits_at_base = hits_total;
+		}
+		if (steps < 10) {
+			steps = t->tree.step_index;
+			hits = hits_total;
+		}
 		cJSON_AddNumberToObject(h, "steps", (double)t->tree.step_index);
-		cJSON_AddNumberToObject(h, "uprobe_hits_per_step",
-					(double)hits_total / (double)t->tree.step_index);
+		cJSON_AddNumberToObject(h, "uprobe_hits_per_step", (double)hits / (double)steps);
 	}
 	if (o->opts->python_frames == PYF_SAMPLED)
 		cJSON_AddNumberToObject(h, "python_sampled_steps", (double)t->py_sample.samples);

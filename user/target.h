@@ -63,6 +63,8 @@ struct target {
 	struct hang_watch hang;		/* how long spans usually take; the last hang told */
 	cJSON *hangs;			/* hang records for the next spool batch, or NULL */
 	long closed_since_flush;	/* spans closed since the last batch */
+	long steps_at_base;		/* health: steps and hits when steps were first seen */
+	uint64_t hits_at_base;
 	struct mapped_file *files;
 	size_t nfiles;
 	struct probe_result *probes;
