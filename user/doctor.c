@@ -72,15 +72,18 @@ int doctor__main(const struct options *opts)
 	for (size_t g = 0; g < o->probes.n; g++) {
 		const struct probe_group *grp = &o->probes.groups[g];
 		bool matched = false;
+		size_t file = (size_t)-1;
 
 		for (i = 0; i < t->nprobes; i++) {
 			const struct probe_result *r = &t->probes[i];
 
 			if (r->group != grp)
 				continue;
-			if (!matched)
+			/* a group may match in several files: each offset under its own file */
+			if (r->file != file)
 				printf("  %s: matched in %s (defines %s)\n", grp->name,
 				       t->files[r->file].path, grp->match_defines);
+			file = r->file;
 			matched = true;
 			if (!r->err)
 				printf("    ok       %-32s %s +0x%llx\n", r->def->symbol,
