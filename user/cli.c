@@ -250,10 +250,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				    arg);
 		break;
 	case OPT_HANG_FACTOR:
-		if (strcmp(arg, "0") && parse_seconds(arg, &o->hang_factor))	/* a positive number */
-			usage_error(state, "invalid --hang-factor: %s (a number, 0 for off)", arg);
-		else if (!strcmp(arg, "0"))
+		if (!strcmp(arg, "0"))
 			o->hang_factor = 0;
+		else if (parse_seconds(arg, &o->hang_factor))	/* a positive number */
+			usage_error(state, "invalid --hang-factor: %s (a number, 0 for off)", arg);
 		break;
 	case OPT_HANG_MIN:
 		if (parse_seconds(arg, &o->hang_min_s))

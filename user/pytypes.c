@@ -89,7 +89,7 @@ void py_types__find_training(struct py_type *t, int pid, uint64_t obj, const str
 
 		if (!procfs__read_mem(pid, entry, &key, sizeof(key)) || !key ||
 		    !procfs__read_mem(pid, key + (uint64_t)l->ascii_data, name, sizeof(name)) ||
-		    memcmp(name, "training", sizeof(name)))
+		    memcmp(name, "training", sizeof(name)) != 0)
 			continue;
 		t->chain[0] = (int32_t)l->managed_dict;
 		t->chain[1] = (int32_t)l->ma_values;
@@ -107,7 +107,7 @@ int py_types__read_bool(int pid, uint64_t addr)
 	char name[16];
 
 	if (!addr || !procfs__read_mem(pid, addr + OB_TYPE, &type, sizeof(type)) ||
-	    !read_name(pid, type, name, sizeof(name)) || strcmp(name, "bool") ||
+	    !read_name(pid, type, name, sizeof(name)) || strcmp(name, "bool") != 0 ||
 	    !procfs__read_mem(pid, addr + 24, &digit, sizeof(digit)) || digit > 1)
 		return -1;
 	return (int)digit;
