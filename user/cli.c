@@ -57,6 +57,7 @@ enum {
 	OPT_SESSION,
 	OPT_RANK,
 	OPT_ALL,
+	OPT_RANKS,
 };
 
 static const struct argp_option trace_options[] = {
@@ -102,6 +103,8 @@ static const struct argp_option read_options[] = {
 	{ "name", OPT_NAME, "NAME", 0, "Only spans of this name, one line each", 0 },
 	{ "last", OPT_LAST, "N", 0, "The N most recently ended spans, one line each", 0 },
 	{ "all", OPT_ALL, NULL, 0, "Show every span: no eliding of long runs of siblings", 0 },
+	{ "ranks", OPT_RANKS, NULL, 0, "The ranks of a distributed job side by side: step times, "
+	  "phase medians, the straggler and the phase that makes it slow, where open ranks are", 0 },
 	{},
 };
 
@@ -203,6 +206,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_RANK:
 		o->rank = parse_count(state, "--rank", arg, 0);
+		break;
+	case OPT_RANKS:
+		o->ranks = true;
 		break;
 	case OPT_ALL:
 		o->all = true;

@@ -37,6 +37,7 @@ struct options {
 	const char *session;		/* only this session id */
 	long rank;			/* -1, or only this rank */
 	bool all;			/* no eliding of long runs of siblings */
+	bool ranks;			/* trace --ranks: the ranks side by side */
 };
 
 /* Fills opts from argv. Returns 0 to go on, -1 after printing --help or --version

@@ -125,6 +125,32 @@ static bool read_cuda_counters(void *ctx, uint64_t out[SESSION_NCOUNTERS])
 	return true;
 }
 
+/* torchrun and its kind: a process whose descendants carry RANK in their environment but
+ * which has none itself launches ranks; it is not one (role=launcher). */
+static void tag_launcher(struct observer *o, struct target *worker)
+{
+	int pid = worker->pid, ppid;
+	char state;
+
+	for (int depth = 0; depth < 8 && !procfs__stat(pid, &state, &ppid) && ppid > 1; depth++) {
+		struct target *t = find_target(o, ppid);
+
+		pid = ppid;
+		if (!t || !t->session || procfs__env_long(t->pid, "RANK", -1) >= 0)
+			continue;
+		attrs__set_num(worker->session->root->attrs, "launcher_pid", t->pid);
+		session__touch_root(worker->session);
+		if (!strcmp(cJSON_GetObjectItem(t->session->root->attrs, "role")->valuestring,
+			    "launcher"))
+			return;
+		attrs__set_str(t->session->root->attrs, "role", "launcher");
+		session__touch_root(t->session);
+		ilog("pid %d launches ranks (pid %d is rank %ld): not a rank itself", t->pid,
+		     worker->pid, worker->session->rank);
+		return;
+	}
+}
+
 static int start_session(struct observer *o, struct target *t, uint64_t start_ns)
 {
 	struct session_ids ids = {
@@ -152,6 +178,10 @@ static int start_session(struct observer *o, struct target *t, uint64_t start_ns
 	cJSON_AddNumberToObject(a, "rank", (double)ids.rank);
 	cJSON_AddNumberToObject(a, "local_rank", (double)ids.local_rank);
 	cJSON_AddNumberToObject(a, "world_size", (double)ids.world_size);
+	/* rank: one of a distributed job (RANK set, by torchrun or the like); process: a
+	 * job of its own; launcher: see tag_launcher */
+	cJSON_AddStringToObject(a, "role", procfs__env_long(t->pid, "RANK", -1) >= 0 ? "rank"
+											: "process");
 	cJSON_AddStringToObject(a, "host", o->host);
 	cJSON_AddStringToObject(a, "comm", comm);
 	cJSON_AddBoolToObject(a, "attached_mid_run", o->opts->cmd == CMD_ATTACH);
@@ -163,6 +193,8 @@ static int start_session(struct observer *o, struct target *t, uint64_t start_ns
 	t->session->counters = read_cuda_counters;	/* per-span CUDA deltas */
 	t->session->counters_ctx = t;
 	ilog("pid %d: session %s started", t->pid, t->session->id);
+	if (procfs__env_long(t->pid, "RANK", -1) >= 0)
+		tag_launcher(o, t);
 	return 0;
 }
 
@@ -473,7 +505,7 @@ static void on_anchor(struct observer *o, struct target *t, const struct probe_r
 			return;
 		te.kind = entry && r->def->meaning != MEAN_SCOPE_EXIT ? TI_SCOPE_ENTER
 								       : TI_SCOPE_EXIT;
-		te.name = name;
+		te.name = r->def->scope_name ? r->def->scope_name : name;
 		break;
 	case MEAN_BACKWARD:
 		te.kind = entry ? TI_BACKWARD_ENTER : TI_BACKWARD_EXIT;
@@ -598,6 +630,36 @@ void observer__free_common(struct observer *o)
 	spool__close(&o->spool);
 }
 
+/* One process of an attach: tracked (forks and execs followed, not held), scanned. Returns
+ * the number of probes attached or -errno. */
+static int attach_one_pid(struct observer *o, struct target *t)
+{
+	t->follow = true;	/* a launcher's restarted workers, a script's subprocesses */
+	if (track(o, t, false))
+		return -EPERM;
+	return attach__scan(o, t);
+}
+
+/* The processes under pid that map a known library (torchrun's workers): sessions too. */
+static void attach_descendants(struct observer *o, int pid)
+{
+	int kids[256], n = procfs__descendants(pid, kids, 256);
+
+	for (int i = 0; i < n; i++) {
+		struct target *t = find_target(o, kids[i]) ? NULL : add_target(o, kids[i]);
+		uint64_t start_ns = clock__wall_ns();
+
+		if (!t)
+			continue;
+		if (attach_one_pid(o, t) > 0 && target__has_signal_source(t) &&
+		    !start_session(o, t, start_ns)) {
+			arm(o, t);
+			ilog("attached %zu probes to process %d (under %d)", t->nprobes, t->pid, pid);
+		}
+		/* the others stay followed: what they exec may map a known library */
+	}
+}
+
 static int attach_pid(struct observer *o)
 {
 	int pid = o->opts->pid, n;
@@ -605,10 +667,12 @@ static int attach_pid(struct observer *o)
 	struct target *t;
 
 	t = add_target(o, pid);
-	if (!t || track(o, t, false))
+	if (!t)
 		return EXIT_FAILURE_RUNTIME;
 	start_ns = clock__wall_ns();
-	n = attach__scan(o, t);
+	n = attach_one_pid(o, t);
+	if (n == -EPERM)
+		return EXIT_FAILURE_RUNTIME;
 	if (n == -ESRCH || !procfs__alive(pid)) {
 		elog("process %d exited while attaching", pid);
 		return EXIT_TARGET_GONE;
@@ -617,15 +681,27 @@ static int attach_pid(struct observer *o)
 		elog("cannot attach to process %d: %s", pid, strerror(-n));
 		return EXIT_FAILURE_RUNTIME;
 	}
+	attach_descendants(o, pid);
 	if (!target__has_signal_source(t)) {
-		elog("process %d maps no library that probes/ knows (CUDA runtime, ...); "
-		     "'cirron-probe doctor -p %d' shows what it maps", pid, pid);
-		return EXIT_NO_KNOWN_LIBRARY;
+		bool any = false;
+
+		for (struct target *d = o->targets; d; d = d->next)
+			any |= d->session != NULL;
+		if (!any) {
+			elog("process %d maps no library that probes/ knows (CUDA runtime, ...); "
+			     "'cirron-probe doctor -p %d' shows what it maps", pid, pid);
+			return EXIT_NO_KNOWN_LIBRARY;
+		}
+		return 0;	/* a launcher of no interest itself: its workers are traced */
 	}
 	if (start_session(o, t, start_ns))
 		return EXIT_FAILURE_RUNTIME;
 	arm(o, t);
 	ilog("attached %zu probes to process %d", t->nprobes, pid);
+	/* workers attached before their launcher's session existed: tag it now */
+	for (struct target *d = o->targets; d; d = d->next)
+		if (d != t && d->session && procfs__env_long(d->pid, "RANK", -1) >= 0)
+			tag_launcher(o, d);
 	return 0;
 }
 

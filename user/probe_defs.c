@@ -165,6 +165,7 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 	d->nested = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "nested"));
 	d->python_tier = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "python_tier"));
 	d->aux_symbol = dup_string(p, "aux_symbol");
+	d->scope_name = dup_string(p, "scope_name");
 	d->build_id = dup_string(p, "build_id");
 	if (d->build_id) {
 		const cJSON *off = cJSON_GetObjectItemCaseSensitive(p, "offset");
@@ -191,6 +192,7 @@ static void free_group(struct probe_group *g)
 	for (size_t i = 0; i < g->n; i++) {
 		free(g->probes[i].symbol);
 		free(g->probes[i].aux_symbol);
+		free(g->probes[i].scope_name);
 		free(g->probes[i].build_id);
 	}
 	free(g->probes);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -109,6 +110,40 @@ int procfs__stat(int pid, char *state, int *ppid)
 	if (!p || sscanf(p + 1, " %c %d", state, ppid) != 2)
 		return -EINVAL;
 	return 0;
+}
+
+int procfs__descendants(int pid, int *out, int max)
+{
+	int (*all)[2] = NULL, nall = 0, n = 0;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {	/* every (pid, ppid) once */
+		int p = atoi(de->d_name), ppid, (*v)[2];
+		char state;
+
+		if (p <= 0 || procfs__stat(p, &state, &ppid))
+			continue;
+		v = realloc(all, (size_t)(nall + 1) * sizeof(*all));
+		if (!v)
+			break;
+		all = v;
+		all[nall][0] = p;
+		all[nall++][1] = ppid;
+	}
+	closedir(d);
+	/* breadth first: out[] grows while it is walked */
+	for (int i = -1; i < n; i++) {
+		int parent = i < 0 ? pid : out[i];
+
+		for (int j = 0; j < nall && n < max; j++)
+			if (all[j][1] == parent)
+				out[n++] = all[j][0];
+	}
+	free(all);
+	return n;
 }
 
 int procfs__alive(int pid)

@@ -32,6 +32,8 @@ int procfs__parse_maps_line(const char *line, struct proc_map *m);
 int procfs__alive(int pid);
 /* State letter (R, S, T, Z, ...) and parent pid from /proc/PID/stat. Returns 0 or -errno. */
 int procfs__stat(int pid, char *state, int *ppid);
+/* Children, grandchildren... of pid as they are now (at most max). Returns how many. */
+int procfs__descendants(int pid, int *out, int max);
 /* Reads len bytes at addr in the target's memory. Returns true if all were read. */
 bool procfs__read_mem(int pid, uint64_t addr, void *buf, size_t len);
 /* A path from which this process can open the file a target maps, checked by device and

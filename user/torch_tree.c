@@ -19,7 +19,11 @@
 #include <string.h>
 #include "torch_tree.h"
 
-enum scope_kind { SK_OTHER, SK_DATA_TRAIN, SK_DATA_EVAL, SK_DATA_PENDING, SK_OPTIMIZER, SK_ZERO_GRAD };
+enum scope_kind {
+	SK_OTHER, SK_DATA_TRAIN, SK_DATA_EVAL, SK_DATA_PENDING, SK_OPTIMIZER, SK_ZERO_GRAD,
+	SK_MODEL_FORWARD,	/* a model's own forward scope (DistributedDataParallel) */
+	SK_COLLECTIVE,		/* waiting for a collective: part of a step, never a batch's start */
+};
 
 static bool starts_with(const char *s, const char *prefix)
 {
@@ -259,8 +263,14 @@ static int classify(const char *name)
 		return SK_OPTIMIZER;
 	if (starts_with(name, "Optimizer.zero_grad#"))
 		return SK_ZERO_GRAD;
+	if (!strcmp(name, "DistributedDataParallel.forward"))
+		return SK_MODEL_FORWARD;
+	if (!strcmp(name, "collective_wait") || starts_with(name, "nccl."))
+		return SK_COLLECTIVE;
 	return SK_OTHER;
 }
+
+static void on_forward(struct torch_tree *t, const struct tree_event *ev, bool enter);
 
 static void on_scope_enter(struct torch_tree *t, const struct tree_event *ev)
 {
@@ -271,7 +281,21 @@ static void on_scope_enter(struct torch_tree *t, const struct tree_event *ev)
 		on_data_enter(t, ev);
 		return;
 	}
-	if (t->pending && t->grad_enabled)
+	/* DDP announces its forward through record_function: an exact forward without
+	 * Python frames (unless those already opened one) */
+	if (kind == SK_MODEL_FORWARD) {
+		struct tree_event f = *ev;
+
+		f.name = "DistributedDataParallel";
+		f.value = -1;
+		if (!t->forward)
+			on_forward(t, &f, true);
+		else
+			f.name = NULL;
+		push_scope(t, f.name ? t->forward : NULL, kind);
+		return;
+	}
+	if (t->pending && t->grad_enabled && kind != SK_COLLECTIVE)
 		confirm_batch(t);
 	if (kind == SK_OPTIMIZER) {
 		infer_forward(t, ev->ts_ns, false);
@@ -282,6 +306,10 @@ static void on_scope_enter(struct torch_tree *t, const struct tree_event *ev)
 		sp = session__open(t->s, innermost(t), "optimizer_step", -1, ev->ts_ns);
 		if (sp)
 			cJSON_AddStringToObject(sp->attrs, "scope", ev->name);
+	} else if (kind == SK_COLLECTIVE && t->pending) {
+		/* after a __next__ nothing confirmed yet (the epoch's last, say): the last step
+		 * ended where that __next__ began, so this is the epoch's */
+		sp = session__open(t->s, t->epoch, ev->name, -1, ev->ts_ns);
 	} else {
 		sp = session__open(t->s, innermost(t), kind == SK_ZERO_GRAD ? "zero_grad" : ev->name,
 				   -1, ev->ts_ns);
@@ -307,6 +335,11 @@ static void on_scope_exit(struct torch_tree *t, const struct tree_event *ev)
 	}
 	if (!sc.span || sc.span->status != SPAN_OPEN)
 		return;
+	if (sc.kind == SK_MODEL_FORWARD) {
+		if (sc.span == t->forward)
+			on_forward(t, ev, false);
+		return;
+	}
 	if (sc.kind == SK_DATA_TRAIN || sc.kind == SK_DATA_EVAL) {
 		cJSON_AddNumberToObject(sc.span->attrs, "data_load_ns",
 					(double)(ev->ts_ns - sc.span->start_ns));
@@ -404,7 +437,8 @@ void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 		return;
 	}
 	if (!t->tid && (ev->kind == TI_BACKWARD_ENTER ||
-			(ev->kind == TI_SCOPE_ENTER && classify(ev->name) != SK_OTHER)))
+			(ev->kind == TI_SCOPE_ENTER && classify(ev->name) != SK_OTHER &&
+			 classify(ev->name) != SK_COLLECTIVE)))
 		t->tid = ev->tid;
 	if (t->tid && ev->tid != t->tid)
 		return;	/* other threads: their own scopes do not shape the tree */

@@ -276,7 +276,10 @@ int trace__main(const struct options *o)
 	int err = trace__load(o, &v);
 
 	if (!err) {
-		trace__print(stdout, &v, o);
+		if (o->ranks)
+			trace__print_ranks(stdout, &v, o);
+		else
+			trace__print(stdout, &v, o);
 		if (v.skipped)
 			err = EXIT_CORRUPT_INPUT;
 	}

@@ -26,6 +26,9 @@ void trace__print(FILE *f, const struct spool_view *v, const struct options *o);
 /* One CSV field, quoted (RFC 4180) when it holds a comma, quote or line break. */
 void csv__field(FILE *f, const char *s);
 
+/* trace_ranks.c: --ranks, the ranks of a distributed job side by side. */
+int trace__print_ranks(FILE *f, const struct spool_view *v, const struct options *o);
+
 /* trace_export.c: --format json and csv. */
 void export__csv_header(FILE *f);
 void export__csv_row(FILE *f, const struct rsession *s, const struct rspan *r);

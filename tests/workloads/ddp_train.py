@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""A DistributedDataParallel training loop on the gloo backend (CPU), one process per rank,
+started by torchrun or by tests/workloads/launch_ranks.py. Plain PyTorch.
+
+    ddp_train.py [--epochs E] [--batches B] [--slow-rank R --slow-ms MS] [--seconds S]
+                 [--stall-rank R --stall-step K --stall-seconds S]
+
+Per epoch each rank trains B batches of its DistributedSampler shard; --slow-rank makes
+that rank's data loading MS ms slower per batch (a straggler, for the merged view);
+--seconds keeps training (more epochs) for at least S seconds, printing "ready rank=R" after
+the first step, for attach tests; --stall-rank stops that rank for S seconds after its step K
+(the others then wait for it in the next step's gradient all-reduce: a hang across ranks)."""
+import argparse
+import functools
+import time
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--epochs", type=int, default=2)
+ap.add_argument("--batches", type=int, default=4)
+ap.add_argument("--batch-size", type=int, default=16)
+ap.add_argument("--slow-rank", type=int, default=-1)
+ap.add_argument("--slow-ms", type=float, default=0)
+ap.add_argument("--seconds", type=float, default=0)
+ap.add_argument("--stall-rank", type=int, default=-1)
+ap.add_argument("--stall-step", type=int, default=-1)
+ap.add_argument("--stall-seconds", type=float, default=0)
+args = ap.parse_args()
+
+# Debian's torch 2.6 is built without libuv, yet its TCPStore asks for it by default.
+if "use_libuv" in (dist.TCPStore.__init__.__doc__ or ""):
+    import os
+    import sys
+    os.environ["USE_LIBUV"] = "0"
+    # the module: torch.distributed.rendezvous as an attribute is a function of that name
+    sys.modules["torch.distributed.rendezvous"].TCPStore = functools.partial(dist.TCPStore,
+                                                                             use_libuv=False)
+
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+
+
+class Shard(TensorDataset):
+    def __getitem__(self, i):
+        if rank == args.slow_rank and args.slow_ms:
+            time.sleep(args.slow_ms / 1000 / args.batch_size)
+        return super().__getitem__(i)
+
+
+torch.manual_seed(0)
+n = args.batches * args.batch_size * world
+x = torch.randn(n, 16)
+y = (x[:, 0] > 0).long()
+ds = Shard(x, y)
+sampler = DistributedSampler(ds)
+loader = DataLoader(ds, batch_size=args.batch_size, sampler=sampler)
+model = DDP(nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 2)))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+loss_fn = nn.CrossEntropyLoss()
+steps, epoch, start = 0, 0, time.time()
+while True:
+    # every rank must run the same number of epochs: agree on whether to go on
+    go = torch.tensor([int(epoch < args.epochs or time.time() - start < args.seconds)])
+    dist.all_reduce(go, op=dist.ReduceOp.MIN)
+    if not go.item():
+        break
+    sampler.set_epoch(epoch)
+    for xb, yb in loader:
+        loss_fn(model(xb), yb).backward()
+        opt.step()
+        opt.zero_grad()
+        steps += 1
+        if steps == 1:
+            print(f"ready rank={rank}", flush=True)
+        if rank == args.stall_rank and steps == args.stall_step:
+            print(f"stalling rank={rank}", flush=True)
+            time.sleep(args.stall_seconds)
+    epoch += 1
+print(f"DONE rank={rank} steps={steps}", flush=True)
+dist.destroy_process_group()
