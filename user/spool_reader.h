@@ -14,9 +14,11 @@
 struct rspan {
 	struct span sp;		/* what span__format_line and span__to_json take */
 	uint64_t seq;		/* the batch it came from: a later batch replaces it */
-	struct rspan *parent;	/* NULL: a root, or its parent is in no batch read */
+	struct rspan *parent;	/* NULL: a root, its parent is in no batch read, or a
+				 * corrupt link (to itself, or around a loop) was cut */
 	struct rspan **kids;	/* by start time, after spool_view__build */
 	size_t nkids, kids_cap;
+	size_t walk;		/* spool_view__build's loop check */
 };
 
 struct rsession {
