@@ -54,6 +54,11 @@ static void print_health(FILE *f, const struct rsession *s)
 			value(h, "uprobe_hits_per_step", c, sizeof(c)));
 	fprintf(f, "\n  spool %s bytes in %s files before this batch\n",
 		value(h, "spool_bytes", a, sizeof(a)), value(h, "spool_files", b, sizeof(b)));
+	if (cJSON_GetObjectItemCaseSensitive(h, "spool_max_bytes"))
+		fprintf(f, "  spool cap %s bytes (--max-spool-mb): %s files, %s bytes removed, "
+			"oldest first\n", value(h, "spool_max_bytes", a, sizeof(a)),
+			value(h, "spool_removed_files", b, sizeof(b)),
+			value(h, "spool_removed_bytes", c, sizeof(c)));
 	print_probes(f, cJSON_GetObjectItemCaseSensitive(h, "probes"));
 }
 

@@ -388,8 +388,9 @@ out:
 	return err;
 }
 
-/* Whole file, NUL-terminated (a NUL inside makes it invalid JSON, as it should). */
-static char *read_file(const char *path, char *why, size_t why_size)
+/* Whole file, NUL-terminated (a NUL inside makes it invalid JSON, as it should). *gone
+ * says it no longer exists: removed since the listing, by --max-spool-mb. */
+static char *read_file(const char *path, char *why, size_t why_size, bool *gone)
 {
 	struct stat st;
 	char *text = NULL;
@@ -399,6 +400,7 @@ static char *read_file(const char *path, char *why, size_t why_size)
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
+		*gone = errno == ENOENT;
 		snprintf(why, why_size, "%s", strerror(errno));
 		return NULL;
 	}
@@ -443,6 +445,7 @@ int spool_view__load_dir(struct spool_view *v, const char *dir)
 	struct dirent **list;
 	char why[256], *path, *text;
 	int n, err = 0;
+	bool gone;
 
 	/* Sorted, so reports come in a stable order; merging does not depend on it. */
 	n = scandir(dir, &list, NULL, alphasort);
@@ -457,8 +460,11 @@ int spool_view__load_dir(struct spool_view *v, const char *dir)
 			err = -ENOMEM;
 			goto next;
 		}
-		text = read_file(path, why, sizeof(why));
-		if (!text || spool_view__add_batch(v, name, text, why, sizeof(why))) {
+		gone = false;
+		text = read_file(path, why, sizeof(why), &gone);
+		if (!text && gone) {
+			v->removed++;
+		} else if (!text || spool_view__add_batch(v, name, text, why, sizeof(why))) {
 			elog("skipping %s: %s", path, why);
 			v->skipped++;
 		}
