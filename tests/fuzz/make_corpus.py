@@ -8,8 +8,9 @@
 Writes, per root: one seed per distinct batch file ("NAME\\nTEXT") and one seed holding the
 whole spool (files joined by 0x1e). Batches over MAX_SPANS spans keep their first spans and
 every span not "ok" (the open path), so seeds stay small enough to mutate quickly; the text
-is re-serialised compactly, as the observer writes it. One more seed joins every root's last
-batch: several sessions in one spool.
+is re-serialised compactly, as the observer writes it. Where a root's last batch holds more
+than ELIDE epochs, a seed keeps only them (trace elides long runs of siblings). One more
+seed joins every root's last batch: several sessions in one spool.
 """
 import hashlib
 import json
@@ -17,6 +18,7 @@ import sys
 from pathlib import Path
 
 MAX_SPANS = 12
+ELIDE = 20           # trace.h TRACE_ELIDE_RUN
 SEP = b"\x1e"
 
 
@@ -31,6 +33,16 @@ def trimmed(text):
 
 def record(path):
     return path.name.encode() + b"\n" + trimmed(path.read_text())
+
+
+def epochs_only(path):
+    batch = json.loads(path.read_text())
+    epochs = [s for s in batch["spans"] if s["name"] in ("cirron.session", "epoch")]
+    if len(epochs) <= ELIDE + 1:
+        return None
+    batch["spans"] = epochs[:3 * ELIDE]
+    return path.name.encode() + b"\n" + (json.dumps(batch, separators=(",", ":")) +
+                                         "\n").encode()
 
 
 def main():
@@ -51,6 +63,9 @@ def main():
             seen.add(key.hexdigest())
             (out / f"{label}-{f.name.rsplit('.', 2)[1]}").write_bytes(rec)
         (out / f"{label}-all").write_bytes(SEP.join(recs))
+        epochs = epochs_only(files[-1])
+        if epochs:
+            (out / f"{label}-epochs").write_bytes(epochs)
         lasts.append(recs[-1])
     (out / "sessions-last").write_bytes(SEP.join(lasts))
 
