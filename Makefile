@@ -29,11 +29,11 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-unit test-e2e lint vmlinux clean bench trixie-root
+.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-smoke lint vmlinux clean bench trixie-root
 
 all: cirron-probe
 
-$(OUTPUT) $(OUTPUT)/san $(OUTPUT)/tests:
+$(OUTPUT) $(OUTPUT)/san $(OUTPUT)/tests $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/cirron.bpf.o: bpf/cirron.bpf.c bpf/cirron.h vmlinux.h | $(OUTPUT)
@@ -85,6 +85,31 @@ $(OUTPUT)/tests/cuda_calls: tests/targets/cuda_calls.c | $(OUTPUT)/tests
 $(OUTPUT)/tests/spin: tests/targets/spin.c | $(OUTPUT)/tests
 	$(Q)$(CC) -g -O0 $< -o $@
 
+# libFuzzer (clang, libclang-rt-dev) on the spool reader and what trace and health print from
+# it. New inputs go to a scratch corpus that grows across runs (the committed seeds are only
+# read); findings land in .output/fuzz/ as crash-*, leak-*, timeout-* (tests/fuzz/README.md).
+FUZZ_SECONDS ?= 300
+FUZZ_SRCS := $(addprefix user/,spool_reader.c trace.c trace_export.c health.c span.c clock.c log.c)
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_FLAGS := -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	-dict=tests/fuzz/spool.dict -artifact_prefix=$(OUTPUT)/fuzz/ -print_final_stats=1
+
+$(OUTPUT)/fuzz/%.o: user/%.c | $(OUTPUT)/fuzz
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN) $(WARN) -MMD -c $< -o $@
+
+$(OUTPUT)/fuzz/fuzz_spool_reader: tests/fuzz/fuzz_spool_reader.c $(patsubst user/%.c,$(OUTPUT)/fuzz/%.o,$(FUZZ_SRCS))
+	$(call msg,FUZZER,$@)
+	$(Q)$(CLANG) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) $(WARN) $^ -lcjson -o $@
+
+fuzz: $(OUTPUT)/fuzz/fuzz_spool_reader
+	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $< $(FUZZ_FLAGS) $(OUTPUT)/fuzz/corpus tests/fuzz/corpus
+
+# A short run for `make test`; FUZZ_SECONDS=N make fuzz for a longer one.
+fuzz-smoke:
+	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30
+
 deps:
 	$(Q)scripts/install-deps.sh
 
@@ -101,6 +126,7 @@ test-e2e: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(O
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory test-unit
+	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 	$(Q)$(MAKE) --no-print-directory test-e2e
 
 demo: deps
@@ -112,11 +138,11 @@ bench: deps cirron-probe $(OUTPUT)/tests/cuda_calls trixie-root
 	$(Q)bench/run.sh
 
 lint: $(OUTPUT)/cirron.skel.h
-	$(Q)clang-tidy --quiet $(filter-out user/bpf_object.c,$(USER_SRCS)) -- $(CPPFLAGS)
+	$(Q)clang-tidy --quiet $(filter-out user/bpf_object.c,$(USER_SRCS)) tests/fuzz/*.c -- $(CPPFLAGS)
 	@# bpftool's generated skeleton trips a false leak report; the rest of the file is checked
 	$(Q)clang-tidy --quiet --checks=-clang-analyzer-unix.Malloc user/bpf_object.c -- $(CPPFLAGS)
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-		--inline-suppr $(CPPFLAGS) --suppress=missingIncludeSystem user/
+		--inline-suppr $(CPPFLAGS) --suppress=missingIncludeSystem user/ tests/fuzz/
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
@@ -124,4 +150,4 @@ vmlinux:
 clean:
 	rm -rf $(OUTPUT) cirron-probe
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/san/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/san/*.d $(OUTPUT)/fuzz/*.d)

@@ -58,6 +58,7 @@ enum {
 	OPT_RANK,
 	OPT_ALL,
 	OPT_RANKS,
+	OPT_MAX_SPOOL_MB,
 };
 
 static const struct argp_option trace_options[] = {
@@ -66,6 +67,10 @@ static const struct argp_option trace_options[] = {
 	{ "path", 'd', "DIR", 0, "Spool root; batches go to DIR/spool (default: ./.cirron)", 0 },
 	{ "flush-interval", OPT_FLUSH, "SEC", 0, "Seconds between spool batches (default: 1)", 0 },
 	{ "duration", OPT_DURATION, "SEC", 0, "Detach after SEC seconds (default: until exit)", 0 },
+	{ "max-spool-mb", OPT_MAX_SPOOL_MB, "MB", 0,
+	  "Keep the spool's batch files under MB MiB (fractions allowed: 0.5), removing the oldest "
+	  "first, earlier runs' included; each session's newest batch is kept, and carries every "
+	  "open span (default: no cap)", 0 },
 	{ "cuda-detail", OPT_CUDA_DETAIL, NULL, 0, "One event per CUDA call instead of counters", 0 },
 	{ "epoch-steps", OPT_EPOCH_STEPS, "N", 0,
 	  "Without DataLoader epoch boundaries, a new epoch every N optimizer steps (default: 1000)",
@@ -121,6 +126,20 @@ static int parse_seconds(const char *arg, double *out)
 	*out = strtod(arg, &end);
 	if (errno || end == arg || *end || !(*out > 0 && *out <= 1e7))	/* NaN too */
 		return -EINVAL;
+	return 0;
+}
+
+/* MiB, fractions allowed, at least one byte and at most 1 PiB. */
+static int parse_mib(const char *arg, uint64_t *bytes)
+{
+	char *end;
+	double mib;
+
+	errno = 0;
+	mib = strtod(arg, &end);
+	if (errno || end == arg || *end || !(mib * 1048576 >= 1 && mib <= 1073741824))
+		return -EINVAL;
+	*bytes = (uint64_t)(mib * 1048576);
 	return 0;
 }
 
@@ -238,6 +257,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (parse_seconds(arg, &o->duration_s))
 			usage_error(state, "invalid --duration: %s", arg);
 		break;
+	case OPT_MAX_SPOOL_MB:
+		if (parse_mib(arg, &o->max_spool_bytes))
+			usage_error(state, "invalid --max-spool-mb: %s", arg);
+		break;
 	case OPT_CUDA_DETAIL:
 		o->cuda_detail = true;
 		break;
@@ -297,6 +320,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error(state, "run takes a command, not -p");
 		if (o->cmd == CMD_RUN && !o->run_argv)
 			usage_error(state, "run needs a command: cirron-probe run -- CMD ARGS...");
+		if (o->max_spool_bytes && !(o->sinks & SINK_SPOOL))
+			usage_error(state, "--max-spool-mb needs the spool output");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

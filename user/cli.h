@@ -4,6 +4,7 @@
 #define __CIRRON_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 enum command { CMD_NONE, CMD_ATTACH, CMD_RUN, CMD_DOCTOR, CMD_TRACE, CMD_HEALTH };
 enum trace_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
@@ -20,6 +21,7 @@ struct options {
 	const char *path;		/* spool root; batches go to <path>/spool */
 	double flush_interval_s;
 	double duration_s;		/* 0: until the target exits or a signal */
+	uint64_t max_spool_bytes;	/* --max-spool-mb; 0: no cap */
 	bool cuda_detail;		/* one event per CUDA call */
 	long epoch_steps;		/* fallback epoch length in optimizer steps */
 	enum python_frames python_frames;	/* exact forward spans from CPython calls */

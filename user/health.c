@@ -57,23 +57,35 @@ static void print_health(FILE *f, const struct rsession *s)
 			value(h, "python_sampled_steps", a, sizeof(a)));
 	fprintf(f, "\n  spool %s bytes in %s files before this batch\n",
 		value(h, "spool_bytes", a, sizeof(a)), value(h, "spool_files", b, sizeof(b)));
+	if (cJSON_GetObjectItemCaseSensitive(h, "spool_max_bytes"))
+		fprintf(f, "  spool cap %s bytes (--max-spool-mb): %s files, %s bytes removed, "
+			"oldest first\n", value(h, "spool_max_bytes", a, sizeof(a)),
+			value(h, "spool_removed_files", b, sizeof(b)),
+			value(h, "spool_removed_bytes", c, sizeof(c)));
 	print_probes(f, cJSON_GetObjectItemCaseSensitive(h, "probes"));
+}
+
+void health__print(FILE *f, const struct spool_view *v, const struct options *o)
+{
+	bool first = true;
+
+	for (size_t i = 0; i < v->nsessions; i++) {
+		if (!trace__wanted(o, v->sessions[i]))
+			continue;
+		if (!first)
+			fputc('\n', f);
+		first = false;
+		print_health(f, v->sessions[i]);
+	}
 }
 
 int health__main(const struct options *o)
 {
 	struct spool_view v = {};
 	int err = trace__load(o, &v);
-	bool first = true;
 
-	for (size_t i = 0; !err && i < v.nsessions; i++) {
-		if (!trace__wanted(o, v.sessions[i]))
-			continue;
-		if (!first)
-			putchar('\n');
-		first = false;
-		print_health(stdout, v.sessions[i]);
-	}
+	if (!err)
+		health__print(stdout, &v, o);
 	if (!err && v.skipped)
 		err = EXIT_CORRUPT_INPUT;
 	spool_view__free(&v);

@@ -167,6 +167,7 @@ static int start_session(struct observer *o, struct target *t, uint64_t start_ns
 	t->session = session__new(&ids, start_ns);
 	if (!t->session)
 		return -ENOMEM;
+	t->session->resend_open = o->spool.max_bytes > 0;	/* removed batches lose no open span */
 	o->any_session = true;
 	t->print_spans = o->opts->sinks & SINK_STDOUT;
 	t->session->on_close = on_span_closed;
@@ -851,7 +852,7 @@ int observer__main(const struct options *opts)
 		goto out;
 	}
 	if (opts->sinks & SINK_SPOOL) {
-		err = spool__open(&o->spool, opts->path);
+		err = spool__open(&o->spool, opts->path, opts->max_spool_bytes);
 		if (err) {
 			elog("cannot write spool under %s: %s", opts->path, strerror(-err));
 			err = EXIT_SPOOL_UNWRITABLE;

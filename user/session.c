@@ -206,7 +206,7 @@ cJSON *session__take_batch(struct session *s, cJSON *health, uint64_t now_ns, bo
 		;
 	for (; sp; sp = next) {
 		next = sp->prev;
-		if (sp->dirty)
+		if (sp->dirty || (s->resend_open && sp->status == SPAN_OPEN))
 			cJSON_AddItemToArray(spans, span__to_json(sp));
 		sp->dirty = false;
 		if (sp->status != SPAN_OPEN && sp != s->root) {

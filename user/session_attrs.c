@@ -213,6 +213,10 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 		cJSON_AddNumberToObject(h, "python_sampled_steps", (double)t->py_sample.samples);
 	cJSON_AddNumberToObject(h, "spool_bytes", (double)o->spool.bytes_written);
 	cJSON_AddNumberToObject(h, "spool_files", (double)o->spool.files_written);
+	cJSON_AddNumberToObject(h, "spool_removed_files", (double)o->spool.removed_files);
+	cJSON_AddNumberToObject(h, "spool_removed_bytes", (double)o->spool.removed_bytes);
+	if (o->spool.max_bytes)
+		cJSON_AddNumberToObject(h, "spool_max_bytes", (double)o->spool.max_bytes);
 	cJSON_AddItemToObject(h, "probes", probes);
 	return h;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "fsutil.h"
 #include "spool.h"
+#include "spool_cap.h"
 
 static int write_all(int fd, const char *data, size_t len)
 {
@@ -27,7 +28,7 @@ static int write_all(int fd, const char *data, size_t len)
 	return 0;
 }
 
-int spool__open(struct spool *sp, const char *root)
+int spool__open(struct spool *sp, const char *root, uint64_t max_bytes)
 {
 	char probe[PATH_MAX];
 	int err, fd;
@@ -49,11 +50,26 @@ int spool__open(struct spool *sp, const char *root)
 	}
 	close(fd);
 	unlink(probe);
+	sp->max_bytes = max_bytes;
+	if (max_bytes) {
+		err = spool_cap__scan(sp);
+		if (err)
+			goto fail;
+	}
 	return 0;
 fail:
-	free(sp->dir);
-	sp->dir = NULL;
+	spool__close(sp);
 	return err;
+}
+
+/* The file a batch replaces (seq numbers restart when the same process is traced again)
+ * is no longer counted against the cap. */
+static void forget_replaced(struct spool *sp, const char *path, const char *name)
+{
+	struct stat st;
+
+	if (!stat(path, &st))
+		spool_cap__forget(sp, name);
 }
 
 int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const cJSON *batch)
@@ -69,6 +85,10 @@ int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const c
 	text[len] = '\n';	/* replaces the NUL; len + 1 bytes are written */
 	snprintf(path, sizeof(path), "%s/%s.%08" PRIu64 ".json", sp->dir, session_id, seq);
 	snprintf(tmp, sizeof(tmp), "%s/.%s.%08" PRIu64 ".tmp", sp->dir, session_id, seq);
+	if (sp->max_bytes) {
+		forget_replaced(sp, path, strrchr(path, '/') + 1);
+		spool_cap__make_room(sp, len + 1);
+	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		err = -errno;
@@ -84,6 +104,8 @@ int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const c
 	else {
 		sp->bytes_written += len + 1;
 		sp->files_written++;
+		if (sp->max_bytes)
+			spool_cap__add(sp, session_id, strrchr(path, '/') + 1, len + 1);
 	}
 out:
 	cJSON_free(text);
@@ -92,6 +114,7 @@ out:
 
 void spool__close(struct spool *sp)
 {
+	spool_cap__free(sp);
 	free(sp->dir);
 	sp->dir = NULL;
 }

@@ -388,8 +388,9 @@ out:
 	return err;
 }
 
-/* Whole file, NUL-terminated (a NUL inside makes it invalid JSON, as it should). */
-static char *read_file(const char *path, char *why, size_t why_size)
+/* Whole file, NUL-terminated (a NUL inside makes it invalid JSON, as it should). *gone
+ * says it no longer exists: removed since the listing, by --max-spool-mb. */
+static char *read_file(const char *path, char *why, size_t why_size, bool *gone)
 {
 	struct stat st;
 	char *text = NULL;
@@ -399,6 +400,7 @@ static char *read_file(const char *path, char *why, size_t why_size)
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
+		*gone = errno == ENOENT;
 		snprintf(why, why_size, "%s", strerror(errno));
 		return NULL;
 	}
@@ -443,6 +445,7 @@ int spool_view__load_dir(struct spool_view *v, const char *dir)
 	struct dirent **list;
 	char why[256], *path, *text;
 	int n, err = 0;
+	bool gone;
 
 	/* Sorted, so reports come in a stable order; merging does not depend on it. */
 	n = scandir(dir, &list, NULL, alphasort);
@@ -457,8 +460,11 @@ int spool_view__load_dir(struct spool_view *v, const char *dir)
 			err = -ENOMEM;
 			goto next;
 		}
-		text = read_file(path, why, sizeof(why));
-		if (!text || spool_view__add_batch(v, name, text, why, sizeof(why))) {
+		gone = false;
+		text = read_file(path, why, sizeof(why), &gone);
+		if (!text && gone) {
+			v->removed++;
+		} else if (!text || spool_view__add_batch(v, name, text, why, sizeof(why))) {
 			elog("skipping %s: %s", path, why);
 			v->skipped++;
 		}
@@ -476,7 +482,6 @@ static int add_kid(struct rspan *parent, struct rspan *kid)
 	if (parent->nkids == parent->kids_cap && grow(&parent->kids, &parent->kids_cap))
 		return -ENOMEM;
 	parent->kids[parent->nkids++] = kid;
-	kid->parent = parent;
 	return 0;
 }
 
@@ -499,21 +504,38 @@ static int newest_first(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
+/* Corrupt parent links can form a loop (a is b's parent, b is a's), which no top reaches:
+ * the walk up from each span, marked with its number, cuts a loop where it meets its own
+ * mark, and that span is shown at the top. Each span is walked over once. */
+static void cut_loops(struct rsession *s)
+{
+	struct rspan *p;
+
+	for (size_t i = 0; i < s->nspans; i++) {
+		for (p = s->spans[i]; p && !p->walk; p = p->parent)
+			p->walk = i + 1;
+		if (p && p->walk == i + 1)
+			p->parent = NULL;
+	}
+}
+
 static int build_session(struct rsession *s)
 {
-	struct rspan *r, *p;
+	struct rspan *r;
 
 	s->tops = calloc(s->nspans ? s->nspans : 1, PTR_SIZE);
 	if (!s->tops)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nspans; i++) {
 		r = s->spans[i];
-		p = r->sp.parent_id ? lookup(s, r->sp.parent_id) : NULL;
-		if (p == r)
-			p = NULL;	/* its own parent: corrupt, shown at the top */
-		if (!p)
+		r->parent = r->sp.parent_id ? lookup(s, r->sp.parent_id) : NULL;
+	}
+	cut_loops(s);
+	for (size_t i = 0; i < s->nspans; i++) {
+		r = s->spans[i];
+		if (!r->parent)
 			s->tops[s->ntops++] = r;
-		else if (add_kid(p, r))
+		else if (add_kid(r->parent, r))
 			return -ENOMEM;
 	}
 	if (s->ntops > 1)

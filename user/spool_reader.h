@@ -14,9 +14,11 @@
 struct rspan {
 	struct span sp;		/* what span__format_line and span__to_json take */
 	uint64_t seq;		/* the batch it came from: a later batch replaces it */
-	struct rspan *parent;	/* NULL: a root, or its parent is in no batch read */
+	struct rspan *parent;	/* NULL: a root, its parent is in no batch read, or a
+				 * corrupt link (to itself, or around a loop) was cut */
 	struct rspan **kids;	/* by start time, after spool_view__build */
 	size_t nkids, kids_cap;
+	size_t walk;		/* spool_view__build's loop check */
 };
 
 struct rsession {
@@ -41,6 +43,7 @@ struct spool_view {
 	struct rsession **sessions;	/* newest first after spool_view__build */
 	size_t nsessions;
 	size_t skipped;			/* files reported and left out */
+	size_t removed;			/* listed, then gone before read (--max-spool-mb) */
 };
 
 /* Merges one batch file's text. name is the file's base name (it must match its content).
@@ -48,7 +51,8 @@ struct spool_view {
 int spool_view__add_batch(struct spool_view *v, const char *name, const char *text,
 			  char *why, size_t why_size);
 /* Reads every batch under dir, reporting each bad file on stderr ("skipping FILE: REASON")
- * and counting it in v->skipped; in-progress temp files (.*.tmp) are passed over silently.
+ * and counting it in v->skipped; in-progress temp files (.*.tmp) and files removed after
+ * the listing (counted in v->removed) are passed over silently.
  * Returns 0 or -errno if dir cannot be read. */
 int spool_view__load_dir(struct spool_view *v, const char *dir);
 /* Links children to parents, sorts children and sessions. Call once, after loading. */

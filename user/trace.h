@@ -23,6 +23,8 @@ bool trace__wanted(const struct options *o, const struct rsession *s);
 void trace__print_header(FILE *f, const struct rsession *s);
 /* Prints the view in o->format, filters applied. */
 void trace__print(FILE *f, const struct spool_view *v, const struct options *o);
+/* health.c: each wanted session's health from its newest batch. */
+void health__print(FILE *f, const struct spool_view *v, const struct options *o);
 /* One CSV field, quoted (RFC 4180) when it holds a comma, quote or line break. */
 void csv__field(FILE *f, const char *s);
 

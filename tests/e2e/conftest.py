@@ -4,7 +4,9 @@
 
 Every spool root a test asks for is validated when the test ends: each batch against
 schemas/spool-batch.schema.json (Draft 2020-12), file names <session_id>.<8-digit seq>.json,
-seq contiguous from 0, exactly one final batch and it is the last. Every process a test
+seq contiguous from 0, exactly one final batch and it is the last. A root asked for with
+rotated=True (--max-spool-mb) may have lost its oldest batches: seq is contiguous from where
+it starts, and a session that lost batches may hold spans whose parent went with them. Every process a test
 starts is killed (by its own pid) if it is still alive when the test ends.
 """
 import ctypes
@@ -250,15 +252,15 @@ class Harness:
     def __init__(self, tmp_path):
         self.tmp = tmp_path
         self.cache_dir = tmp_path / "symcache"
-        self.roots = []          # (path, expect_final)
+        self.roots = []          # (path, expect_final, rotated)
         self.procs = []
         self.orphans = []        # pids reparented to us (see the subreaper fixture)
         self._n = 0
 
-    def spool_root(self, expect_final=True):
+    def spool_root(self, expect_final=True, rotated=False):
         self._n += 1
         root = self.tmp / f"trace{self._n}"
-        self.roots.append((root, expect_final))
+        self.roots.append((root, expect_final, rotated))
         return root
 
     def start(self, argv, **kw):
@@ -330,9 +332,9 @@ def h(tmp_path):
     finally:
         harness.cleanup()
     # Every spool root the test asked for: valid, whatever the test itself checked.
-    for root, expect_final in harness.roots:
+    for root, expect_final, rotated in harness.roots:
         if (root / "spool").is_dir():
-            read_spool(root, expect_final=expect_final, allow_empty=True)
+            read_spool(root, expect_final=expect_final, allow_empty=True, rotated=rotated)
 
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -363,10 +365,10 @@ def validator():
 
 
 class Session:
-    def __init__(self, sid, batches):
+    def __init__(self, sid, batches, allow_orphans=False):
         self.id = sid
         self.batches = batches               # in seq order
-        self.spans = merge_spans(batches)    # span_id -> span, later batches win
+        self.spans = merge_spans(batches, allow_orphans)  # span_id -> span, later batches win
 
     @property
     def final(self):
@@ -389,8 +391,9 @@ class Session:
         return found[0]
 
 
-def merge_spans(batches):
-    """Spans by span_id over a session's batches: a later batch's copy replaces an earlier."""
+def merge_spans(batches, allow_orphans=False):
+    """Spans by span_id over a session's batches: a later batch's copy replaces an earlier.
+    allow_orphans: the session lost batches (--max-spool-mb), parents may be gone."""
     spans = {}
     for b in batches:
         seen = set()
@@ -399,13 +402,14 @@ def merge_spans(batches):
             seen.add(s["span_id"])
             spans[s["span_id"]] = s
     for s in spans.values():
-        if s["parent_id"] is not None:
+        if s["parent_id"] is not None and not allow_orphans:
             assert s["parent_id"] in spans, f"span {s['span_id']}: unknown parent"
     return spans
 
 
-def read_spool(root, expect_final=True, allow_empty=False):
-    """Validates every file under root/spool and returns {session_id: Session}."""
+def read_spool(root, expect_final=True, allow_empty=False, rotated=False):
+    """Validates every file under root/spool and returns {session_id: Session}. rotated: the
+    oldest batches may have been removed (--max-spool-mb)."""
     spool = Path(root) / "spool"
     assert spool.is_dir(), f"{spool} does not exist"
     by_session = {}
@@ -429,7 +433,9 @@ def read_spool(root, expect_final=True, allow_empty=False):
     for sid, batches in by_session.items():
         batches.sort(key=lambda b: b["seq"])
         seqs = [b["seq"] for b in batches]
-        assert seqs == list(range(len(batches))), f"{sid}: seq not contiguous from 0: {seqs}"
+        first = seqs[0] if rotated else 0
+        assert seqs == list(range(first, first + len(batches))), \
+            f"{sid}: seq not contiguous from {first}: {seqs}"
         finals = [b["seq"] for b in batches if b["final"]]
         if expect_final:
             assert finals == [seqs[-1]], f"{sid}: final batches {finals}, last seq {seqs[-1]}"
@@ -442,7 +448,7 @@ def read_spool(root, expect_final=True, allow_empty=False):
         assert sid.startswith(f"{host}-{pid}-"), f"{sid}: not <host>-<pid>-<start>"
         for a, b in zip(batches, batches[1:]):
             assert a["written_ns"] <= b["written_ns"], f"{sid}: written_ns goes back"
-        sessions[sid] = Session(sid, batches)
+        sessions[sid] = Session(sid, batches, allow_orphans=first > 0)
     return sessions
 
 

@@ -53,6 +53,7 @@ static void parse_attach_defaults(void)
 	ASSERT_NULL(o.run_argv, "run_argv");
 	ASSERT_EQ(o.verbose, 0, "verbose");
 	ASSERT_EQ(o.epoch_steps, 1000, "default epoch steps");
+	ASSERT_EQ(o.max_spool_bytes, 0, "no spool cap");
 }
 
 static void parse_attach_all_options(void)
@@ -144,6 +145,25 @@ static void parse_run_without_dashdash(void)
 	ASSERT_NULL(o.run_argv[4], "NULL-terminated");
 }
 
+static void parse_max_spool_mb(void)
+{
+	static const struct {
+		const char *arg;
+		unsigned long long bytes;
+	} cases[] = {
+		{ "100", 100ull << 20 }, { "0.05", 52428 }, { "1e-6", 1 }, { "1048576", 1ull << 40 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = { "cirron-probe", "run", "--max-spool-mb", (char *)cases[i].arg, "--",
+				 "true", NULL };
+		struct options o;
+
+		if (ASSERT_OK(cli__parse(ARGC(argv), argv, &o), cases[i].arg))
+			ASSERT_U64_EQ(o.max_spool_bytes, cases[i].bytes, cases[i].arg);
+	}
+}
+
 static void parse_unknown_command(void)
 {
 	char *argv[] = { "cirron-probe", "attack", "-p", "1", NULL };
@@ -230,6 +250,15 @@ static void usage_errors_exit_64(void)
 	ASSERT_USAGE("stray argument", "attach", "-p", "1", "extra");
 	ASSERT_USAGE("run without a command", "run", "-o", "stdout");
 	ASSERT_USAGE("run with -p", "run", "-p", "5", "--", "true");
+	ASSERT_USAGE("--max-spool-mb 0", "attach", "-p", "1", "--max-spool-mb", "0");
+	ASSERT_USAGE("--max-spool-mb -1", "attach", "-p", "1", "--max-spool-mb", "-1");
+	ASSERT_USAGE("--max-spool-mb 1e-7", "attach", "-p", "1", "--max-spool-mb", "1e-7");
+	ASSERT_USAGE("--max-spool-mb 10M", "attach", "-p", "1", "--max-spool-mb", "10M");
+	ASSERT_USAGE("--max-spool-mb nan", "attach", "-p", "1", "--max-spool-mb", "nan");
+	ASSERT_USAGE("--max-spool-mb inf", "attach", "-p", "1", "--max-spool-mb", "inf");
+	ASSERT_USAGE("--max-spool-mb 2e9", "attach", "-p", "1", "--max-spool-mb", "2e9");
+	ASSERT_USAGE("--max-spool-mb without the spool", "attach", "-p", "1", "-o", "stdout",
+		     "--max-spool-mb", "5");
 }
 
 int main(void)
@@ -241,6 +270,7 @@ int main(void)
 	RUN_TEST(parse_doctor);
 	RUN_TEST(parse_run);
 	RUN_TEST(parse_run_without_dashdash);
+	RUN_TEST(parse_max_spool_mb);
 	RUN_TEST(parse_unknown_command);
 	RUN_TEST(usage_errors_exit_64);
 	return unit__done();

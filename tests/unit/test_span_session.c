@@ -540,6 +540,50 @@ static void open_and_closed_between_batches(void)
 	session__free(s);
 }
 
+/* --max-spool-mb: every batch carries the open spans, so the newest batch alone holds the
+ * open path once older ones are removed; closed spans still come once. */
+static void resend_open_spans(void)
+{
+	struct session *s = session__new(&ids, T0);
+	struct span *epoch, *step;
+	cJSON *b;
+
+	if (!ASSERT_OK_PTR(s, "session__new"))
+		return;
+	s->resend_open = true;
+	epoch = session__open(s, NULL, "epoch", 0, T0 + 10);
+	step = session__open(s, epoch, "step", 0, T0 + 20);
+	if (!ASSERT_OK_PTR(step, "open"))
+		goto out;
+	cJSON_Delete(take(s, false, 0, NULL));
+	b = take(s, false, 1, NULL);	/* nothing changed */
+	if (b) {
+		ASSERT_EQ(nspans(b), 3, "root, epoch, step again");
+		ASSERT_STREQ(status_of(b, "step"), "open", "step open");
+	}
+	cJSON_Delete(b);
+	session__close(s, step, T0 + 30, SPAN_OK);
+	b = take(s, false, 2, NULL);
+	if (b) {
+		ASSERT_EQ(nspans(b), 3, "the closed step once more, with the open ones");
+		ASSERT_STREQ(status_of(b, "step"), "ok", "step closed");
+	}
+	cJSON_Delete(b);
+	b = take(s, false, 3, NULL);
+	if (b) {
+		ASSERT_EQ(nspans(b), 2, "root and epoch");
+		ASSERT_NULL(span_named(b, "step"), "a closed span is not sent again");
+	}
+	cJSON_Delete(b);
+	s->resend_open = false;
+	b = take(s, false, 4, NULL);
+	if (b)
+		ASSERT_EQ(nspans(b), 0, "without it, only what changed");
+	cJSON_Delete(b);
+out:
+	session__free(s);
+}
+
 static void depth_cap(void)
 {
 	struct session *s = session__new(&ids, T0);
@@ -732,6 +776,7 @@ int main(void)
 	RUN_TEST(open_close_nesting);
 	RUN_TEST(batch_order_and_streaming);
 	RUN_TEST(open_and_closed_between_batches);
+	RUN_TEST(resend_open_spans);
 	RUN_TEST(depth_cap);
 	RUN_TEST(close_twice);
 	RUN_TEST(end_at_exit_ok);

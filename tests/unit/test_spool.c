@@ -41,7 +41,7 @@ static void open_creates_dirs(void)
 	if (!unit__mkdtemp(tmp, sizeof(tmp)))
 		return;
 	snprintf(root, sizeof(root), "%s/a/b c/d", tmp);
-	if (ASSERT_OK(spool__open(&sp, root), "spool__open")) {
+	if (ASSERT_OK(spool__open(&sp, root, 0), "spool__open")) {
 		snprintf(want, sizeof(want), "%s/spool", root);
 		ASSERT_STREQ(sp.dir, want, "dir = ROOT/spool");
 		ASSERT_TRUE(is_dir(want), "ROOT/spool is a directory");
@@ -54,7 +54,7 @@ static void open_creates_dirs(void)
 	}
 	/* opening again (it exists now) is fine; so is a trailing slash */
 	snprintf(want, sizeof(want), "%s/", root);
-	if (ASSERT_OK(spool__open(&sp, want), "spool__open existing"))
+	if (ASSERT_OK(spool__open(&sp, want, 0), "spool__open existing"))
 		spool__close(&sp);
 	unit__rm_rf(tmp);
 }
@@ -71,9 +71,9 @@ static void open_fails_under_a_file(void)
 		goto out;
 	/* the parent is a regular file: even root gets ENOTDIR */
 	snprintf(root, sizeof(root), "%s/sub", file);
-	ASSERT_EQ(spool__open(&sp, root), -ENOTDIR, "root under a regular file");
+	ASSERT_EQ(spool__open(&sp, root, 0), -ENOTDIR, "root under a regular file");
 	ASSERT_NULL(sp.dir, "no dir on failure");
-	ASSERT_EQ(spool__open(&sp, file), -ENOTDIR, "root is a regular file");
+	ASSERT_EQ(spool__open(&sp, file, 0), -ENOTDIR, "root is a regular file");
 	ASSERT_NULL(sp.dir, "no dir on failure");
 
 	/* ROOT/spool itself is a regular file */
@@ -81,7 +81,7 @@ static void open_fails_under_a_file(void)
 	snprintf(file, sizeof(file), "%s/r/spool", tmp);
 	if (ASSERT_OK(mkdir(root, 0755) ? -errno : 0, "mkdir") &&
 	    ASSERT_OK(unit__write_file(file, "x", 1), "write spool file"))
-		ASSERT_ERR(spool__open(&sp, root), "ROOT/spool is a file");
+		ASSERT_ERR(spool__open(&sp, root, 0), "ROOT/spool is a file");
 out:
 	unit__rm_rf(tmp);
 }
@@ -97,7 +97,7 @@ static void open_fails_read_only(void)
 		return;
 	chmod(tmp, 0555);
 	snprintf(root, sizeof(root), "%s/x", tmp);
-	ASSERT_EQ(spool__open(&sp, root), -EACCES, "read-only parent");
+	ASSERT_EQ(spool__open(&sp, root, 0), -EACCES, "read-only parent");
 	chmod(tmp, 0755);
 	unit__rm_rf(tmp);
 }
@@ -121,7 +121,7 @@ static void write_batches(void)
 
 	if (!unit__mkdtemp(tmp, sizeof(tmp)))
 		return;
-	if (!ASSERT_OK(spool__open(&sp, tmp), "spool__open"))
+	if (!ASSERT_OK(spool__open(&sp, tmp, 0), "spool__open"))
 		goto out;
 	for (int seq = 0; seq < 3; seq++) {
 		cJSON *b = make_batch(seq), *back;
@@ -177,7 +177,7 @@ static void write_fails_cleanly(void)
 
 	if (!unit__mkdtemp(tmp, sizeof(tmp)))
 		goto out_b;
-	if (!ASSERT_OK(spool__open(&sp, tmp), "spool__open"))
+	if (!ASSERT_OK(spool__open(&sp, tmp, 0), "spool__open"))
 		goto out;
 	/* the spool directory vanished under us */
 	unit__rm_rf(sp.dir);

@@ -234,6 +234,148 @@ static void corrupt_inputs(void)
 	spool_view__free(&v);
 }
 
+static size_t count_tree(const struct rspan *r)
+{
+	size_t n = 1;
+
+	for (size_t i = 0; i < r->nkids; i++)
+		n += count_tree(r->kids[i]);
+	return n;
+}
+
+#define SPAN(id, parent, name) "{\"span_id\":" #id ",\"parent_id\":" #parent ",\"name\":\"" \
+	name "\",\"index\":null,\"start_ns\":" #id "000,\"end_ns\":null,\"status\":\"open\"," \
+	"\"attrs\":{},\"marks\":[]}"
+
+/* Found by fuzz_spool_reader: spans whose parent links form a loop were reached from no top,
+ * so trace showed none of them. Each loop is cut once and every span is shown. */
+static void parent_loops_shown(void)
+{
+	static const char *text = HEAD(0, true) "\"spans\":[" ROOT_OK ","
+		SPAN(2, 3, "a") "," SPAN(3, 2, "b") "," SPAN(4, 4, "self") ","
+		SPAN(5, 7, "x") "," SPAN(6, 5, "y") "," SPAN(7, 6, "z") "," SPAN(8, 6, "under-y")
+		"]}";
+	struct spool_view v = {};
+	struct options o = opts();
+	char why[256], *out;
+	struct rsession *s;
+	size_t n = 0;
+
+	if (!ASSERT_OK(spool_view__add_batch(&v, SID ".00000000.json", text, why, sizeof(why)),
+		       why))
+		return;
+	ASSERT_OK(spool_view__build(&v), "build");
+	s = v.sessions[0];
+	ASSERT_EQ(s->nspans, 8, "spans");
+	ASSERT_EQ(s->ntops, 4, "the root and one top per loop");
+	for (size_t i = 0; i < s->ntops; i++) {
+		ASSERT_NULL(s->tops[i]->parent, "a top has no parent");
+		n += count_tree(s->tops[i]);
+	}
+	ASSERT_EQ(n, s->nspans, "every span reached once from the tops");
+	out = print(&v, &o);
+	for (const char *name = "a\0b\0self\0x\0y\0z\0under-y\0"; *name; name += strlen(name) + 1) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "%s - ? (open)", name);
+		ASSERT_HAS_SUBSTR(out, line, name);
+	}
+	free(out);
+	spool_view__free(&v);
+}
+
+/* A span whose parent is in no batch (removed by --max-spool-mb, or lost) is shown at the
+ * top, in every format. */
+static void orphan_shown_at_top(void)
+{
+	static const char *text = HEAD(3, true) "\"spans\":[" ROOT_OK ","
+		SPAN(9, 5, "step") "," SPAN(10, 9, "data_load") "]}";
+	struct spool_view v = {};
+	struct options o = opts();
+	char why[256], *out;
+	cJSON *j;
+
+	if (!ASSERT_OK(spool_view__add_batch(&v, SID ".00000003.json", text, why, sizeof(why)),
+		       why))
+		return;
+	ASSERT_OK(spool_view__build(&v), "build");
+	ASSERT_EQ(v.sessions[0]->ntops, 2, "the root and the orphan");
+	out = print(&v, &o);
+	ASSERT_HAS_SUBSTR(out, "\nstep - ? (open)\n  data_load - ? (open)\n", "at the top");
+	free(out);
+	o.format = FORMAT_JSON;
+	out = print(&v, &o);
+	j = cJSON_Parse(out);
+	ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(j, 0), "spans")), 2,
+		  "two top spans in JSON");
+	cJSON_Delete(j);
+	free(out);
+	spool_view__free(&v);
+}
+
+static void health_spool_cap(void)
+{
+	static const char *capped = "{\"format\":\"cirron-spool/1\",\"session_id\":\"" SID "\","
+		"\"pid\":42,\"rank\":0,\"local_rank\":0,\"world_size\":1,\"host\":\"vm\",\"seq\":7,"
+		"\"written_ns\":1795423440200000000,\"final\":true,\"spans\":[],\"health\":{"
+		"\"spool_bytes\":9000,\"spool_files\":7,\"spool_removed_files\":4,"
+		"\"spool_removed_bytes\":5000,\"spool_max_bytes\":52428}}";
+	struct spool_view v = {};
+	struct options o = opts();
+	char why[256], *buf = NULL;
+	size_t len;
+	FILE *f;
+
+	ASSERT_OK(spool_view__add_batch(&v, SID ".00000007.json", capped, why, sizeof(why)), why);
+	spool_view__build(&v);
+	f = open_memstream(&buf, &len);
+	if (!ASSERT_OK_PTR(f, "open_memstream"))
+		goto out;
+	health__print(f, &v, &o);
+	fclose(f);
+	ASSERT_HAS_SUBSTR(buf, "  spool 9000 bytes in 7 files before this batch\n"
+			  "  spool cap 52428 bytes (--max-spool-mb): 4 files, 5000 bytes removed, "
+			  "oldest first\n", "cap line");
+	free(buf);
+	spool_view__free(&v);
+
+	/* no cap: no line */
+	ASSERT_OK(spool_view__add_batch(&v, SID ".00000001.json", batch1, why, sizeof(why)), why);
+	spool_view__build(&v);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	if (!ASSERT_OK_PTR(f, "open_memstream"))
+		goto out;
+	health__print(f, &v, &o);
+	fclose(f);
+	ASSERT_FALSE(buf && strstr(buf, "spool cap"), "no cap line without a cap");
+	ASSERT_HAS_SUBSTR(buf, "  spool ? bytes in ? files before this batch\n", "older writer");
+	free(buf);
+out:
+	spool_view__free(&v);
+}
+
+/* A batch listed, then removed by --max-spool-mb before it is read, is not an error. */
+static void load_dir_file_gone(void)
+{
+	char dir[256], path[512];
+	struct spool_view v = {};
+
+	if (!unit__mkdtemp(dir, sizeof(dir)))
+		return;
+	snprintf(path, sizeof(path), "%s/" SID ".00000001.json", dir);
+	unit__write_file(path, batch1, strlen(batch1));
+	snprintf(path, sizeof(path), "%s/" SID ".00000000.json", dir);
+	/* a dangling link: listed, but open() finds nothing, as after a removal */
+	ASSERT_OK(symlink("gone.json", path) ? -errno : 0, "symlink");
+	ASSERT_OK(spool_view__load_dir(&v, dir), "load");
+	ASSERT_EQ(v.skipped, 0, "not skipped as corrupt");
+	ASSERT_EQ(v.removed, 1, "counted as removed");
+	ASSERT_EQ(v.nsessions, 1, "the rest is read");
+	spool_view__free(&v);
+	unit__rm_rf(dir);
+}
+
 static void load_dir_skips(void)
 {
 	char dir[256], path[512];
@@ -267,6 +409,10 @@ int main(void)
 	RUN_TEST(csv_quoting);
 	RUN_TEST(json_nested);
 	RUN_TEST(corrupt_inputs);
+	RUN_TEST(parent_loops_shown);
+	RUN_TEST(orphan_shown_at_top);
+	RUN_TEST(health_spool_cap);
+	RUN_TEST(load_dir_file_gone);
 	RUN_TEST(load_dir_skips);
 	return unit__done();
 }
