@@ -312,6 +312,13 @@ static int merge_batch(struct spool_view *v, cJSON *b, const struct rsession *me
 		s->health = cJSON_DetachItemFromObjectCaseSensitive(b, "health");
 		s->last_seq = seq;
 	}
+	cJSON_ArrayForEach(js, cJSON_GetObjectItemCaseSensitive(b, "hangs")) {
+		if (!cJSON_IsObject(js))
+			continue;
+		if (!s->hangs && !(s->hangs = cJSON_CreateArray()))
+			return -ENOMEM;
+		cJSON_AddItemToArray(s->hangs, cJSON_Duplicate(js, true));
+	}
 	cJSON_ArrayForEach(js, spans) {
 		if (read_span(js, &in))
 			continue;	/* not reached: the caller checked every span */
@@ -570,6 +577,7 @@ void spool_view__free(struct spool_view *v)
 		free(s->table);
 		free(s->tops);
 		cJSON_Delete(s->health);
+		cJSON_Delete(s->hangs);
 		free(s->id);
 		free(s->host);
 		free(s);

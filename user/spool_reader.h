@@ -30,6 +30,7 @@ struct rsession {
 	uint64_t written_ns;	/* of the newest batch */
 	uint64_t start_ns;	/* earliest span start: sessions sort by it */
 	cJSON *health;		/* of the newest batch */
+	cJSON *hangs;		/* hang records of every batch, or NULL */
 	size_t nfiles;
 	struct rspan **spans;	/* merged, in arrival order */
 	size_t nspans, spans_cap;

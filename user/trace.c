@@ -137,9 +137,45 @@ static void print_open_path(FILE *f, const struct rsession *s)
 	}
 }
 
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) && v->valuedouble >= 0 ? v->valuedouble : 0;
+}
+
+/* "hang: 2026-11-23 11:28:03.919 UTC, no progress for 1.00s in cirron.session > epoch[0] >
+ * data_load (usually 105us)" per record the observer wrote while attached */
+static void print_hangs(FILE *f, const struct rsession *s)
+{
+	const cJSON *h, *p;
+	char when[64], open[32], usual[32];
+
+	cJSON_ArrayForEach(h, s->hangs) {
+		time_t sec = (time_t)(num(h, "detected_ns") / 1e9);
+		struct tm tm;
+
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&sec, &tm));
+		fprintf(f, "hang: %s, no progress for %s in ", when,
+			clock__fmt_duration((uint64_t)num(h, "open_ns"), open, sizeof(open)));
+		cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(h, "open_path")) {
+			const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
+			const cJSON *idx = cJSON_GetObjectItemCaseSensitive(p, "index");
+
+			fprintf(f, "%s%s", p == cJSON_GetObjectItemCaseSensitive(h, "open_path")->child ?
+				"" : " > ", cJSON_IsString(name) ? name->valuestring : "?");
+			if (cJSON_IsNumber(idx))
+				fprintf(f, "[%.0f]", idx->valuedouble);
+		}
+		fprintf(f, " (usually %s)\n",
+			clock__fmt_duration((uint64_t)num(h, "median_ns"), usual, sizeof(usual)));
+	}
+}
+
 static void print_text_session(FILE *f, const struct rsession *s, bool all)
 {
 	trace__print_header(f, s);
+	print_hangs(f, s);
 	print_open_path(f, s);
 	for (size_t i = 0; i < s->ntops; i++)
 		print_tree(f, s->tops[i], 0, all);

@@ -98,6 +98,8 @@ cJSON *export__session_json(const struct rsession *s)
 	cJSON_AddNumberToObject(o, "local_rank", (double)s->local_rank);
 	cJSON_AddNumberToObject(o, "world_size", (double)s->world_size);
 	cJSON_AddBoolToObject(o, "final", s->final);
+	if (s->hangs)
+		cJSON_AddItemToObject(o, "hangs", cJSON_Duplicate(s->hangs, true));
 	spans = cJSON_AddArrayToObject(o, "spans");
 	for (size_t i = 0; i < s->ntops; i++)
 		cJSON_AddItemToArray(spans, export__span_json(s, s->tops[i], TRACE_MAX_DEPTH));

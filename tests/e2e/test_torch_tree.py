@@ -2,7 +2,9 @@
 # Copyright (c) 2026 cirron-probe authors
 """The training structure of real PyTorch loops (tests/workloads/train.py) under the real
 observer: exact counts of epochs, steps and their children, nesting, and time containment."""
+import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -363,6 +365,16 @@ def test_hang_record_survives_target_kill(h, target):
     assert rec["name"] == "data_load"
     assert s.root["attrs"]["exit_signal_name"] == "KILL"
     assert [x["name"] for x in rec["open_path"]] == ["cirron.session", "epoch", "data_load"]
+    # read back: the hang comes first, then the open path
+    r = subprocess.run([str(ROOT / "cirron-probe"), "trace", str(root)], capture_output=True,
+                       text=True, timeout=60)
+    lines = r.stdout.splitlines()
+    assert re.match(r"^hang: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, no progress for \S+ in "
+                    r"cirron\.session > epoch\[0\] > data_load \(usually \S+\)$", lines[1]), r.stdout
+    assert lines[2] == "open path:", r.stdout
+    r = subprocess.run([str(ROOT / "cirron-probe"), "trace", "--format", "json", str(root)],
+                       capture_output=True, text=True, timeout=60)
+    assert json.loads(r.stdout)[0]["hangs"][0]["name"] == "data_load"
 
 
 def test_ring_buffer_overload(h, target):
