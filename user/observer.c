@@ -140,8 +140,10 @@ static void tag_launcher(struct observer *o, struct target *worker)
 			continue;
 		attrs__set_num(worker->session->root->attrs, "launcher_pid", t->pid);
 		session__touch_root(worker->session);
-		if (!strcmp(cJSON_GetObjectItem(t->session->root->attrs, "role")->valuestring,
-			    "launcher"))
+		const cJSON *role = cJSON_GetObjectItem(t->session->root->attrs, "role");
+
+		if (role && cJSON_IsString(role) && role->valuestring &&
+		    !strcmp(role->valuestring, "launcher"))
 			return;
 		attrs__set_str(t->session->root->attrs, "role", "launcher");
 		session__touch_root(t->session);

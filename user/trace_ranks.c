@@ -36,7 +36,9 @@ static bool is_rank(const struct rsession *s)
 	const struct rspan *root = s->ntops ? s->tops[0] : NULL;
 	const cJSON *role = root ? cJSON_GetObjectItemCaseSensitive(root->sp.attrs, "role") : NULL;
 
-	return cJSON_IsString(role) && !strcmp(role->valuestring, "rank");
+	if (!role || !cJSON_IsString(role) || !role->valuestring)
+		return false;
+	return !strcmp(role->valuestring, "rank");
 }
 
 static uint64_t dur(const struct rspan *r)
