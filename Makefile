@@ -89,7 +89,8 @@ $(OUTPUT)/tests/spin: tests/targets/spin.c | $(OUTPUT)/tests
 # it. New inputs go to a scratch corpus that grows across runs (the committed seeds are only
 # read); findings land in .output/fuzz/ as crash-*, leak-*, timeout-* (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 300
-FUZZ_SRCS := $(addprefix user/,spool_reader.c trace.c trace_export.c health.c span.c clock.c log.c)
+FUZZ_SRCS := $(addprefix user/,spool_reader.c trace.c trace_ranks.c trace_export.c health.c span.c \
+	clock.c log.c)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_FLAGS := -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	-dict=tests/fuzz/spool.dict -artifact_prefix=$(OUTPUT)/fuzz/ -print_final_stats=1

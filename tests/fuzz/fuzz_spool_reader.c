@@ -104,6 +104,8 @@ static void print_all(const struct spool_view *v)
 	o.last = 0;
 	o.rank = 0;
 	health__print(devnull, v, &o);
+	o.rank = -1;
+	trace__print_ranks(devnull, v, &o);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
