@@ -392,8 +392,10 @@ def test_ring_buffer_overload(h, target):
         for sp in b["spans"]:
             if sp["end_ns"] is not None:
                 assert ends.setdefault(sp["span_id"], sp["end_ns"]) == sp["end_ns"], sp
+    # spans open when events went missing end there as incomplete (a gap between two whole
+    # regions leaves none open)
     incomplete = [x for x in s.spans.values() if x["status"] == "incomplete"]
-    assert incomplete and all("events_lost" in x["attrs"] for x in incomplete), incomplete[:3]
+    assert all("events_lost" in x["attrs"] for x in incomplete), incomplete[:3]
     bursts = named(s, "burst")
     assert 0 < len(bursts) < 20000
     # lost boundaries may merge the flood's step with the next ones: indices stay dense
