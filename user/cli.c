@@ -81,7 +81,8 @@ static const struct argp_option trace_options[] = {
 	  "2 more hits per Python-level object call (known CPython builds only); "
 	  "sampled: as always during one training step in every --sample-every, off between", 0 },
 	{ "sample-every", OPT_SAMPLE_EVERY, "N", 0,
-	  "With --python-frames sampled: probe Python frames in one step of every N (default: 100)",
+	  "With --python-frames sampled: probe Python frames in one step of every N, at most once "
+	  "a second (default: 100)",
 	  0 },
 	{ "hang-factor", OPT_HANG_FACTOR, "F", 0,
 	  "Warn (stderr, and a hang record in the spool) when a span has been open F times longer "

@@ -22,6 +22,8 @@
 #include "py_sample.h"
 #include "torch_tree.h"
 
+#define PY_SAMPLE_MIN_GAP_NS 1000000000ull
+
 /* Forget the per-thread call stacks BPF keeps for this process: calls that were open when
  * the probes went never returned through them. */
 static void clear_bpf_stacks(struct observer *o, int pid)
@@ -69,6 +71,7 @@ static void end_sample(struct observer *o, struct target *t)
 	attach__python_sample(o, t, false);
 	s->on = false;
 	s->samples++;
+	s->ended_mono_ns = clock__mono_ns();
 	/* later calls still queued are left out: the last of them may not have returned */
 	s->accept_until_ns = t->tree.quiet_ns;
 	s->next_step = t->tree.step_index + o->opts->sample_every - 1;
@@ -94,7 +97,10 @@ void py_sample__after_event(struct observer *o, struct target *t)
 			s->scheduled = true;
 			s->next_step = tr->step_index + o->opts->sample_every - 1;
 		}
-		if (tr->step_index >= s->next_step)
+		/* at most one window a second: attaching and detaching cost the loader (and so
+		 * a small machine's target) tens of ms of kernel time each */
+		if (tr->step_index >= s->next_step &&
+		    clock__mono_ns() - s->ended_mono_ns >= PY_SAMPLE_MIN_GAP_NS)
 			start_sample(o, t);
 		return;
 	}

@@ -18,6 +18,7 @@ struct py_sample {
 	bool scheduled;		/* next_step is set */
 	long next_step;		/* sample again once the tree's step_index reaches this */
 	long samples;		/* windows so far */
+	uint64_t ended_mono_ns;	/* when the last window ended */
 };
 
 /* After each tree input: attaches the probes when a sample is due, detaches them once

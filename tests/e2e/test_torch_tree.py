@@ -286,8 +286,8 @@ def test_python_frames_sampled_probes_some_steps(h, target):
     """--python-frames sampled: CPython is probed during one step in every N; those steps
     get an exact forward, the others an inferred one, and the probe is hit far less often
     than with always."""
-    steps = 200
-    s = trace(h, target, "--epochs", "1", "--batches", str(steps), "--step-sleep", "3",
+    steps = 250     # ~21 ms each: windows every 20 steps, but at most one a second
+    s = trace(h, target, "--epochs", "1", "--batches", str(steps), "--step-sleep", "20",
               observer_args=("--python-frames", "sampled", "--sample-every", "20"))
     check_well_formed(s)
     check_steps(s, steps, STEP)
