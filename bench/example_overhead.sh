@@ -37,7 +37,9 @@ for r in $(seq "$ROUNDS"); do
 	done
 done
 base=$(echo ${t[none]} | tr ' ' '\n' | median)
-steps=$(( EPOCHS * BATCHES ))
+RES=${BENCH_RES:-.output/bench/results}	# where bench/run.sh collects sections
+mkdir -p "$RES"
+{
 echo "## Overhead on the bundled example"
 echo
 echo "examples/train_mlp.py --epochs $EPOCHS --batches $BATCHES (MLP 32-64-64-2, batch 64, $BATCHES"
@@ -53,3 +55,4 @@ for level in $LEVELS; do
 		"$(awk -v a="$m" -v b="$base" -v n="$BATCHES" 'BEGIN {printf "%.0f", (a-b)/n*1e6}') |" \
 		"${hits[$level]:-?} |"
 done
+} | tee "$RES/example_overhead.md"
