@@ -136,15 +136,13 @@ static void tag_launcher(struct observer *o, struct target *worker)
 		struct target *t = find_target(o, ppid);
 
 		pid = ppid;
-		if (!t || !t->session || procfs__env_long(t->pid, "RANK", -1) >= 0)
+		if (!t || !t->session || t->ranked)
 			continue;
 		attrs__set_num(worker->session->root->attrs, "launcher_pid", t->pid);
 		session__touch_root(worker->session);
-		const cJSON *role = cJSON_GetObjectItem(t->session->root->attrs, "role");
-
-		if (role && cJSON_IsString(role) && role->valuestring &&
-		    !strcmp(role->valuestring, "launcher"))
+		if (t->launcher)
 			return;
+		t->launcher = true;
 		attrs__set_str(t->session->root->attrs, "role", "launcher");
 		session__touch_root(t->session);
 		ilog("pid %d launches ranks (pid %d is rank %ld): not a rank itself", t->pid,
@@ -155,10 +153,11 @@ static void tag_launcher(struct observer *o, struct target *worker)
 
 static int start_session(struct observer *o, struct target *t, uint64_t start_ns)
 {
+	long rank = procfs__env_long(t->pid, "RANK", -1);
 	struct session_ids ids = {
 		.pid = t->pid,
 		.start_ticks = t->id_ticks ? t->id_ticks : procfs__start_ticks(t->pid),
-		.rank = procfs__env_long(t->pid, "RANK", 0),
+		.rank = rank >= 0 ? rank : 0,
 		.local_rank = procfs__env_long(t->pid, "LOCAL_RANK", 0),
 		.world_size = procfs__env_long(t->pid, "WORLD_SIZE", 1),
 		.host = o->host,
@@ -183,8 +182,8 @@ static int start_session(struct observer *o, struct target *t, uint64_t start_ns
 	cJSON_AddNumberToObject(a, "world_size", (double)ids.world_size);
 	/* rank: one of a distributed job (RANK set, by torchrun or the like); process: a
 	 * job of its own; launcher: see tag_launcher */
-	cJSON_AddStringToObject(a, "role", procfs__env_long(t->pid, "RANK", -1) >= 0 ? "rank"
-											: "process");
+	t->ranked = rank >= 0;
+	cJSON_AddStringToObject(a, "role", t->ranked ? "rank" : "process");
 	cJSON_AddStringToObject(a, "host", o->host);
 	cJSON_AddStringToObject(a, "comm", comm);
 	cJSON_AddBoolToObject(a, "attached_mid_run", o->opts->cmd == CMD_ATTACH);
@@ -196,7 +195,7 @@ static int start_session(struct observer *o, struct target *t, uint64_t start_ns
 	t->session->counters = read_cuda_counters;	/* per-span CUDA deltas */
 	t->session->counters_ctx = t;
 	ilog("pid %d: session %s started", t->pid, t->session->id);
-	if (procfs__env_long(t->pid, "RANK", -1) >= 0)
+	if (t->ranked)
 		tag_launcher(o, t);
 	return 0;
 }
@@ -317,13 +316,13 @@ static void scan_target(struct observer *o, struct target *t)
  * ticks, like a process's start time, and never the id the old image had. */
 static uint64_t exec_ticks(const struct target *old)
 {
+	uint64_t prev = old->id_ticks ? old->id_ticks : procfs__start_ticks(old->pid);
+	long clk_tck = sysconf(_SC_CLK_TCK);
+	uint64_t hz = clk_tck > 0 ? (uint64_t)clk_tck : 100, now;
 	struct timespec ts;
-	uint64_t now, prev = old->id_ticks ? old->id_ticks : procfs__start_ticks(old->pid);
-	long hz = sysconf(_SC_CLK_TCK);
 
 	clock_gettime(CLOCK_BOOTTIME, &ts);
-	now = (uint64_t)ts.tv_sec * (uint64_t)(hz > 0 ? hz : 100) +
-	      (uint64_t)ts.tv_nsec / (1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
+	now = (uint64_t)ts.tv_sec * hz + (uint64_t)ts.tv_nsec / (1000000000ull / hz);
 	return now > prev ? now : prev + 1;
 }
 
@@ -633,33 +632,20 @@ void observer__free_common(struct observer *o)
 	spool__close(&o->spool);
 }
 
-/* One process of an attach: tracked (forks and execs followed, not held), scanned. Returns
- * the number of probes attached or -errno. */
-static int attach_one_pid(struct observer *o, struct target *t)
-{
-	t->follow = true;	/* a launcher's restarted workers, a script's subprocesses */
-	if (track(o, t, false))
-		return -EPERM;
-	return attach__scan(o, t);
-}
-
-/* The processes under pid that map a known library (torchrun's workers): sessions too. */
+/* The processes under pid (torchrun's workers): each followed, and a session if it maps a
+ * known library. */
 static void attach_descendants(struct observer *o, int pid)
 {
 	int kids[256], n = procfs__descendants(pid, kids, 256);
 
 	for (int i = 0; i < n; i++) {
 		struct target *t = find_target(o, kids[i]) ? NULL : add_target(o, kids[i]);
-		uint64_t start_ns = clock__wall_ns();
 
 		if (!t)
 			continue;
-		if (attach_one_pid(o, t) > 0 && target__has_signal_source(t) &&
-		    !start_session(o, t, start_ns)) {
-			arm(o, t);
-			ilog("attached %zu probes to process %d (under %d)", t->nprobes, t->pid, pid);
-		}
-		/* the others stay followed: what they exec may map a known library */
+		t->follow = true;	/* what the others exec may map a known library */
+		if (!track(o, t, false))
+			scan_target(o, t);
 	}
 }
 
@@ -672,10 +658,11 @@ static int attach_pid(struct observer *o)
 	t = add_target(o, pid);
 	if (!t)
 		return EXIT_FAILURE_RUNTIME;
-	start_ns = clock__wall_ns();
-	n = attach_one_pid(o, t);
-	if (n == -EPERM)
+	t->follow = true;	/* a launcher's restarted workers, a script's subprocesses */
+	if (track(o, t, false))
 		return EXIT_FAILURE_RUNTIME;
+	start_ns = clock__wall_ns();
+	n = attach__scan(o, t);
 	if (n == -ESRCH || !procfs__alive(pid)) {
 		elog("process %d exited while attaching", pid);
 		return EXIT_TARGET_GONE;
@@ -703,7 +690,7 @@ static int attach_pid(struct observer *o)
 	ilog("attached %zu probes to process %d", t->nprobes, pid);
 	/* workers attached before their launcher's session existed: tag it now */
 	for (struct target *d = o->targets; d; d = d->next)
-		if (d != t && d->session && procfs__env_long(d->pid, "RANK", -1) >= 0)
+		if (d != t && d->session && d->ranked)
 			tag_launcher(o, d);
 	return 0;
 }

@@ -54,6 +54,8 @@ struct target {
 	bool stop_on_load;	/* run mode: held at exec and at each library load while we attach */
 	bool root_child;	/* the command `run` started */
 	bool print_spans;	/* the stdout sink */
+	bool ranked;		/* RANK is in its environment: one rank of a distributed job */
+	bool launcher;		/* tagged role=launcher: it started ranks */
 	uint64_t id_ticks;	/* session id part after an exec; 0: the process start time */
 	struct session *session;	/* NULL until a non-loader probe group matches */
 	struct torch_tree tree;		/* training structure, fed by the torch anchors */

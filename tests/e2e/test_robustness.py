@@ -6,6 +6,7 @@ import signal
 
 from conftest import CALLS, CUDA_CALLS, EXPECTED_HITS, only_session, read_spool
 from cuda_expect import N_LAUNCH, N_MEMCPY, check_cuda_attrs, device_count_from
+from test_cuda import attach_and_wait
 
 
 def probe_hits(s):
@@ -57,8 +58,7 @@ def test_exec_under_attach_ends_the_session(h, bpf):
     root = h.spool_root()
     t = h.start([CUDA_CALLS, "--wait", "--exec-self", "--exit", "5"])
     t.out.wait_for(r"^ready$")
-    obs = h.observer("attach", "-v", "-p", t.pid, path=root)
-    obs.err.wait_for(rf"attached \d+ probes to process {t.pid}$")
+    obs = attach_and_wait(h, t, path=root)
     t.signal(signal.SIGUSR1)
     assert obs.finish(60) == 0, obs.err.text
     assert t.finish() == 5
