@@ -12,6 +12,7 @@
 #include "cirron.h"
 
 #define SIGSTOP 19
+#define PROT_EXEC 0x4
 #define RT_CONSISTENT 0
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -84,6 +85,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct py_stack);
 } py_stacks SEC(".maps");
+
+/* watch: the dynamic linkers already told to the loader (EV_NEW_LDSO once per file) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, struct file_key);
+	__type(value, __u8);
+} ldso_seen SEC(".maps");
 
 struct call_key {
 	__u32 tid;
@@ -177,6 +186,19 @@ static __always_inline struct event *reserve(void *rb)
 	e->tid = (__u32)id;
 	e->ts_ns = bpf_ktime_get_ns();
 	return e;
+}
+
+static __always_inline void emit_control(__u32 type, __u32 pid, __u64 arg0)
+{
+	struct event *e = reserve(&control);
+
+	if (!e)
+		return;
+	e->type = type;
+	e->pid = pid;
+	e->args[0] = arg0;
+	bpf_get_current_comm(e->str, sizeof(e->str));
+	bpf_ringbuf_submit(e, 0);
 }
 
 /* Waking the loader costs the traced thread an IPI per event; the loader polls at least
@@ -374,6 +396,18 @@ int handle_entry(struct pt_regs *ctx)
 			return 0;
 		__sync_fetch_and_add(&c->free_calls, 1);
 		break;
+	case ACT_DL_WATCH: {
+		struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
+		int state = -1;
+
+		/* traced processes have their own ld.so probe; ignored ones are not wanted */
+		if ((t && (t->flags & (TARGET_F_TRACED | TARGET_F_IGNORED))) ||
+		    bpf_probe_read_user(&state, sizeof(state), (void *)(PT_REGS_IP(ctx) + spec->aux)) ||
+		    state != RT_CONSISTENT)
+			return 0;
+		emit_control(EV_WATCH_LOAD, tgid, 0);
+		return 0;
+	}
 	case ACT_DL_STATE: {
 		int state = -1;
 
@@ -472,19 +506,6 @@ int handle_return(struct pt_regs *ctx)
 	return 0;
 }
 
-static __always_inline void emit_control(__u32 type, __u32 pid, __u64 arg0)
-{
-	struct event *e = reserve(&control);
-
-	if (!e)
-		return;
-	e->type = type;
-	e->pid = pid;
-	e->args[0] = arg0;
-	bpf_get_current_comm(e->str, sizeof(e->str));
-	bpf_ringbuf_submit(e, 0);
-}
-
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -509,6 +530,10 @@ int BPF_PROG(on_exec, struct task_struct *p)
 
 	if (!t)
 		return 0;
+	if (t->flags & TARGET_F_IGNORED) {	/* a new image: watch looks at it afresh */
+		bpf_map_delete_elem(&targets, &tgid);
+		return 0;
+	}
 	/* Held until the loader has attached to the new image; it sends SIGCONT. Stop
 	 * before telling, so that the SIGCONT cannot overtake the SIGSTOP. */
 	if (t->flags & TARGET_F_STOP_ON_EXEC)
@@ -521,13 +546,44 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
 
-	if (!bpf_map_lookup_elem(&targets, &tgid))
+	if (!t)
 		return 0;
 	/* signal->live drops before this tracepoint: 0 means the last thread is leaving */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
-	emit_control(EV_EXIT, tgid, BPF_CORE_READ(p, exit_code));
+	if (!(t->flags & TARGET_F_IGNORED))
+		emit_control(EV_EXIT, tgid, BPF_CORE_READ(p, exit_code));
 	bpf_map_delete_elem(&targets, &tgid);
+	return 0;
+}
+
+static long file_of_vma(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct file_key *key = data;
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	if (f) {
+		key->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+		key->ino = BPF_CORE_READ(f, f_inode, i_ino);
+	}
+	return 0;
+}
+
+/* watch (loaded only there): the first exec through each dynamic linker tells the loader,
+ * which probes that ld.so's _dl_debug_state in every process (ACT_DL_WATCH). A new
+ * process starts in its ld.so: the VMA of its first instruction names the file. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec_watch, struct task_struct *p)
+{
+	__u64 ip = PT_REGS_IP_CORE((struct pt_regs *)bpf_task_pt_regs(p));
+	struct file_key key = {};
+	__u8 one = 1;
+
+	if (bpf_find_vma(p, ip, file_of_vma, &key, 0) || !key.ino ||
+	    bpf_map_update_elem(&ldso_seen, &key, &one, BPF_NOEXIST))
+		return 0;	/* no file (or a static binary's), or seen before */
+	emit_control(EV_NEW_LDSO, BPF_CORE_READ(p, tgid), ip);
 	return 0;
 }

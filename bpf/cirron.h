@@ -28,6 +28,8 @@ enum probe_action {
 	ACT_CUDA_SYNC,		/* time blocked between entry and return */
 	ACT_CUDA_DEVICE_COUNT,	/* arg0 = int *count, read at return */
 	ACT_DL_STATE,		/* ld.so _dl_debug_state: the link map changed */
+	ACT_DL_WATCH,		/* the same, probed in every process (watch); aux = address of
+				 * r_debug.r_state minus the probe's, both as mapped */
 	ACT__COUNT,
 };
 
@@ -119,6 +121,10 @@ enum event_type {
 	EV_EXIT,		/* the last thread of a traced process exited (args[0] = exit_code) */
 	EV_LINK_MAP,		/* a traced process loaded or unloaded a library */
 	EV_DEVICE_COUNT,	/* cudaGetDeviceCount returned; args[0] = count, ret = cudaError_t */
+	EV_WATCH_LOAD,		/* watch: the link map of a process not traced (nor ignored)
+				 * became consistent: it may have loaded a library to trace */
+	EV_NEW_LDSO,		/* watch: a process exec'd with a dynamic linker not probed yet;
+				 * args[0] = its first instruction's address (in that ld.so) */
 	EV__COUNT,
 };
 
@@ -148,6 +154,18 @@ struct event {
 #define TARGET_F_ARMED		(1u << 3)	/* all its probes are in: ACT_EMIT events flow.
 						 * Set once after attaching, so scope enters and
 						 * exits start together, never half a pair. */
+#define TARGET_F_IGNORED	(1u << 4)	/* watch: looked at and not wanted (--match); no
+						 * more EV_WATCH_LOAD until it execs */
+
+/* watch: probe ids of the ld.so probes in every process, the top ones (one per ld.so) */
+#define CIRRON_WATCH_LDSO	16
+#define CIRRON_WATCH_FIRST_ID	(CIRRON_MAX_PROBES - CIRRON_WATCH_LDSO)
+
+/* watch: a file by its kernel identity, as a VMA maps it */
+struct file_key {
+	__u64 dev;		/* super_block.s_dev, the kernel's encoding (major << 20 | minor) */
+	__u64 ino;
+};
 
 struct target_info {
 	__u32 flags;

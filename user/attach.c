@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "elf_syms.h"
 #include "link_reaper.h"
@@ -18,10 +19,11 @@
 #include "observer.h"
 #include "procfs.h"
 
+/* Ids 1 .. CIRRON_WATCH_FIRST_ID - 1; the ones above are watch's ld.so probes. */
 static uint32_t alloc_id(struct observer *o)
 {
-	for (uint32_t n = 0; n < CIRRON_MAX_PROBES - 1; n++) {
-		uint32_t id = 1 + (o->next_free_id + n) % (CIRRON_MAX_PROBES - 1);
+	for (uint32_t n = 0; n < CIRRON_WATCH_FIRST_ID - 1; n++) {
+		uint32_t id = 1 + (o->next_free_id + n) % (CIRRON_WATCH_FIRST_ID - 1);
 
 		if (!o->slots[id].target) {
 			o->next_free_id = id;
@@ -160,12 +162,12 @@ static int attach_one(struct observer *o, struct target *t, struct probe_result 
 /* CET builds start functions with endbr64, which the kernel single-steps (~20 us a hit on
  * these VMs); the next instruction (a push) is emulated (~5 us). Probe there instead: the
  * return address is still on top of the stack, so return probes work too. */
-static uint64_t skip_endbr64(const struct mapped_file *f, uint64_t off)
+static uint64_t skip_endbr64(int fd, uint64_t off)
 {
 	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	unsigned char insn[4];
 
-	if (f->fd >= 0 && pread(f->fd, insn, sizeof(insn), (off_t)off) == sizeof(insn) &&
+	if (fd >= 0 && pread(fd, insn, sizeof(insn), (off_t)off) == sizeof(insn) &&
 	    !memcmp(insn, endbr64, sizeof(insn)))
 		return off + 4;
 	return off;
@@ -225,7 +227,7 @@ static int attach_group(struct observer *o, struct target *t, size_t fi,
 			continue;
 		} else {
 			r->symbol = strdup(q[i].found);
-			r->file_offset = skip_endbr64(f, q[i].file_offset);
+			r->file_offset = skip_endbr64(f->fd, q[i].file_offset);
 		}
 		if (d->aux_symbol) {
 			if (!q[n + i].found) {
@@ -395,4 +397,66 @@ int attach__python_sample(struct observer *o, struct target *t, bool on)
 		linked++;
 	}
 	return err ? err : linked;
+}
+
+int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m)
+{
+	struct watch *w = &o->watch;
+	const struct probe_def *d = w->ldso;
+	struct sym_query q[2] = { { .name = d->symbol }, { .name = d->aux_symbol } };
+	struct bpf_uprobe_opts uo = { .sz = sizeof(uo) };
+	struct probe_spec spec = { .action = ACT_DL_WATCH };
+	char path[PATH_MAX];
+	struct watch_ldso *l;
+	uint64_t off;
+	struct stat st;
+	bool cached;
+	int fd, err;
+
+	if (procfs__host_path(pid, m, path, sizeof(path)) || stat(path, &st))
+		return -ENOENT;
+	for (size_t i = 0; i < w->nldsos; i++)
+		if (w->ldsos[i].dev == st.st_dev && w->ldsos[i].ino == st.st_ino)
+			return 1;
+	if (w->nldsos == CIRRON_WATCH_LDSO)
+		return -ENOSPC;
+	err = sym_cache__resolve(o->syms, path, q, 2, &cached);
+	if (err < 2) {
+		err = err < 0 ? err : -ENOENT;
+		goto out;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	off = skip_endbr64(fd, q[0].file_offset);
+	if (fd >= 0)
+		close(fd);
+	/* r_debug.r_state relative to the probe: the same in every process, whatever the
+	 * load address (the BPF program adds it to the address it was hit at) */
+	spec.aux = q[1].vaddr + d->aux_offset - (q[0].vaddr + (off - q[0].file_offset));
+	uo.bpf_cookie = CIRRON_WATCH_FIRST_ID + (uint32_t)w->nldsos;
+	if (bpf_map_update_elem(o->specs_fd, &uo.bpf_cookie, &spec, BPF_ANY)) {
+		err = -errno;
+		goto out;
+	}
+	l = &w->ldsos[w->nldsos];
+	l->link = bpf_program__attach_uprobe_opts(o->prog_entry, -1, path, off, &uo);
+	if (!l->link) {
+		err = -errno;
+		goto out;
+	}
+	l->dev = st.st_dev;
+	l->ino = st.st_ino;
+	w->nldsos++;
+	ilog("watching the processes that %s serves (from pid %d)", m->path, pid);
+	err = 0;
+out:
+	free(q[0].found);
+	free(q[1].found);
+	return err;
+}
+
+void attach__ldso_unwatch(struct observer *o)
+{
+	for (size_t i = 0; i < o->watch.nldsos; i++)
+		bpf_link__destroy(o->watch.ldsos[i].link);
+	o->watch.nldsos = 0;
 }

@@ -32,6 +32,10 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 		goto fail;
 	}
 	err = bpf_map__set_max_entries(o->skel->maps.events, (__u32)o->opts->ringbuf_kb << 10);
+	/* Only the node agent looks at every exec */
+	if (!err)
+		err = bpf_program__set_autoload(o->skel->progs.on_exec_watch,
+						o->opts->cmd == CMD_WATCH);
 	if (!err)
 		err = cirron_bpf__load(o->skel);
 	if (err)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 #include <argp.h>
+#include <regex.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -33,6 +34,8 @@ static const char top_doc[] =
 	"Commands:\n"
 	"  attach -p PID        trace a running process\n"
 	"  run [OPTS] -- CMD... start CMD and trace it (and the processes it execs) from the start\n"
+	"  watch                node agent: trace every process that loads torch or the CUDA\n"
+	"                       runtime, now or later, until stopped\n"
 	"  doctor -p PID        show what was found in the target and which probes resolve\n"
 	"  trace [DIR]          show the spans spooled under DIR (default ./.cirron)\n"
 	"  health [DIR]         show the observer's health (drops, probes, hits) per session\n"
@@ -59,41 +62,53 @@ enum {
 	OPT_ALL,
 	OPT_RANKS,
 	OPT_MAX_SPOOL_MB,
+	OPT_MATCH,
 };
+
+/* What attach, run and watch share. */
+#define OBSERVE_OPTIONS \
+	{ "output", 'o', "SINKS", 0, "Comma list of spool, stdout; or none (default: spool)", 0 }, \
+	{ "path", 'd', "DIR", 0, "Spool root; batches go to DIR/spool (default: ./.cirron)", 0 }, \
+	{ "flush-interval", OPT_FLUSH, "SEC", 0, "Seconds between spool batches (default: 1)", 0 }, \
+	{ "duration", OPT_DURATION, "SEC", 0, "Detach after SEC seconds (default: until exit)", 0 }, \
+	{ "max-spool-mb", OPT_MAX_SPOOL_MB, "MB", 0, \
+	  "Keep the spool's batch files under MB MiB (fractions allowed: 0.5), removing the oldest " \
+	  "first, earlier runs' included; each session's newest batch is kept, and carries every " \
+	  "open span (default: no cap)", 0 }, \
+	{ "cuda-detail", OPT_CUDA_DETAIL, NULL, 0, "One event per CUDA call instead of counters", 0 }, \
+	{ "epoch-steps", OPT_EPOCH_STEPS, "N", 0, \
+	  "Without DataLoader epoch boundaries, a new epoch every N optimizer steps (default: 1000)", \
+	  0 }, \
+	{ "python-frames", OPT_PYTHON_FRAMES, "LEVEL", 0, \
+	  "off (default): forward inferred from the torch anchors, ~10 uprobe hits per step; " \
+	  "always: exact forward spans (the outermost module call) from CPython's slot_tp_call, " \
+	  "2 more hits per Python-level object call (known CPython builds only); " \
+	  "sampled: as always during one training step in every --sample-every, off between", 0 }, \
+	{ "sample-every", OPT_SAMPLE_EVERY, "N", 0, \
+	  "With --python-frames sampled: probe Python frames in one step of every N, at most once " \
+	  "a second (default: 100)", \
+	  0 }, \
+	{ "hang-factor", OPT_HANG_FACTOR, "F", 0, \
+	  "Warn (stderr, and a hang record in the spool) when a span has been open F times longer " \
+	  "than its name's median and --hang-min; 0: off (default: 10)", 0 }, \
+	{ "hang-min", OPT_HANG_MIN, "SEC", 0, "Never call a span open less than SEC hung " \
+	  "(default: 5)", 0 }, \
+	{ "ringbuf-kb", OPT_RINGBUF_KB, "KB", 0, "Events ring buffer size, a power of two from 16 " \
+	  "(default: 8192); events past it are dropped and counted", 0 }, \
+	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0, \
+	  "Symbol cache (default: $XDG_CACHE_HOME or ~/.cache, /cirron-probe)", 0 }, \
+	{ "verbose", 'v', NULL, 0, "More messages on stderr (twice for debug)", 0 }
 
 static const struct argp_option trace_options[] = {
 	{ "pid", 'p', "PID", 0, "Process to trace (attach, doctor)", 0 },
-	{ "output", 'o', "SINKS", 0, "Comma list of spool, stdout; or none (default: spool)", 0 },
-	{ "path", 'd', "DIR", 0, "Spool root; batches go to DIR/spool (default: ./.cirron)", 0 },
-	{ "flush-interval", OPT_FLUSH, "SEC", 0, "Seconds between spool batches (default: 1)", 0 },
-	{ "duration", OPT_DURATION, "SEC", 0, "Detach after SEC seconds (default: until exit)", 0 },
-	{ "max-spool-mb", OPT_MAX_SPOOL_MB, "MB", 0,
-	  "Keep the spool's batch files under MB MiB (fractions allowed: 0.5), removing the oldest "
-	  "first, earlier runs' included; each session's newest batch is kept, and carries every "
-	  "open span (default: no cap)", 0 },
-	{ "cuda-detail", OPT_CUDA_DETAIL, NULL, 0, "One event per CUDA call instead of counters", 0 },
-	{ "epoch-steps", OPT_EPOCH_STEPS, "N", 0,
-	  "Without DataLoader epoch boundaries, a new epoch every N optimizer steps (default: 1000)",
-	  0 },
-	{ "python-frames", OPT_PYTHON_FRAMES, "LEVEL", 0,
-	  "off (default): forward inferred from the torch anchors, ~10 uprobe hits per step; "
-	  "always: exact forward spans (the outermost module call) from CPython's slot_tp_call, "
-	  "2 more hits per Python-level object call (known CPython builds only); "
-	  "sampled: as always during one training step in every --sample-every, off between", 0 },
-	{ "sample-every", OPT_SAMPLE_EVERY, "N", 0,
-	  "With --python-frames sampled: probe Python frames in one step of every N, at most once "
-	  "a second (default: 100)",
-	  0 },
-	{ "hang-factor", OPT_HANG_FACTOR, "F", 0,
-	  "Warn (stderr, and a hang record in the spool) when a span has been open F times longer "
-	  "than its name's median and --hang-min; 0: off (default: 10)", 0 },
-	{ "hang-min", OPT_HANG_MIN, "SEC", 0, "Never call a span open less than SEC hung "
-	  "(default: 5)", 0 },
-	{ "ringbuf-kb", OPT_RINGBUF_KB, "KB", 0, "Events ring buffer size, a power of two from 16 "
-	  "(default: 8192); events past it are dropped and counted", 0 },
-	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0,
-	  "Symbol cache (default: $XDG_CACHE_HOME or ~/.cache, /cirron-probe)", 0 },
-	{ "verbose", 'v', NULL, 0, "More messages on stderr (twice for debug)", 0 },
+	OBSERVE_OPTIONS,
+	{},
+};
+
+static const struct argp_option watch_options[] = {
+	{ "match", OPT_MATCH, "REGEX", 0, "Only processes whose command line (arguments joined by "
+	  "spaces) matches this extended regular expression (default: all)", 0 },
+	OBSERVE_OPTIONS,
 	{},
 };
 
@@ -301,6 +316,20 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_CACHE_DIR:
 		o->cache_dir = arg;
 		break;
+	case OPT_MATCH: {
+		regex_t rx;
+		int rc = regcomp(&rx, arg, REG_EXTENDED | REG_NOSUB);
+
+		if (rc) {
+			char why[128];
+
+			regerror(rc, &rx, why, sizeof(why));
+			usage_error(state, "invalid --match '%s': %s", arg, why);
+		}
+		regfree(&rx);
+		o->match = arg;
+		break;
+	}
 	case 'v':
 		o->verbose++;
 		break;
@@ -342,6 +371,13 @@ static const struct {
 	{ "run", CMD_RUN, "Start a command and trace it from its start, with the processes it "
 	  "forks and execs (each traced process is its own session).\v"
 	  "Example: cirron-probe run --output stdout -- python3 train.py --epochs 2", trace_options },
+	{ "watch", CMD_WATCH, "Node agent: runs until stopped (SIGINT, SIGTERM) and traces every "
+	  "process that maps torch's libraries or the CUDA runtime, those running when it starts "
+	  "and those that load them later, each until it exits. Discovery is event-driven (BPF on "
+	  "executable mmaps of those libraries); other processes cost nothing. A process seen "
+	  "again after a restart of the agent gets a new session.\v"
+	  "Example: cirron-probe watch --path /var/lib/cirron-probe --max-spool-mb 2048 "
+	  "--match 'train|torchrun'", watch_options },
 	{ "doctor", CMD_DOCTOR, "Show the target's libraries, which probe groups match, and which "
 	  "symbols resolve (and why not). Attaches nothing.", trace_options },
 	{ "trace", CMD_TRACE, "Show the spans spooled under DIR (default ./.cirron): one tree per "

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum command { CMD_NONE, CMD_ATTACH, CMD_RUN, CMD_DOCTOR, CMD_TRACE, CMD_HEALTH };
+enum command { CMD_NONE, CMD_ATTACH, CMD_RUN, CMD_WATCH, CMD_DOCTOR, CMD_TRACE, CMD_HEALTH };
 enum trace_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
 
 #define SINK_SPOOL	(1u << 0)
@@ -31,6 +31,7 @@ struct options {
 	long ringbuf_kb;		/* size of the events ring buffer */
 	const char *cache_dir;		/* symbol cache; NULL picks a default */
 	char **run_argv;		/* CMD_RUN: the command */
+	const char *match;		/* CMD_WATCH: only processes whose command line matches */
 	int verbose;
 	/* trace and health: read the spool under path */
 	enum trace_format format;

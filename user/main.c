@@ -20,6 +20,7 @@ int main(int argc, char **argv)
 	switch (opts.cmd) {
 	case CMD_ATTACH:
 	case CMD_RUN:
+	case CMD_WATCH:
 		return observer__main(&opts);
 	case CMD_DOCTOR:
 		return doctor__main(&opts);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 //
-// `attach` and `run`: load the BPF object, attach to the target(s), turn ring-buffer
-// events into sessions and spans, flush batches to the sinks, and end cleanly on
-// detach, target exit (any cause) or a signal.
+// `attach`, `run` and `watch`: load the BPF object, attach to the target(s), turn
+// ring-buffer events into sessions and spans, flush batches to the sinks, and end cleanly
+// on detach, target exit (any cause) or a signal.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -151,6 +151,26 @@ static void tag_launcher(struct observer *o, struct target *worker)
 	}
 }
 
+/* Ranks attached before their launcher's session existed: tag it now. */
+static void tag_launchers(struct observer *o)
+{
+	for (struct target *d = o->targets; d; d = d->next)
+		if (d->session && d->ranked)
+			tag_launcher(o, d);
+}
+
+/* A process found running may have been traced into this spool before (an earlier attach,
+ * the agent before its restart): this observation gets an id of its own, "<id>.N". */
+static int observation(struct observer *o, const struct session_ids *ids)
+{
+	char id[160];
+
+	if (!(o->opts->sinks & SINK_SPOOL))
+		return 1;
+	session__format_id(ids, id, sizeof(id));
+	return spool__sessions_like(&o->spool, id) + 1;
+}
+
 static int start_session(struct observer *o, struct target *t, uint64_t start_ns)
 {
 	long rank = procfs__env_long(t->pid, "RANK", -1);
@@ -165,6 +185,8 @@ static int start_session(struct observer *o, struct target *t, uint64_t start_ns
 	char comm[64] = "";
 	cJSON *a;
 
+	if (t->mid_run)
+		ids.observation = observation(o, &ids);
 	t->session = session__new(&ids, start_ns);
 	if (!t->session)
 		return -ENOMEM;
@@ -186,9 +208,9 @@ static int start_session(struct observer *o, struct target *t, uint64_t start_ns
 	cJSON_AddStringToObject(a, "role", t->ranked ? "rank" : "process");
 	cJSON_AddStringToObject(a, "host", o->host);
 	cJSON_AddStringToObject(a, "comm", comm);
-	cJSON_AddBoolToObject(a, "attached_mid_run", o->opts->cmd == CMD_ATTACH);
+	cJSON_AddBoolToObject(a, "attached_mid_run", t->mid_run);
 	/* Epoch and step indices are counted by the observer, not read from the target. */
-	cJSON_AddStringToObject(a, "index_origin", o->opts->cmd == CMD_ATTACH ? "attach" : "start");
+	cJSON_AddStringToObject(a, "index_origin", t->mid_run ? "attach" : "start");
 	attrs__libraries(o, t);
 	torch_tree__init(&t->tree, t->session, o->opts->epoch_steps);
 	versions__detect(o, t);
@@ -540,6 +562,92 @@ static void on_anchor(struct observer *o, struct target *t, const struct probe_r
 	torch_tree__feed(&t->tree, &te);
 }
 
+/* ---- watch ---- */
+
+/* A process whose link map changed (its ld.so said so), or found running at start
+ * (mid_run): traced if it maps a library to trace and passes --match. */
+static void watch_process(struct observer *o, int pid, bool mid_run)
+{
+	struct target_info ignored = { .flags = TARGET_F_IGNORED };
+	struct target *t = find_target(o, pid);
+
+	if (t) {	/* a load before its own ld.so probe was in */
+		scan_target(o, t);
+		return;
+	}
+	o->watch.looked_at++;
+	if (pid == getpid() || !watch__maps_wanted(&o->watch, pid))
+		return;	/* nothing of interest (yet): most processes end here */
+	if (!watch__process_wanted(&o->watch, pid)) {
+		/* BPF tells nothing more of it until it execs */
+		bpf_map_update_elem(o->targets_fd, &pid, &ignored, BPF_NOEXIST);
+		if (!procfs__alive(pid))	/* its exit went by: the entry would stay */
+			bpf_map_delete_elem(o->targets_fd, &pid);
+		o->watch.ignored++;
+		dlog("pid %d: command line does not match --match: ignored", pid);
+		return;
+	}
+	t = add_target(o, pid);
+	if (!t)
+		return;
+	t->mid_run = mid_run;
+	o->watch.wanted++;
+	if (track(o, t, false)) {
+		wlog("pid %d: cannot follow: %s", pid, strerror(errno));
+		remove_target(o, t);
+		return;
+	}
+	scan_target(o, t);
+}
+
+static void watch_ldso(void *ctx, int pid, const struct proc_map *m)
+{
+	int err = attach__ldso_watch(ctx, pid, m);
+
+	if (err < 0)
+		wlog("cannot probe %s (mapped by pid %d) in every process: %s; the processes "
+		     "it serves are not watched", m->path, pid, strerror(-err));
+}
+
+/* The first exec through a dynamic linker not probed yet (a new container image): probe
+ * it, then look at that process, whose libraries may have loaded before the probe. */
+static void on_new_ldso(struct observer *o, const struct event *e)
+{
+	struct proc_maps maps;
+
+	if (procfs__read_maps((int)e->pid, &maps))
+		return;
+	for (size_t i = 0; i < maps.n; i++)
+		if (maps.v[i].start <= e->args[0] && e->args[0] < maps.v[i].end &&
+		    watch__is_ldso(&o->watch, &maps.v[i]))
+			watch_ldso(o, (int)e->pid, &maps.v[i]);
+	procfs__free_maps(&maps);
+	watch_process(o, (int)e->pid, false);
+}
+
+static void watch_running(void *ctx, int pid)
+{
+	watch_process(ctx, pid, true);
+}
+
+/* Jobs running now (after a restart of the agent, say) are found in /proc, once, with the
+ * dynamic linkers in use; BPF reports the rest as it happens. */
+static int watch_start(struct observer *o)
+{
+	struct watch_scan_ops ops = { .on_process = watch_running, .on_ldso = watch_ldso,
+				      .ctx = o };
+	int n = watch__scan(&o->watch, getpid(), &ops);
+
+	if (n < 0) {
+		elog("cannot list processes in /proc: %s", strerror(-n));
+		return EXIT_FAILURE_RUNTIME;
+	}
+	tag_launchers(o);
+	ilog("watching for processes that load torch or the CUDA runtime (%zu dynamic linkers "
+	     "probed); %d running now", o->watch.nldsos, n);
+	return 0;
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct observer *o = ctx;
@@ -563,6 +671,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 			t->exited = true;
 			t->exit_status = (int)e->args[0];
 		}
+		return 0;
+	case EV_WATCH_LOAD:
+		watch_process(o, (int)e->pid, false);
+		return 0;
+	case EV_NEW_LDSO:
+		on_new_ldso(o, e);
 		return 0;
 	case EV_LINK_MAP:
 		t = find_target(o, (int)e->pid);
@@ -625,6 +739,7 @@ void observer__free_common(struct observer *o)
 {
 	while (o->targets)
 		remove_target(o, o->targets);
+	attach__ldso_unwatch(o);
 	link_reaper__wait();
 	bpf_object__unload_all(o);
 	probe_set__free(&o->probes);
@@ -643,6 +758,7 @@ static void attach_descendants(struct observer *o, int pid)
 
 		if (!t)
 			continue;
+		t->mid_run = true;
 		t->follow = true;	/* what the others exec may map a known library */
 		if (!track(o, t, false))
 			scan_target(o, t);
@@ -658,6 +774,7 @@ static int attach_pid(struct observer *o)
 	t = add_target(o, pid);
 	if (!t)
 		return EXIT_FAILURE_RUNTIME;
+	t->mid_run = true;
 	t->follow = true;	/* a launcher's restarted workers, a script's subprocesses */
 	if (track(o, t, false))
 		return EXIT_FAILURE_RUNTIME;
@@ -688,10 +805,7 @@ static int attach_pid(struct observer *o)
 		return EXIT_FAILURE_RUNTIME;
 	arm(o, t);
 	ilog("attached %zu probes to process %d", t->nprobes, pid);
-	/* workers attached before their launcher's session existed: tag it now */
-	for (struct target *d = o->targets; d; d = d->next)
-		if (d != t && d->session && d->ranked)
-			tag_launcher(o, d);
+	tag_launchers(o);
 	return 0;
 }
 
@@ -818,6 +932,8 @@ static void check_hangs(struct observer *o)
 
 static bool done(struct observer *o)
 {
+	if (o->opts->cmd == CMD_WATCH)
+		return false;	/* until stopped */
 	if (o->opts->cmd == CMD_RUN)
 		return o->child_reaped && !o->targets;
 	return !o->targets;
@@ -833,6 +949,9 @@ int observer__main(const struct options *opts)
 	if (!o)
 		return EXIT_FAILURE_RUNTIME;
 	err = observer__init_common(o, opts);
+	if (!err && opts->cmd == CMD_WATCH &&
+	    watch__init(&o->watch, &o->probes, opts->match))
+		err = EXIT_FAILURE_RUNTIME;
 	if (err)
 		goto out;
 	if (opts->cmd == CMD_ATTACH && !procfs__alive(opts->pid)) {
@@ -861,7 +980,8 @@ int observer__main(const struct options *opts)
 	sigaction(SIGTERM, &sa, &inherited_sa[1]);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, &inherited_sa[2]);
-	err = opts->cmd == CMD_RUN ? spawn(o) : attach_pid(o);
+	err = opts->cmd == CMD_RUN ? spawn(o) : opts->cmd == CMD_WATCH ? watch_start(o)
+								       : attach_pid(o);
 	if (err)
 		goto out;
 
@@ -905,6 +1025,10 @@ int observer__main(const struct options *opts)
 			resume(t->pid);
 		end_target(o, t, "detach");
 	}
+	if (opts->cmd == CMD_WATCH)
+		ilog("watch: traced %" PRIu64 " processes, ignored %" PRIu64 " (--match), looked "
+		     "at %" PRIu64 " library loads of others", o->watch.wanted, o->watch.ignored,
+		     o->watch.looked_at);
 	if (opts->cmd == CMD_RUN) {
 		if (!o->any_session)
 			wlog("no process of '%s' mapped a library that probes/ knows",
@@ -919,6 +1043,7 @@ int observer__main(const struct options *opts)
 out:
 	observer__free_common(o);
 	watchdog__disarm(&o->watchdog);	/* after the links are gone: nothing stops them now */
+	watch__free(&o->watch);
 	free(o);
 	return err;
 }

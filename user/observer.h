@@ -14,6 +14,7 @@
 #include "spool.h"
 #include "sym_cache.h"
 #include "target.h"
+#include "watch.h"
 #include "watchdog.h"
 
 struct cirron_bpf;
@@ -46,6 +47,7 @@ struct observer {
 	int child_status;	/* run: wait status of the command */
 	bool child_reaped;
 	struct watchdog watchdog;	/* run: resumes held targets if we die */
+	struct watch watch;		/* watch: which processes to trace */
 };
 
 /* attach.c */
@@ -56,6 +58,11 @@ void attach__detach(struct observer *o, struct target *t);
 /* --python-frames sampled: links (on) or unlinks the target's Python-tier probes; their ids
  * stay reserved. Returns the number linked, or -errno. */
 int attach__python_sample(struct observer *o, struct target *t, bool on);
+
+/* watch: probes the dynamic linker that pid maps at m in every process (ACT_DL_WATCH).
+ * Returns 0, 1 if that file is probed already, or -errno. */
+int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m);
+void attach__ldso_unwatch(struct observer *o);
 
 /* bpf_object.c: load the BPF object, attach its tracepoints, set up the ring buffers
  * (events go to handle_event). Returns 0 or an exit code. */
@@ -71,7 +78,7 @@ void attrs__libraries(const struct observer *o, struct target *t);	/* + python_f
 void attrs__cuda(struct observer *o, struct target *t);	/* CUDA totals, launches per kernel */
 cJSON *attrs__health(struct observer *o, struct target *t);
 
-/* observer.c: attach and run commands. Returns the process exit code. */
+/* observer.c: attach, run and watch commands. Returns the process exit code. */
 int observer__main(const struct options *opts);
 /* doctor.c */
 int doctor__main(const struct options *opts);

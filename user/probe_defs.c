@@ -20,6 +20,7 @@ static const char *const action_names[ACT__COUNT] = {
 	[ACT_CUDA_SYNC] = "cuda_sync",
 	[ACT_CUDA_DEVICE_COUNT] = "cuda_device_count",
 	[ACT_DL_STATE] = "dl_state",
+	[ACT_DL_WATCH] = "dl_watch",
 };
 
 static const char *const meaning_names[MEAN__COUNT] = {
@@ -278,4 +279,9 @@ void probe_set__free(struct probe_set *s)
 	free(s->groups);
 	s->groups = NULL;
 	s->n = 0;
+}
+
+bool probe_def__gives_session(const struct probe_def *d)
+{
+	return d->action != ACT_DL_STATE && d->meaning != MEAN_PY_CALL;
 }

@@ -63,6 +63,8 @@ int probe_set__load_embedded(struct probe_set *s);
 int probe_set__parse(struct probe_set *s, const char *json, const char *origin);
 void probe_set__free(struct probe_set *s);
 const char *probe_action__name(enum probe_action a);
+/* ld.so and CPython probes assist; a probe the tree or the CUDA counts use makes a session. */
+bool probe_def__gives_session(const struct probe_def *d);
 const char *probe_meaning__name(enum probe_meaning m);
 
 #endif

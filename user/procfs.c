@@ -237,6 +237,24 @@ int procfs__comm(int pid, char *buf, size_t size)
 	return err;
 }
 
+int procfs__cmdline(int pid, char *buf, size_t size)
+{
+	char fn[64];
+	size_t len;
+	int err;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/cmdline", pid);
+	err = read_small_file(fn, buf, size, &len);
+	if (err)
+		return err;
+	if (!len)
+		return -ESRCH;	/* a zombie or a kernel thread */
+	for (size_t i = 0; i + 1 < len; i++)	/* the NULs between arguments */
+		if (!buf[i])
+			buf[i] = ' ';
+	return 0;
+}
+
 uint64_t procfs__start_ticks(int pid)
 {
 	char fn[64], buf[1024], *p;

@@ -46,6 +46,9 @@ long procfs__env_long(int pid, const char *name, long def);
 /* Same, from a raw NUL-separated environ block. Exposed for tests. */
 long procfs__env_long_from(const char *env, size_t len, const char *name, long def);
 int procfs__comm(int pid, char *buf, size_t size);
+/* The arguments joined by spaces (cut at size). Returns 0, or -errno (-ESRCH: none, a zombie
+ * or a kernel thread). */
+int procfs__cmdline(int pid, char *buf, size_t size);
 /* Start time in clock ticks since boot (field 22 of stat); 0 on error. */
 uint64_t procfs__start_ticks(int pid);
 

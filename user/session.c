@@ -61,6 +61,18 @@ static struct span *new_span(struct session *s, uint64_t parent_id, const char *
 	return sp;
 }
 
+void session__format_id(const struct session_ids *ids, char *buf, size_t size)
+{
+	char host[sizeof(((struct session *)0)->host)];
+
+	snprintf(host, sizeof(host), "%s", ids->host);
+	if (ids->observation > 1)
+		snprintf(buf, size, "%s-%d-%" PRIu64 ".%d", host, ids->pid, ids->start_ticks,
+			 ids->observation);
+	else
+		snprintf(buf, size, "%s-%d-%" PRIu64, host, ids->pid, ids->start_ticks);
+}
+
 struct session *session__new(const struct session_ids *ids, uint64_t start_ns)
 {
 	struct session *s = calloc(1, sizeof(*s));
@@ -68,7 +80,7 @@ struct session *session__new(const struct session_ids *ids, uint64_t start_ns)
 	if (!s)
 		return NULL;
 	snprintf(s->host, sizeof(s->host), "%s", ids->host);
-	snprintf(s->id, sizeof(s->id), "%s-%d-%" PRIu64, s->host, ids->pid, ids->start_ticks);
+	session__format_id(ids, s->id, sizeof(s->id));
 	s->pid = ids->pid;
 	s->rank = ids->rank;
 	s->local_rank = ids->local_rank;

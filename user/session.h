@@ -43,9 +43,13 @@ struct session_ids {
 	uint64_t start_ticks;	/* makes the id unique when pids are reused */
 	long rank, local_rank, world_size;
 	const char *host;
+	int observation;	/* 2 and up: the process was traced before (an earlier attach,
+				 * an agent's restart); the id ends in ".N" */
 };
 
 struct session *session__new(const struct session_ids *ids, uint64_t start_ns);
+/* "<host>-<pid>-<start_ticks>[.<observation>]", as session__new names a session. */
+void session__format_id(const struct session_ids *ids, char *buf, size_t size);
 void session__free(struct session *s);
 /* Opens a span under parent (NULL: the root). NULL past SESSION_MAX_DEPTH (counted). */
 struct span *session__open(struct session *s, struct span *parent, const char *name, long index,

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -26,6 +28,46 @@ static int write_all(int fd, const char *data, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+/* "<session_id>.<seq>.json", seq of 8 or more digits: the session id's length, or 0. */
+size_t spool__batch_id_len(const char *name)
+{
+	size_t len = strlen(name), d = 0;
+
+	if (name[0] == '.' || len < 5 || strcmp(name + len - 5, ".json") != 0)
+		return 0;
+	while (d + 6 < len && isdigit((unsigned char)name[len - 6 - d]))
+		d++;
+	if (d < 8 || d + 7 > len || name[len - 6 - d] != '.')
+		return 0;
+	return len - 6 - d;
+}
+
+int spool__sessions_like(const struct spool *sp, const char *id)
+{
+	size_t len = strlen(id);
+	struct dirent *de;
+	int n = 0;
+	DIR *d = opendir(sp->dir);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		size_t l = spool__batch_id_len(de->d_name);
+
+		/* the id itself, or the id and ".N", N its observation number */
+		if (l < len || strncmp(de->d_name, id, len) != 0 ||
+		    (l > len && (de->d_name[len] != '.' ||
+				 strspn(de->d_name + len + 1, "0123456789") != l - len - 1)))
+			continue;
+		int obs = l == len ? 1 : atoi(de->d_name + len + 1);
+
+		if (obs > n)
+			n = obs;
+	}
+	closedir(d);
+	return n;
 }
 
 int spool__open(struct spool *sp, const char *root, uint64_t max_bytes)

@@ -41,5 +41,10 @@ struct spool {
 int spool__open(struct spool *sp, const char *root, uint64_t max_bytes);
 int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const cJSON *batch);
 void spool__close(struct spool *sp);
+/* "<session_id>.<seq>.json", seq of 8 or more digits: the session id's length, or 0. */
+size_t spool__batch_id_len(const char *name);
+/* How many sessions of the same process (id, then id.2, id.3 ...) the spool holds: the
+ * highest observation number found, 0 for none. */
+int spool__sessions_like(const struct spool *sp, const char *id);
 
 #endif

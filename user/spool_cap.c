@@ -2,7 +2,6 @@
 // Copyright (c) 2026 cirron-probe authors
 //
 // --max-spool-mb: which batch files count against the cap, and which go first.
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -156,20 +155,6 @@ void spool_cap__forget(struct spool *sp, const char *name)
 	}
 }
 
-/* "<session_id>.<seq>.json", seq of 8 or more digits: the session id's length, or 0. */
-static size_t batch_id_len(const char *name)
-{
-	size_t len = strlen(name), d = 0;
-
-	if (name[0] == '.' || len < 5 || strcmp(name + len - 5, ".json") != 0)
-		return 0;
-	while (d + 6 < len && isdigit((unsigned char)name[len - 6 - d]))
-		d++;
-	if (d < 8 || d + 7 > len || name[len - 6 - d] != '.')
-		return 0;
-	return len - 6 - d;
-}
-
 struct found {
 	char *name;
 	uint64_t bytes;
@@ -202,7 +187,7 @@ static int list_batches(const char *dir, struct found **out, size_t *n)
 	if (!d)
 		return -errno;
 	while (!err && (e = readdir(d))) {
-		if (!batch_id_len(e->d_name) ||
+		if (!spool__batch_id_len(e->d_name) ||
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
 		if (*n == cap) {
@@ -236,7 +221,7 @@ int spool_cap__scan(struct spool *sp)
 		qsort(a, n, sizeof(*a), older_first);
 	for (size_t i = 0; i < n; i++) {
 		if (!err) {
-			char *id = strndup(a[i].name, batch_id_len(a[i].name));
+			char *id = strndup(a[i].name, spool__batch_id_len(a[i].name));
 
 			if (id)
 				spool_cap__add(sp, id, a[i].name, a[i].bytes);

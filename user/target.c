@@ -67,9 +67,7 @@ const char *target__symbolize(struct target *t, uint64_t addr)
 bool target__has_signal_source(const struct target *t)
 {
 	for (size_t i = 0; i < t->nprobes; i++)
-		/* ld.so and CPython probes assist; a library the tree or CUDA counts is needed */
-		if (t->probes[i].id && t->probes[i].def->action != ACT_DL_STATE &&
-		    t->probes[i].def->meaning != MEAN_PY_CALL)
+		if (t->probes[i].id && probe_def__gives_session(t->probes[i].def))
 			return true;
 	return false;
 }

@@ -56,6 +56,7 @@ struct target {
 	bool print_spans;	/* the stdout sink */
 	bool ranked;		/* RANK is in its environment: one rank of a distributed job */
 	bool launcher;		/* tagged role=launcher: it started ranks */
+	bool mid_run;		/* found running (attach, watch's first scan), not at its start */
 	uint64_t id_ticks;	/* session id part after an exec; 0: the process start time */
 	struct session *session;	/* NULL until a non-loader probe group matches */
 	struct torch_tree tree;		/* training structure, fed by the torch anchors */
