@@ -29,7 +29,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-smoke lint vmlinux clean bench trixie-root
+.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-smoke lint vmlinux clean bench trixie-root install
 
 all: cirron-probe
 
@@ -144,6 +144,13 @@ lint: $(OUTPUT)/cirron.skel.h
 	$(Q)clang-tidy --quiet --checks=-clang-analyzer-unix.Malloc user/bpf_object.c -- $(CPPFLAGS)
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr $(CPPFLAGS) --suppress=missingIncludeSystem user/ tests/fuzz/
+
+PREFIX ?= /usr/local
+UNITDIR ?= /etc/systemd/system
+# The node agent (README, "A node agent"): the binary and its systemd unit
+install: cirron-probe
+	install -D -m 0755 cirron-probe $(DESTDIR)$(PREFIX)/bin/cirron-probe
+	install -D -m 0644 dist/cirron-probe-watch.service $(DESTDIR)$(UNITDIR)/cirron-probe-watch.service
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h

@@ -188,7 +188,7 @@ static __always_inline struct event *reserve(void *rb)
 	return e;
 }
 
-static __always_inline void emit_control(__u32 type, __u32 pid, __u64 arg0)
+static __always_inline void emit_control_flags(__u32 type, __u32 pid, __u64 arg0, __u64 rb_flags)
 {
 	struct event *e = reserve(&control);
 
@@ -198,7 +198,12 @@ static __always_inline void emit_control(__u32 type, __u32 pid, __u64 arg0)
 	e->pid = pid;
 	e->args[0] = arg0;
 	bpf_get_current_comm(e->str, sizeof(e->str));
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, rb_flags);
+}
+
+static __always_inline void emit_control(__u32 type, __u32 pid, __u64 arg0)
+{
+	emit_control_flags(type, pid, arg0, 0);
 }
 
 /* Waking the loader costs the traced thread an IPI per event; the loader polls at least
@@ -405,7 +410,9 @@ int handle_entry(struct pt_regs *ctx)
 		    bpf_probe_read_user(&state, sizeof(state), (void *)(PT_REGS_IP(ctx) + spec->aux)) ||
 		    state != RT_CONSISTENT)
 			return 0;
-		emit_control(EV_WATCH_LOAD, tgid, 0);
+		/* Every process start on the node comes here: waking the loader for each cost it
+		 * ~150 us (a crowd of shell commands); it drains the ring every 100 ms anyway */
+		emit_control_flags(EV_WATCH_LOAD, tgid, 0, BPF_RB_NO_WAKEUP);
 		return 0;
 	}
 	case ACT_DL_STATE: {

@@ -575,6 +575,11 @@ static void watch_process(struct observer *o, int pid, bool mid_run)
 		scan_target(o, t);
 		return;
 	}
+	/* events sent before BPF knew it was ignored */
+	if (!bpf_map_lookup_elem(o->targets_fd, &pid, &ignored) &&
+	    (ignored.flags & TARGET_F_IGNORED))
+		return;
+	ignored.flags = TARGET_F_IGNORED;
 	o->watch.looked_at++;
 	if (pid == getpid() || !watch__maps_wanted(&o->watch, pid))
 		return;	/* nothing of interest (yet): most processes end here */
