@@ -56,7 +56,8 @@ const char *probe_action__name(enum probe_action a)
 static int parse_action(const char *s)
 {
 	for (int i = 1; i < ACT__COUNT; i++)
-		if (action_names[i] && !strcmp(s, action_names[i]))
+		/* dl_watch is the loader's own (watch), never a probes/ file's */
+		if (action_names[i] && i != ACT_DL_WATCH && !strcmp(s, action_names[i]))
 			return i;
 	return -1;
 }
