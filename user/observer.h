@@ -64,6 +64,13 @@ int attach__python_sample(struct observer *o, struct target *t, bool on);
 int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m);
 void attach__ldso_unwatch(struct observer *o);
 
+/* events.c: a probe's event in a target with a session */
+void events__device_count(struct target *t, const struct event *e);
+void events__cuda_detail(struct observer *o, struct target *t, const struct probe_result *r,
+			 const struct event *e);
+void events__anchor(struct observer *o, struct target *t, const struct probe_result *r,
+		    const struct event *e);
+
 /* bpf_object.c: load the BPF object, attach its tracepoints, set up the ring buffers
  * (events go to handle_event). Returns 0 or an exit code. */
 typedef int (*ring_buffer_event_fn)(void *ctx, void *data, size_t size);
