@@ -12,7 +12,6 @@
 #include "cirron.h"
 
 #define SIGSTOP 19
-#define PROT_EXEC 0x4
 #define RT_CONSISTENT 0
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -358,6 +357,15 @@ static __always_inline bool py_call_return(void)
 	return st->depth >= 64 || (st->reported >> st->depth) & 1;
 }
 
+/* ld.so's r_debug.r_state at r_state is RT_CONSISTENT: the libraries are in. */
+static __always_inline bool link_map_consistent(__u64 r_state)
+{
+	int state = -1;
+
+	return !bpf_probe_read_user(&state, sizeof(state), (void *)r_state) &&
+	       state == RT_CONSISTENT;
+}
+
 SEC("uprobe")
 int handle_entry(struct pt_regs *ctx)
 {
@@ -403,12 +411,10 @@ int handle_entry(struct pt_regs *ctx)
 		break;
 	case ACT_DL_WATCH: {
 		struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
-		int state = -1;
 
 		/* traced processes have their own ld.so probe; ignored ones are not wanted */
 		if ((t && (t->flags & (TARGET_F_TRACED | TARGET_F_IGNORED))) ||
-		    bpf_probe_read_user(&state, sizeof(state), (void *)(PT_REGS_IP(ctx) + spec->aux)) ||
-		    state != RT_CONSISTENT)
+		    !link_map_consistent(PT_REGS_IP(ctx) + spec->aux))
 			return 0;
 		/* Every process start on the node comes here: waking the loader for each cost it
 		 * ~150 us (a crowd of shell commands); it drains the ring every 100 ms anyway */
@@ -416,10 +422,7 @@ int handle_entry(struct pt_regs *ctx)
 		return 0;
 	}
 	case ACT_DL_STATE: {
-		int state = -1;
-
-		if (bpf_probe_read_user(&state, sizeof(state), (void *)spec->aux) ||
-		    state != RT_CONSISTENT)
+		if (!link_map_consistent(spec->aux))
 			return 0;
 		/* Stop first, then tell: the loader's SIGCONT must come after the SIGSTOP. */
 		if (spec->flags & PROBE_F_STOP_ON_LOAD)

@@ -61,24 +61,12 @@ static struct target *add_target(struct observer *o, int pid)
  * inherit them. */
 static void forget_kernels(struct observer *o, int pid)
 {
-	struct kernel_key key, next, *gone = NULL, *v;
-	size_t n = 0;
-	bool first = true;
+	size_t n;
+	struct kernel_key *keys = attrs__kernel_keys(o, pid, &n);
 
-	while (!bpf_map_get_next_key(o->kernels_fd, first ? NULL : &key, &next)) {
-		first = false;
-		key = next;
-		if (next.tgid != (__u32)pid)
-			continue;
-		v = realloc(gone, (n + 1) * sizeof(*gone));
-		if (!v)
-			break;
-		gone = v;
-		gone[n++] = next;
-	}
 	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(o->kernels_fd, &gone[i]);
-	free(gone);
+		bpf_map_delete_elem(o->kernels_fd, &keys[i]);
+	free(keys);
 }
 
 static void remove_target(struct observer *o, struct target *t)
@@ -163,7 +151,7 @@ static void tag_launchers(struct observer *o)
  * the agent before its restart): this observation gets an id of its own, "<id>.N". */
 static int observation(struct observer *o, const struct session_ids *ids)
 {
-	char id[160];
+	char id[SESSION_ID_MAX];
 
 	if (!(o->opts->sinks & SINK_SPOOL))
 		return 1;
@@ -405,7 +393,7 @@ static void on_fork(struct observer *o, const struct event *e)
  * (mid_run): traced if it maps a library to trace and passes --match. */
 static void watch_process(struct observer *o, int pid, bool mid_run)
 {
-	struct target_info ignored = { .flags = TARGET_F_IGNORED };
+	struct target_info ignored = { .flags = TARGET_F_IGNORED }, ti;
 	struct target *t = find_target(o, pid);
 
 	if (t) {	/* a load before its own ld.so probe was in */
@@ -413,10 +401,8 @@ static void watch_process(struct observer *o, int pid, bool mid_run)
 		return;
 	}
 	/* events sent before BPF knew it was ignored */
-	if (!bpf_map_lookup_elem(o->targets_fd, &pid, &ignored) &&
-	    (ignored.flags & TARGET_F_IGNORED))
+	if (!bpf_map_lookup_elem(o->targets_fd, &pid, &ti) && (ti.flags & TARGET_F_IGNORED))
 		return;
-	ignored.flags = TARGET_F_IGNORED;
 	o->watch.looked_at++;
 	if (pid == getpid() || !watch__maps_wanted(&o->watch, pid))
 		return;	/* nothing of interest (yet): most processes end here */

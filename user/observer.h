@@ -83,6 +83,8 @@ void attrs__set_str(cJSON *o, const char *key, const char *v);
 void attrs__device(struct target *t);		/* device, cuda_count */
 void attrs__libraries(const struct observer *o, struct target *t);	/* + python_frames */
 void attrs__cuda(struct observer *o, struct target *t);	/* CUDA totals, launches per kernel */
+/* The per-kernel launch map's keys of one process (malloc'd, *n of them; NULL if none). */
+struct kernel_key *attrs__kernel_keys(const struct observer *o, int pid, size_t *n);
 cJSON *attrs__health(struct observer *o, struct target *t);
 
 /* observer.c: attach, run and watch commands. Returns the process exit code. */

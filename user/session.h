@@ -10,6 +10,7 @@
 
 #define SPOOL_FORMAT "cirron-spool/1"
 #define SESSION_MAX_DEPTH 64	/* scope depth cap (DESIGN.md) */
+#define SESSION_ID_MAX 160	/* <host>-<pid>-<start_ticks>[.<observation>] and a NUL */
 
 struct session;
 typedef void (*span_closed_fn)(const struct session *s, const struct span *sp, void *ctx);
@@ -21,7 +22,7 @@ extern const char *const session_counter_names[SESSION_NCOUNTERS];
 /* One traced process = one rank = one cirron.session root span. Spans stream out: closed
  * spans are freed once a batch has carried them, so memory stays flat in long sessions. */
 struct session {
-	char id[160];
+	char id[SESSION_ID_MAX];
 	int pid;
 	long rank, local_rank, world_size;
 	char host[64];

@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "observer.h"
@@ -90,45 +91,69 @@ void attrs__libraries(const struct observer *o, struct target *t)
 	session__touch_root(t->session);
 }
 
-/* start_ns: when attaching began; events from probes attached early may precede the end. */
+/* The root span's CUDA totals, by name, from the per-process counters BPF keeps. */
+static const struct {
+	const char *name;
+	size_t off;
+} cuda_totals[] = {
+#define TOTAL(field) { "cuda." #field, offsetof(struct cuda_counts, field) }
+	TOTAL(launches), TOTAL(memcpy_calls), TOTAL(memcpy_bytes_h2d), TOTAL(memcpy_bytes_d2h),
+	TOTAL(memcpy_bytes_d2d), TOTAL(memcpy_bytes_other), TOTAL(memcpy_ns), TOTAL(malloc_calls),
+	TOTAL(malloc_bytes), TOTAL(free_calls), TOTAL(sync_calls), TOTAL(sync_ns),
+#undef TOTAL
+};
+
+struct kernel_key *attrs__kernel_keys(const struct observer *o, int pid, size_t *n)
+{
+	struct kernel_key key, next, *keys = NULL, *v;
+	bool first = true;
+
+	*n = 0;
+	while (!bpf_map_get_next_key(o->kernels_fd, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		if (next.tgid != (__u32)pid)
+			continue;
+		v = realloc(keys, (*n + 1) * sizeof(*keys));
+		if (!v)
+			break;
+		keys = v;
+		keys[(*n)++] = next;
+	}
+	return keys;
+}
+
 void attrs__cuda(struct observer *o, struct target *t)
 {
 	struct cuda_counts c;
 	cJSON *a = t->session->root->attrs, *kernels;
-	struct kernel_key key = {}, next;
+	struct kernel_key *keys;
+	size_t n;
 
 	if (bpf_map_lookup_elem(o->cuda_fd, &t->pid, &c))
 		return;	/* no CUDA call yet */
-	attrs__set_num(a, "cuda.launches", (double)c.launches);
-	attrs__set_num(a, "cuda.memcpy_calls", (double)c.memcpy_calls);
-	attrs__set_num(a, "cuda.memcpy_bytes_h2d", (double)c.memcpy_bytes_h2d);
-	attrs__set_num(a, "cuda.memcpy_bytes_d2h", (double)c.memcpy_bytes_d2h);
-	attrs__set_num(a, "cuda.memcpy_bytes_d2d", (double)c.memcpy_bytes_d2d);
-	attrs__set_num(a, "cuda.memcpy_bytes_other", (double)c.memcpy_bytes_other);
-	attrs__set_num(a, "cuda.memcpy_ns", (double)c.memcpy_ns);
-	attrs__set_num(a, "cuda.malloc_calls", (double)c.malloc_calls);
-	attrs__set_num(a, "cuda.malloc_bytes", (double)c.malloc_bytes);
-	attrs__set_num(a, "cuda.free_calls", (double)c.free_calls);
-	attrs__set_num(a, "cuda.sync_calls", (double)c.sync_calls);
-	attrs__set_num(a, "cuda.sync_ns", (double)c.sync_ns);
+	for (size_t i = 0; i < sizeof(cuda_totals) / sizeof(cuda_totals[0]); i++)
+		attrs__set_num(a, cuda_totals[i].name,
+			       (double)*(const __u64 *)((const char *)&c + cuda_totals[i].off));
 
 	/* Launches per kernel, named from the host stub address cudaLaunchKernel received. */
 	kernels = cJSON_CreateObject();
-	while (!bpf_map_get_next_key(o->kernels_fd, &key, &next)) {
-		__u64 n;
-
-		key = next;
-		if (next.tgid != (__u32)t->pid || bpf_map_lookup_elem(o->kernels_fd, &next, &n))
-			continue;
-		const char *name = target__symbolize(t, next.func);
+	keys = attrs__kernel_keys(o, t->pid, &n);
+	for (size_t i = 0; i < n; i++) {
+		const char *name;
 		char addr[32];
+		__u64 count;
 
+		if (bpf_map_lookup_elem(o->kernels_fd, &keys[i], &count))
+			continue;
+		name = target__symbolize(t, keys[i].func);
 		if (!name) {
-			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)next.func);
+			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)keys[i].func);
 			name = addr;
 		}
-		attrs__set_num(kernels, name, (double)n);
+		attrs__set_num(kernels, name, (double)count);
 	}
+	free(keys);
 	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "cuda.kernels", kernels))
 		cJSON_AddItemToObject(a, "cuda.kernels", kernels);
 	session__touch_root(t->session);
