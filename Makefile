@@ -14,7 +14,8 @@ CPPFLAGS := -I$(OUTPUT) -Ibpf -Iuser -DCIRRON_VERSION='"$(VERSION)"' -D_GNU_SOUR
 LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -lcjson
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-USER_SRCS := $(wildcard user/*.c)
+# user/ holds one folder per stage of the data flow (user/README.md); main.c and cli.c on top.
+USER_SRCS := $(wildcard user/*.c user/*/*.c)
 CORE_SRCS := $(filter-out user/main.c,$(USER_SRCS))
 PROBE_FILES := $(sort $(wildcard probes/*.json))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -29,11 +30,11 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-smoke lint vmlinux clean bench trixie-root install
+.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-smoke lint check-layers vmlinux clean bench trixie-root install
 
 all: cirron-probe
 
-$(OUTPUT) $(OUTPUT)/san $(OUTPUT)/tests $(OUTPUT)/fuzz:
+$(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/cirron.bpf.o: bpf/cirron.bpf.c bpf/cirron.h vmlinux.h | $(OUTPUT)
@@ -52,20 +53,22 @@ $(OUTPUT)/probe_files.S: $(PROBE_FILES) | $(OUTPUT)
 	  for f in $(PROBE_FILES); do printf '\t.incbin "%s"\n\t.byte 0x1e\n' "$$f"; done; \
 	  printf '\t.byte 0\n\t.section .note.GNU-stack,"",@progbits\n'; } > $@
 
-$(OUTPUT)/%.o: user/%.c $(OUTPUT)/cirron.skel.h | $(OUTPUT)
+$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/cirron.skel.h
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -c $< -o $@
 
 $(OUTPUT)/probe_files.o: $(OUTPUT)/probe_files.S
 	$(call msg,AS,$@)
 	$(Q)$(CC) -c $< -o $@
 
-cirron-probe: $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS)) $(OUTPUT)/probe_files.o
+cirron-probe: $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/probe_files.o
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # Unit tests and a sanitizer build of the whole binary (ASan + UBSan) for the e2e tests.
-$(OUTPUT)/san/%.o: user/%.c $(OUTPUT)/cirron.skel.h | $(OUTPUT)/san
+$(OUTPUT)/san/%.o: user/%.c $(OUTPUT)/cirron.skel.h
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -g -O1 $(SAN) $(WARN) -MMD -c $< -o $@
 
 $(OUTPUT)/cirron-probe-san: $(patsubst user/%.c,$(OUTPUT)/san/%.o,$(USER_SRCS)) $(OUTPUT)/probe_files.o
@@ -89,14 +92,15 @@ $(OUTPUT)/tests/spin: tests/targets/spin.c | $(OUTPUT)/tests
 # it. New inputs go to a scratch corpus that grows across runs (the committed seeds are only
 # read); findings land in .output/fuzz/ as crash-*, leak-*, timeout-* (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 300
-FUZZ_SRCS := $(addprefix user/,spool_reader.c trace.c trace_ranks.c trace_export.c health.c span.c \
-	clock.c log.c)
+FUZZ_SRCS := $(addprefix user/,read/spool_reader.c read/view.c read/trace.c read/trace_ranks.c \
+	read/export.c read/health.c tree/span.c tree/clock.c common/log.c)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_FLAGS := -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	-dict=tests/fuzz/spool.dict -artifact_prefix=$(OUTPUT)/fuzz/ -print_final_stats=1
 
-$(OUTPUT)/fuzz/%.o: user/%.c | $(OUTPUT)/fuzz
+$(OUTPUT)/fuzz/%.o: user/%.c
 	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN) $(WARN) -MMD -c $< -o $@
 
 $(OUTPUT)/fuzz/fuzz_spool_reader: tests/fuzz/fuzz_spool_reader.c $(patsubst user/%.c,$(OUTPUT)/fuzz/%.o,$(FUZZ_SRCS))
@@ -125,7 +129,12 @@ trixie-root:
 test-e2e: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin trixie-root
 	$(Q)$(PYTHON) -m pytest -q -rs tests/e2e
 
+# user/'s stages include only the stages below them (user/README.md)
+check-layers:
+	$(Q)tests/scripts/check-layers.sh
+
 test: deps
+	$(Q)$(MAKE) --no-print-directory check-layers
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 	$(Q)$(MAKE) --no-print-directory test-e2e
@@ -138,10 +147,10 @@ demo: deps
 bench: deps cirron-probe $(OUTPUT)/tests/cuda_calls trixie-root
 	$(Q)bench/run.sh
 
-lint: $(OUTPUT)/cirron.skel.h
-	$(Q)clang-tidy --quiet $(filter-out user/bpf_object.c,$(USER_SRCS)) tests/fuzz/*.c -- $(CPPFLAGS)
+lint: $(OUTPUT)/cirron.skel.h check-layers
+	$(Q)clang-tidy --quiet $(filter-out user/attach/bpf_object.c,$(USER_SRCS)) tests/fuzz/*.c -- $(CPPFLAGS)
 	@# bpftool's generated skeleton trips a false leak report; the rest of the file is checked
-	$(Q)clang-tidy --quiet --checks=-clang-analyzer-unix.Malloc user/bpf_object.c -- $(CPPFLAGS)
+	$(Q)clang-tidy --quiet --checks=-clang-analyzer-unix.Malloc user/attach/bpf_object.c -- $(CPPFLAGS)
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr $(CPPFLAGS) --suppress=missingIncludeSystem user/ tests/fuzz/
 
@@ -158,4 +167,4 @@ vmlinux:
 clean:
 	rm -rf $(OUTPUT) cirron-probe
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/san/*.d $(OUTPUT)/fuzz/*.d)
+-include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)

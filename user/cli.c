@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "exit_codes.h"
-#include "log.h"
+#include "common/exit_codes.h"
+#include "common/log.h"
 
 const char *argp_program_version = "cirron-probe " CIRRON_VERSION;
 const char *argp_program_bug_address = "<https://github.com/cirron/cirron-probe/issues>";

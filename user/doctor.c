@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "exit_codes.h"
-#include "log.h"
-#include "observer.h"
-#include "procfs.h"
+#include "common/exit_codes.h"
+#include "common/log.h"
+#include "doctor.h"
+#include "observe/observe.h"
+#include "target/procfs.h"
 
 static void check_machine(void)
 {

@@ -2,10 +2,12 @@
 // Copyright (c) 2026 cirron-probe authors
 #include <stdio.h>
 #include "cli.h"
-#include "exit_codes.h"
-#include "log.h"
-#include "observer.h"
-#include "trace.h"
+#include "common/exit_codes.h"
+#include "common/log.h"
+#include "doctor.h"
+#include "observe/observe.h"
+#include "read/health.h"
+#include "read/trace.h"
 
 int main(int argc, char **argv)
 {

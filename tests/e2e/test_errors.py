@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Copyright (c) 2026 cirron-probe authors
 """Bad input and hostile conditions: each error is one clear line on stderr and its
-documented exit code (user/exit_codes.h), with no crash and no sanitizer report. All run
+documented exit code (user/common/exit_codes.h), with no crash and no sanitizer report. All run
 the ASan/UBSan build."""
 import os
 import shutil
@@ -19,8 +19,8 @@ EXIT_SPOOL_UNWRITABLE, EXIT_TARGET_GONE, EXIT_USAGE = 5, 6, 64
 
 
 def test_exit_codes_match_header():
-    """The codes these tests expect are the ones user/exit_codes.h documents."""
-    header = (Path(__file__).resolve().parents[2] / "user" / "exit_codes.h").read_text()
+    """The codes these tests expect are the ones user/common/exit_codes.h documents."""
+    header = (Path(__file__).resolve().parents[2] / "user" / "common" / "exit_codes.h").read_text()
     for name, code in [("EXIT_NO_SUCH_PROCESS", 2), ("EXIT_NO_PERMISSION", 3),
                        ("EXIT_NO_KNOWN_LIBRARY", 4), ("EXIT_SPOOL_UNWRITABLE", 5),
                        ("EXIT_TARGET_GONE", 6), ("EXIT_USAGE", 64)]:

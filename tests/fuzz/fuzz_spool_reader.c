@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "spool_reader.h"
-#include "trace.h"
+#include "read/health.h"
+#include "read/spool_reader.h"
+#include "read/trace.h"
+#include "read/trace_ranks.h"
 
 #define RECORD_SEP 0x1e
 
@@ -105,7 +107,7 @@ static void print_all(const struct spool_view *v)
 	o.rank = 0;
 	health__print(devnull, v, &o);
 	o.rank = -1;
-	trace__print_ranks(devnull, v, &o);
+	trace_ranks__print(devnull, v, &o);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <sys/wait.h>
 #include "cli.h"
-#include "exit_codes.h"
-#include "log.h"
+#include "common/exit_codes.h"
+#include "common/log.h"
 #include "unit.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)	/* argv arrays end in NULL */

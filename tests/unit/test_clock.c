@@ -2,7 +2,7 @@
 // Copyright (c) 2026 cirron-probe authors
 #include <stdint.h>
 #include <time.h>
-#include "clock.h"
+#include "tree/clock.h"
 #include "unit.h"
 
 #define MS 1000000ull

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 #include <fcntl.h>
-#include "probe_defs.h"
+#include "target/probe_defs.h"
 #include "unit.h"
 
 static const struct probe_group *group(const struct probe_set *s, const char *name)

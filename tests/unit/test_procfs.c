@@ -8,7 +8,7 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
-#include "procfs.h"
+#include "target/procfs.h"
 #include "unit.h"
 
 static void parse_file_mapping(void)

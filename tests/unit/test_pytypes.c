@@ -5,8 +5,8 @@
 // process, holding objects laid out like CPython's (ob_type +8, tp_name +24, tp_base +256).
 #include <stddef.h>
 #include <unistd.h>
+#include "target/pytypes.h"
 #include "unit.h"
-#include "pytypes.h"
 
 struct fake_type {
 	char head[24];

@@ -2,8 +2,8 @@
 // Copyright (c) 2026 cirron-probe authors
 #include <inttypes.h>
 #include <stdint.h>
-#include "session.h"
-#include "span.h"
+#include "tree/session.h"
+#include "tree/span.h"
 #include "unit.h"
 
 #define T0 1795423440131994182ull	/* a wall-clock ns value a double cannot hold */

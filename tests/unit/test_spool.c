@@ -3,7 +3,7 @@
 #include <dirent.h>
 #include <limits.h>
 #include <sys/stat.h>
-#include "spool.h"
+#include "sink/spool.h"
 #include "unit.h"
 
 /* Names in dir, sorted and joined by spaces (hidden ones included). */

@@ -7,7 +7,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 #include <time.h>
-#include "spool.h"
+#include "sink/spool.h"
 #include "unit.h"
 
 #define BATCH 1000	/* bytes of every batch written here: {"pad":"x..."} and a newline */
@@ -80,7 +80,7 @@ static void write_and_check(struct spool *sp, const char *sid, uint64_t seq, con
 		return;
 	bytes = list_batches(sp->dir, names, sizeof(names));
 	ASSERT_STREQ(names, want, "batches left");
-	ASSERT_EQ(sp->bytes, bytes, "bytes counted = bytes in the directory");
+	ASSERT_EQ(sp->cap.bytes, bytes, "bytes counted = bytes in the directory");
 }
 
 static bool open_capped(struct spool *sp, char *tmp, size_t size, uint64_t max_bytes)
@@ -120,12 +120,12 @@ static void removes_oldest_first(void)
 	for (int seq = 3; seq < 6; seq++)
 		write_batch(&sp, "h-1-1", (uint64_t)seq);
 	write_and_check(&sp, "h-1-1", 6, "h-1-1.00000005.json h-1-1.00000006.json");
-	ASSERT_EQ(sp.removed_files, 5, "removed_files");
-	ASSERT_EQ(sp.removed_bytes, 5 * BATCH, "removed_bytes");
+	ASSERT_EQ(sp.cap.removed_files, 5, "removed_files");
+	ASSERT_EQ(sp.cap.removed_bytes, 5 * BATCH, "removed_bytes");
 	ASSERT_EQ(sp.files_written, 7, "files_written counts them all");
 	ASSERT_EQ(sp.bytes_written, 7 * BATCH, "bytes_written counts them all");
 	spool__close(&sp);
-	ASSERT_NULL(sp.old, "close frees");
+	ASSERT_NULL(sp.cap.old, "close frees");
 	unit__rm_rf(tmp);
 }
 
@@ -149,7 +149,7 @@ static void keeps_each_sessions_newest(void)
 			"b-2-2.00000001.json");
 	write_and_check(&sp, "a-1-1", 4, "a-1-1.00000003.json a-1-1.00000004.json "
 			"b-2-2.00000001.json");
-	ASSERT_EQ(sp.removed_files, 4, "removed_files");
+	ASSERT_EQ(sp.cap.removed_files, 4, "removed_files");
 	spool__close(&sp);
 	unit__rm_rf(tmp);
 }
@@ -218,7 +218,7 @@ static void counts_earlier_runs(void)
 		goto out;
 	if (!ASSERT_OK(spool__open(&sp, tmp, 4 * BATCH + BATCH / 2), "spool__open"))
 		goto out;
-	ASSERT_EQ(sp.bytes, 4 * BATCH, "only batch files count");
+	ASSERT_EQ(sp.cap.bytes, 4 * BATCH, "only batch files count");
 	write_and_check(&sp, "new-3-3", 0, "aaa-1-1.00000000.json aaa-1-1.00000001.json "
 			"new-3-3.00000000.json short.0001.json zzz-2-2.00000001.json");
 	write_and_check(&sp, "new-3-3", 1, "aaa-1-1.00000001.json new-3-3.00000000.json "
@@ -228,7 +228,7 @@ static void counts_earlier_runs(void)
 			"new-3-3.00000002.json short.0001.json zzz-2-2.00000001.json");
 	write_and_check(&sp, "new-3-3", 3, "aaa-1-1.00000001.json new-3-3.00000002.json "
 			"new-3-3.00000003.json short.0001.json zzz-2-2.00000001.json");
-	ASSERT_EQ(sp.removed_files, 4, "removed_files");
+	ASSERT_EQ(sp.cap.removed_files, 4, "removed_files");
 	snprintf(path, sizeof(path), "%s/notes.txt", dir);
 	ASSERT_OK(access(path, F_OK) ? -errno : 0, "a foreign file stays");
 	snprintf(path, sizeof(path), "%s/.aaa-1-1.00000002.tmp", dir);
@@ -255,7 +255,7 @@ static void replaced_file_forgotten(void)
 	write_and_check(&sp, "s-1-1", 0, "s-1-1.00000000.json");
 	write_and_check(&sp, "s-1-1", 1, "s-1-1.00000000.json s-1-1.00000001.json");
 	write_and_check(&sp, "s-1-1", 2, "s-1-1.00000001.json s-1-1.00000002.json");
-	ASSERT_EQ(sp.removed_files, 1, "removed_files");
+	ASSERT_EQ(sp.cap.removed_files, 1, "removed_files");
 	spool__close(&sp);
 out:
 	unit__rm_rf(tmp);
@@ -274,7 +274,7 @@ static void removed_by_someone_else(void)
 	snprintf(path, sizeof(path), "%s/h-1-1.00000000.json", sp.dir);
 	ASSERT_OK(unlink(path) ? -errno : 0, "unlink");
 	write_and_check(&sp, "h-1-1", 2, "h-1-1.00000001.json h-1-1.00000002.json");
-	ASSERT_EQ(sp.removed_files, 0, "removed_files");
+	ASSERT_EQ(sp.cap.removed_files, 0, "removed_files");
 	spool__close(&sp);
 	unit__rm_rf(tmp);
 }
@@ -291,8 +291,8 @@ static void no_cap_removes_nothing(void)
 	list_batches(sp.dir, names, sizeof(names));
 	ASSERT_STREQ(names, "h-1-1.00000000.json h-1-1.00000001.json h-1-1.00000002.json "
 		     "h-1-1.00000003.json", "all kept");
-	ASSERT_EQ(sp.removed_files, 0, "removed_files");
-	ASSERT_EQ(sp.bytes, 0, "nothing tracked without a cap");
+	ASSERT_EQ(sp.cap.removed_files, 0, "removed_files");
+	ASSERT_EQ(sp.cap.bytes, 0, "nothing tracked without a cap");
 	spool__close(&sp);
 	unit__rm_rf(tmp);
 }
@@ -311,8 +311,8 @@ static void long_run_stays_small(void)
 	ASSERT_EQ(list_batches(sp.dir, names, sizeof(names)), 3 * BATCH, "bytes in dir");
 	ASSERT_STREQ(names, "h-1-1.00000997.json h-1-1.00000998.json h-1-1.00000999.json",
 		     "the newest three");
-	ASSERT_EQ(sp.removed_files, 997, "removed_files");
-	ASSERT_LE(sp.old_cap, 64, "removable list capacity");
+	ASSERT_EQ(sp.cap.removed_files, 997, "removed_files");
+	ASSERT_LE(sp.cap.old_cap, 64, "removable list capacity");
 	spool__close(&sp);
 	unit__rm_rf(tmp);
 }

@@ -2,8 +2,8 @@
 // Copyright (c) 2026 cirron-probe authors
 //
 // The training-structure rules, fed with event sequences as the torch anchors produce them.
+#include "tree/torch_tree.h"
 #include "unit.h"
-#include "torch_tree.h"
 
 #define MAX_SPANS 512
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 #include <errno.h>
-#include "exit_codes.h"
-#include "spool_reader.h"
-#include "trace.h"
+#include "common/exit_codes.h"
+#include "read/health.h"
+#include "read/spool_reader.h"
+#include "read/trace.h"
+#include "read/trace_ranks.h"
 #include "unit.h"
 
 #define SID "vm-42-1000"

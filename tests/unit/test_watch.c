@@ -4,9 +4,9 @@
 // watch: which files and processes the node agent wants, the /proc scan at start, and the
 // session id a process traced again into the same spool gets.
 #include <limits.h>
-#include "session.h"
-#include "spool.h"
-#include "watch.h"
+#include "sink/spool.h"
+#include "target/watch.h"
+#include "tree/session.h"
 #include "unit.h"
 
 static struct probe_set probes;

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_OBSERVER_H
+#define __CIRRON_OBSERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "attach/watchdog.h"
+#include "cirron.h"
+#include "common/options.h"
+#include "sink/spool.h"
+#include "target/probe_defs.h"
+#include "target/sym_cache.h"
+#include "target/target.h"
+#include "target/watch.h"
+#include "tree/clock.h"
+
+struct cirron_bpf;
+struct ring_buffer;
+struct bpf_program;
+
+/* The loader's state: the BPF object and which probe id is attached where, the traced
+ * processes, the sinks and the node agent's filter. It is declared at this stage, the first
+ * that needs all of it (attaching hands out probe ids and reads the options); the stages
+ * above add behaviour, not state. */
+
+struct probe_slot {
+	struct target *target;	/* NULL: the id is free */
+	size_t probe;		/* index in target->probes */
+};
+
+struct observer {
+	const struct options *opts;
+	bool dry_run;		/* doctor: resolve, never attach */
+	struct cirron_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_program *prog_entry, *prog_return;
+	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd;
+	int py_verdicts_fd, py_stacks_fd;
+	struct probe_set probes;
+	struct sym_cache *syms;
+	struct clock_map clock;
+	struct spool spool;
+	char host[64];
+	struct target *targets;
+	struct probe_slot slots[CIRRON_MAX_PROBES];
+	uint32_t next_free_id;
+	pid_t child;		/* run: the command's pid */
+	bool any_session;	/* some process was traced */
+	int child_status;	/* run: wait status of the command */
+	bool child_reaped;
+	struct watchdog watchdog;	/* run: resumes held targets if we die */
+	struct watch watch;		/* watch: which processes to trace */
+};
+
+/* attach.c */
+/* Scans the target's maps and attaches the probes of files not seen before.
+ * Returns the number of probes attached, or -ESRCH if the target is gone. */
+int attach__scan(struct observer *o, struct target *t);
+void attach__detach(struct observer *o, struct target *t);
+/* --python-frames sampled: links (on) or unlinks the target's Python-tier probes; their ids
+ * stay reserved. Returns the number linked, or -errno. */
+int attach__python_sample(struct observer *o, struct target *t, bool on);
+
+/* watch: probes the dynamic linker that pid maps at m in every process (ACT_DL_WATCH).
+ * Returns 0, 1 if that file is probed already, or -errno. */
+int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m);
+void attach__ldso_unwatch(struct observer *o);
+
+/* bpf_object.c: load the BPF object, attach its tracepoints, set up the ring buffers
+ * (events go to handle_event). Returns 0 or an exit code. */
+typedef int (*ring_buffer_event_fn)(void *ctx, void *data, size_t size);
+int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event);
+void bpf_object__unload_all(struct observer *o);
+
+#endif

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <linux/close_range.h>
+#include <unistd.h>
+#include "attach/watchdog.h"
+#include "target/procfs.h"
+
+static int in_tree(pid_t pid, pid_t root)
+{
+	char state;
+	int ppid;
+
+	for (int depth = 0; pid > 1 && depth < 64; depth++) {
+		if (pid == root)
+			return 1;
+		if (procfs__stat(pid, &state, &ppid))
+			return 0;
+		pid = ppid;
+	}
+	return 0;
+}
+
+int watchdog__resume_tree(pid_t root)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+		char state;
+		int ppid;
+
+		if (pid <= 0 || procfs__stat(pid, &state, &ppid) || state != 'T')
+			continue;
+		if (in_tree(pid, root) && !kill(pid, SIGCONT))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+int watchdog__start(struct watchdog *w, pid_t root)
+{
+	int p[2];
+	char c;
+
+	w->pid = -1;
+	w->fd = -1;
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	w->pid = fork();
+	if (w->pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (w->pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		/* Hold nothing of the observer's: not its BPF links (they must go when it dies),
+		 * not its stdout/stderr pipes. */
+		if (null >= 0)
+			for (int fd = 0; fd < 3; fd++)
+				dup2(null, fd);
+		for (int fd = 3; fd < p[0]; fd++)
+			close(fd);
+		close_range((unsigned int)p[0] + 1, ~0U, 0);
+		signal(SIGINT, SIG_IGN);	/* a Ctrl-C for the job is not for us */
+		signal(SIGTERM, SIG_IGN);
+		prctl(PR_SET_NAME, "cirron-watchdog");
+		if (read(p[0], &c, 1) == 1 && c == 'q')
+			_exit(0);	/* disarmed: the observer resumed its targets */
+		watchdog__resume_tree(root);
+		_exit(0);
+	}
+	close(p[0]);
+	w->fd = p[1];
+	return 0;
+}
+
+void watchdog__disarm(struct watchdog *w)
+{
+	if (w->fd < 0)
+		return;
+	if (write(w->fd, "q", 1) != 1)
+		kill(w->pid, SIGKILL);
+	close(w->fd);
+	waitpid(w->pid, NULL, 0);
+	w->fd = -1;
+}

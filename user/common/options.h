@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_OPTIONS_H
+#define __CIRRON_OPTIONS_H
+
+/* What the command line asked for (cli.c fills it); every stage reads it, none writes it. */
+#include <stdbool.h>
+#include <stdint.h>
+
+enum command { CMD_NONE, CMD_ATTACH, CMD_RUN, CMD_WATCH, CMD_DOCTOR, CMD_TRACE, CMD_HEALTH };
+enum trace_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
+
+#define SINK_SPOOL	(1u << 0)
+#define SINK_STDOUT	(1u << 1)
+
+enum python_frames { PYF_OFF, PYF_SAMPLED, PYF_ALWAYS };
+
+struct options {
+	enum command cmd;
+	int pid;
+	unsigned int sinks;		/* SINK_*; 0 means --output none */
+	const char *path;		/* spool root; batches go to <path>/spool */
+	double flush_interval_s;
+	double duration_s;		/* 0: until the target exits or a signal */
+	uint64_t max_spool_bytes;	/* --max-spool-mb; 0: no cap */
+	bool cuda_detail;		/* one event per CUDA call */
+	long epoch_steps;		/* fallback epoch length in optimizer steps */
+	enum python_frames python_frames;	/* exact forward spans from CPython calls */
+	long sample_every;		/* PYF_SAMPLED: Python frames in one step of N */
+	double hang_factor;		/* a span open > factor x its name's median ... */
+	double hang_min_s;		/* ... and > this: a hang (factor 0: never) */
+	long ringbuf_kb;		/* size of the events ring buffer */
+	const char *cache_dir;		/* symbol cache; NULL picks a default */
+	char **run_argv;		/* CMD_RUN: the command */
+	const char *match;		/* CMD_WATCH: only processes whose command line matches */
+	int verbose;
+	/* trace and health: read the spool under path */
+	enum trace_format format;
+	const char *name;		/* only spans of this name */
+	long last;			/* 0, or the N most recently ended spans */
+	const char *session;		/* only this session id */
+	long rank;			/* -1, or only this rank */
+	bool all;			/* no eliding of long runs of siblings */
+	bool ranks;			/* trace --ranks: the ranks side by side */
+};
+
+#endif

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// The node agent's discovery (`watch`): a process whose link map changed, a new dynamic
+// linker, the jobs already running at start. Which processes are wanted is target/watch.c's.
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include "common/exit_codes.h"
+#include "common/log.h"
+#include "observe/observe.h"
+#include "target/procfs.h"
+
+/* A process whose link map changed (its ld.so said so), or found running at start
+ * (mid_run): traced if it maps a library to trace and passes --match. */
+void discovery__process(struct observer *o, int pid, bool mid_run)
+{
+	struct target_info ignored = { .flags = TARGET_F_IGNORED }, ti;
+	struct target *t = targets__find(o, pid);
+
+	if (t) {	/* a load before its own ld.so probe was in */
+		targets__scan(o, t);
+		return;
+	}
+	/* events sent before BPF knew it was ignored */
+	if (!bpf_map_lookup_elem(o->targets_fd, &pid, &ti) && (ti.flags & TARGET_F_IGNORED))
+		return;
+	o->watch.looked_at++;
+	if (pid == getpid() || !watch__maps_wanted(&o->watch, pid))
+		return;	/* nothing of interest (yet): most processes end here */
+	if (!watch__process_wanted(&o->watch, pid)) {
+		/* BPF tells nothing more of it until it execs */
+		bpf_map_update_elem(o->targets_fd, &pid, &ignored, BPF_NOEXIST);
+		if (!procfs__alive(pid))	/* its exit went by: the entry would stay */
+			bpf_map_delete_elem(o->targets_fd, &pid);
+		o->watch.ignored++;
+		dlog("pid %d: command line does not match --match: ignored", pid);
+		return;
+	}
+	t = targets__add(o, pid);
+	if (!t)
+		return;
+	t->mid_run = mid_run;
+	o->watch.wanted++;
+	if (targets__track(o, t, false)) {
+		wlog("pid %d: cannot follow: %s", pid, strerror(errno));
+		targets__remove(o, t);
+		return;
+	}
+	targets__scan(o, t);
+}
+
+static void watch_ldso(void *ctx, int pid, const struct proc_map *m)
+{
+	int err = attach__ldso_watch(ctx, pid, m);
+
+	if (err < 0)
+		wlog("cannot probe %s (mapped by pid %d) in every process: %s; the processes "
+		     "it serves are not watched", m->path, pid, strerror(-err));
+}
+
+/* The first exec through a dynamic linker not probed yet (a new container image): probe
+ * it, then look at that process, whose libraries may have loaded before the probe. */
+void discovery__new_ldso(struct observer *o, const struct event *e)
+{
+	struct proc_maps maps;
+
+	if (procfs__read_maps((int)e->pid, &maps))
+		return;
+	for (size_t i = 0; i < maps.n; i++)
+		if (maps.v[i].start <= e->args[0] && e->args[0] < maps.v[i].end &&
+		    watch__is_ldso(&o->watch, &maps.v[i]))
+			watch_ldso(o, (int)e->pid, &maps.v[i]);
+	procfs__free_maps(&maps);
+	discovery__process(o, (int)e->pid, false);
+}
+
+static void watch_running(void *ctx, int pid)
+{
+	discovery__process(ctx, pid, true);
+}
+
+/* Jobs running now (after a restart of the agent, say) are found in /proc, once, with the
+ * dynamic linkers in use; BPF reports the rest as it happens. */
+int discovery__start(struct observer *o)
+{
+	struct watch_scan_ops ops = { .on_process = watch_running, .on_ldso = watch_ldso,
+				      .ctx = o };
+	int n = watch__scan(&o->watch, getpid(), &ops);
+
+	if (n < 0) {
+		elog("cannot list processes in /proc: %s", strerror(-n));
+		return EXIT_FAILURE_RUNTIME;
+	}
+	sessions__tag_launchers(o);
+	ilog("watching for processes that load torch or the CUDA runtime (%zu dynamic linkers "
+	     "probed); %d running now", o->watch.nldsos, n);
+	return 0;
+}

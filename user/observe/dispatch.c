@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// One ring-buffer event to the handler of its kind: process lifecycle, discovery, library
+// loads, and probe events of traced processes.
+#include "attach/py_sample.h"
+#include "common/log.h"
+#include "observe/observe.h"
+
+#define FLUSH_AFTER_SPANS 4096	/* closed spans held before an early batch */
+
+int dispatch__event(void *ctx, void *data, size_t size)
+{
+	struct observer *o = ctx;
+	const struct event *e = data;
+	struct target *t;
+
+	if (size < sizeof(*e))
+		return 0;
+	switch (e->type) {
+	case EV_EXEC:
+		lifecycle__exec(o, e);
+		return 0;
+	case EV_FORK:
+		lifecycle__fork(o, e);
+		return 0;
+	case EV_EXIT:
+		t = targets__find(o, (int)e->pid);
+		/* The command `run` started is reaped instead: waitpid has its exact status.
+		 * Others end in check_alive, after this callback (see target_exited). */
+		if (t && t->pid != o->child && !t->exited) {
+			t->exited = true;
+			t->exit_status = (int)e->args[0];
+		}
+		return 0;
+	case EV_WATCH_LOAD:
+		discovery__process(o, (int)e->pid, false);
+		return 0;
+	case EV_NEW_LDSO:
+		discovery__new_ldso(o, e);
+		return 0;
+	case EV_LINK_MAP:
+		t = targets__find(o, (int)e->pid);
+		if (t)
+			targets__scan(o, t);
+		if (e->args[0])
+			targets__resume((int)e->pid);
+		return 0;
+	case EV_CALL:
+	case EV_RETURN:
+	case EV_DEVICE_COUNT:
+		break;
+	default:
+		dlog("unknown event type %u", e->type);
+		return 0;
+	}
+	if (e->probe_id >= CIRRON_MAX_PROBES || !(t = o->slots[e->probe_id].target))
+		return 0;	/* from a probe detached since */
+	t->events++;
+	const struct probe_result *r = &t->probes[o->slots[e->probe_id].probe];
+
+	if (e->type == EV_DEVICE_COUNT)
+		events__device_count(t, e);
+	else if (t->session && r->def->action == ACT_EMIT) {
+		events__anchor(o, t, r, e);
+		py_sample__after_event(o, t);
+		/* A fast loop closes thousands of spans a second: write them out before the
+		 * flush interval, so the loader's memory stays bounded */
+		if (t->closed_since_flush >= FLUSH_AFTER_SPANS)
+			sessions__flush(o, t, false);
+	}
+	else if (e->type == EV_CALL && t->session)
+		events__cuda_detail(o, t, r, e);
+	return 0;
+}

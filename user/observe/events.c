@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// A probe's event in a traced process: the torch anchors and CPython calls become inputs of
+// the training-structure tree, CUDA calls marks (--cuda-detail), cudaGetDeviceCount the
+// session's device attributes.
+#include <bpf/bpf.h>
+#include <string.h>
+#include "attach/py_sample.h"
+#include "observe/observe.h"
+
+void events__device_count(struct target *t, const struct event *e)
+{
+	/* cudaSuccess = 0; any error (no device, no driver) means no usable GPU. */
+	t->cuda_count = e->ret == 0 ? (long)(__s64)e->args[0] : 0;
+	if (t->session) {
+		attrs__device(t);
+		if (e->ret)
+			attrs__set_num(t->session->root->attrs, "cuda_error", (double)e->ret);
+		session__touch_root(t->session);
+	}
+}
+
+void events__cuda_detail(struct observer *o, struct target *t, const struct probe_result *r,
+			 const struct event *e)
+{
+	cJSON *m = cJSON_CreateObject();
+	const char *kname;
+
+	cJSON_AddStringToObject(m, "name", r->symbol ? r->symbol : r->def->symbol);
+	json__add_u64(m, "ts_ns", clock_map__to_wall(&o->clock, e->ts_ns));
+	cJSON_AddNumberToObject(m, "tid", e->tid);
+	switch (r->def->action) {
+	case ACT_CUDA_LAUNCH:
+		kname = target__symbolize(t, e->args[0]);
+		cJSON_AddStringToObject(m, "kernel", kname ? kname : "?");
+		break;
+	case ACT_CUDA_MEMCPY:
+		cJSON_AddNumberToObject(m, "bytes", (double)e->args[0]);
+		cJSON_AddNumberToObject(m, "kind", (double)e->args[1]);
+		break;
+	case ACT_CUDA_MALLOC:
+		cJSON_AddNumberToObject(m, "bytes", (double)e->args[0]);
+		break;
+	default:
+		break;
+	}
+	span__add_mark(t->session->root, m);
+}
+
+/* module.training at a call, as BPF read it there (1, 0), or -1: calls before the loader
+ * had found where the class keeps it (reading it now would race model.train()/eval()). */
+static int module_training(struct target *t, const struct event *e)
+{
+	uint64_t v = e->args[1];
+	int b;
+
+	if (!v)
+		return -1;
+	for (int i = 0; i < 2; i++)	/* Py_False, Py_True: static objects, read once */
+		if (t->py_types.bools[i] == v)
+			return i;
+	b = py_types__read_bool(t->pid, v);
+	if (b >= 0)
+		t->py_types.bools[b] = v;
+	return b;
+}
+
+/* CPython slot_tp_call entry/return on the training thread: the outermost call of a torch
+ * Module (not a loss) is the forward. Returns true when te holds a tree input. */
+static bool py_call_to_tree(struct observer *o, struct target *t, const struct probe_def *d,
+			    const struct event *e, bool entry, struct tree_event *te)
+{
+	struct py_calls *pc = &t->py_calls;
+	struct py_type *type;
+	bool module;
+
+	if (!pc->tid)
+		pc->tid = e->tid;
+	if (e->tid != pc->tid)
+		return false;
+	if (!entry) {
+		if (!pc->depth)
+			return false;	/* a call that began before we attached */
+		pc->depth--;
+		module = pc->depth < 256 && pc->is_module[pc->depth];
+		if (!module || --pc->module_depth)
+			return false;
+		te->kind = TI_FORWARD_EXIT;
+		return true;
+	}
+	type = py_types__classify(&t->py_types, t->pid, e->args[0]);
+	module = type && type->kind == PYK_MODULE;
+	if (type && !type->verdict_set) {	/* from now on BPF decides for this class */
+		struct py_type_key key = { .tgid = (__u32)t->pid, .type = type->type };
+		struct py_verdict_val v = { .verdict = module ? PYV_REPORT : PYV_IGNORE };
+
+		if (module)
+			py_types__find_training(type, t->pid, e->args[0], &d->py_layout);
+		v.nderef = (__u8)type->nderef;
+		memcpy(v.off, type->chain, sizeof(v.off));
+		type->verdict_set = !bpf_map_update_elem(o->py_verdicts_fd, &key, &v, BPF_ANY);
+	}
+	if (pc->depth < 256)
+		pc->is_module[pc->depth] = module;
+	pc->depth++;
+	if (!module || pc->module_depth++)
+		return false;
+	te->kind = TI_FORWARD_ENTER;
+	te->name = type->name;
+	te->value = module_training(t, e);
+	return true;
+}
+
+/* A torch anchor: translate it into an input of the training-structure tree. */
+void events__anchor(struct observer *o, struct target *t, const struct probe_result *r,
+		    const struct event *e)
+{
+	struct tree_event te = { .ts_ns = clock_map__to_wall(&o->clock, e->ts_ns), .tid = e->tid };
+	bool entry = e->type == EV_CALL;
+	char name[CIRRON_STR_LEN + 1];
+
+	memcpy(name, e->str, CIRRON_STR_LEN);
+	name[CIRRON_STR_LEN] = 0;
+	memcpy(t->event_counters, e->counters, sizeof(t->event_counters));
+	if (e->lost_before) {
+		struct tree_event lost = te;
+
+		lost.kind = TI_LOST;
+		lost.value = (int)e->lost_before;
+		torch_tree__feed(&t->tree, &lost);
+		t->py_calls.depth = t->py_calls.module_depth = 0;
+	}
+	switch (r->def->meaning) {
+	case MEAN_SCOPE:
+	case MEAN_SCOPE_ENTER:
+	case MEAN_SCOPE_EXIT:
+		if (r->def->meaning != MEAN_SCOPE && !entry)
+			return;
+		te.kind = entry && r->def->meaning != MEAN_SCOPE_EXIT ? TI_SCOPE_ENTER
+								       : TI_SCOPE_EXIT;
+		te.name = r->def->scope_name ? r->def->scope_name : name;
+		break;
+	case MEAN_BACKWARD:
+		te.kind = entry ? TI_BACKWARD_ENTER : TI_BACKWARD_EXIT;
+		break;
+	case MEAN_GRAD_MODE:
+		if (!entry)
+			return;
+		te.kind = TI_GRAD_MODE;
+		te.value = (int)(e->args[0] & 1);
+		break;
+	case MEAN_AUTOCAST:
+	case MEAN_GRAD_SCALER:
+		if (!entry || (r->def->meaning == MEAN_AUTOCAST && !(e->args[0] & 1)))
+			return;
+		if (!cJSON_GetObjectItemCaseSensitive(t->session->root->attrs, "mixed_precision")) {
+			cJSON_AddBoolToObject(t->session->root->attrs, "mixed_precision", true);
+			cJSON_AddStringToObject(t->session->root->attrs, "mixed_precision_source",
+						r->def->meaning == MEAN_AUTOCAST ? "autocast"
+										 : "grad_scaler");
+			session__touch_root(t->session);
+		}
+		return;
+	case MEAN_PY_CALL:
+		if (!py_sample__accepts(o, t, te.ts_ns) || !py_call_to_tree(o, t, r->def, e, entry, &te))
+			return;
+		break;
+	default:
+		return;
+	}
+	torch_tree__feed(&t->tree, &te);
+}

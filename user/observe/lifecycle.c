@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// exec and fork in traced processes (from BPF's tracepoints): an exec'd image starts over as
+// a new session, a forked child is followed.
+#include <time.h>
+#include <unistd.h>
+#include "observe/observe.h"
+#include "target/procfs.h"
+
+/* The third part of a session id for an image exec'd now: the time since boot in clock
+ * ticks, like a process's start time, and never the id the old image had. */
+static uint64_t exec_ticks(const struct target *old)
+{
+	uint64_t prev = old->id_ticks ? old->id_ticks : procfs__start_ticks(old->pid);
+	long clk_tck = sysconf(_SC_CLK_TCK);
+	uint64_t hz = clk_tck > 0 ? (uint64_t)clk_tck : 100, now;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	now = (uint64_t)ts.tv_sec * hz + (uint64_t)ts.tv_nsec / (1000000000ull / hz);
+	return now > prev ? now : prev + 1;
+}
+
+void lifecycle__exec(struct observer *o, const struct event *e)
+{
+	struct target *t = targets__find(o, (int)e->pid);
+	bool held = e->args[0], follow, stop, root;
+	uint64_t ticks;
+
+	if (!t)
+		return;
+	/* The old image is gone: its session (if any) ends; a followed process starts over. */
+	follow = t->follow;
+	stop = t->stop_on_load;
+	root = t->root_child;
+	/* Same pid, same start time: the new image's session needs an id of its own */
+	ticks = exec_ticks(t);
+	if (t->session) {
+		t->exited = true;
+		t->exit_status = 0;
+		targets__end(o, t, "exec");
+	} else {
+		targets__remove(o, t);
+	}
+	if (!follow)
+		return;
+	t = targets__add(o, (int)e->pid);
+	if (!t)
+		return;
+	t->follow = true;
+	t->stop_on_load = stop;
+	t->root_child = root;
+	t->id_ticks = ticks;
+	targets__track(o, t, false);
+	targets__scan(o, t);
+	if (held)
+		targets__resume(t->pid);
+}
+
+void lifecycle__fork(struct observer *o, const struct event *e)
+{
+	struct target *parent = targets__find(o, (int)e->pid), *t;
+
+	if (!parent || !parent->follow || targets__find(o, (int)e->args[0]))
+		return;
+	/* A forked child shares its parent's image (DataLoader workers): it becomes a
+	 * session only if it execs. BPF already follows it. */
+	t = targets__add(o, (int)e->args[0]);
+	if (t) {
+		t->follow = true;
+		t->stop_on_load = parent->stop_on_load;
+	}
+}

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// `attach`, `run` and `watch`: set up, poll the ring buffers until done or stopped, check
+// for exits and hangs, flush batches on time, and detach cleanly.
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "attach/link_reaper.h"
+#include "attach/py_sample.h"
+#include "attach/watchdog.h"
+#include "common/exit_codes.h"
+#include "common/fsutil.h"
+#include "common/log.h"
+#include "observe/observe.h"
+#include "target/procfs.h"
+
+static volatile sig_atomic_t stop_requested;
+/* What SIGINT, SIGTERM and SIGPIPE were when we started: the command `run` starts gets
+ * them back (launch.c), so it runs as it would without us (an ignored SIGINT stays ignored,
+ * SIGPIPE is not ignored because we ignore it). */
+static struct sigaction inherited_sa[3];
+
+static void on_signal(int sig)
+{
+	stop_requested = sig;
+}
+
+int observer__init_common(struct observer *o, const struct options *opts)
+{
+	char dir[4096];
+
+	memset(o, 0, sizeof(*o));
+	o->opts = opts;
+	o->child = -1;
+	o->watchdog.fd = -1;
+	if (gethostname(o->host, sizeof(o->host) - 1))
+		strcpy(o->host, "unknown");
+	if (probe_set__load_embedded(&o->probes))
+		return EXIT_FAILURE_RUNTIME;
+	o->syms = sym_cache__new(opts->cache_dir ? opts->cache_dir :
+				 sym_cache__default_dir(dir, sizeof(dir)));
+	if (!o->syms)
+		return EXIT_FAILURE_RUNTIME;
+	clock_map__init(&o->clock);
+	return 0;
+}
+
+void observer__free_common(struct observer *o)
+{
+	while (o->targets)
+		targets__remove(o, o->targets);
+	attach__ldso_unwatch(o);
+	link_reaper__wait();
+	bpf_object__unload_all(o);
+	probe_set__free(&o->probes);
+	sym_cache__free(o->syms);
+	spool__close(&o->spool);
+}
+
+/* Targets whose exit event came, or that vanished without one (e.g. missed while
+ * attaching). */
+static void check_alive(struct observer *o)
+{
+	struct target *t, *next;
+
+	for (t = o->targets; t; t = next) {
+		next = t->next;
+		if (t->pid == o->child && !o->child_reaped)
+			continue;	/* reap_child gets its exact status */
+		if (t->exited || !procfs__alive(t->pid)) {
+			ring_buffer__consume(o->rb);
+			if (targets__find(o, t->pid) == t)
+				targets__exited(o, t, 0);
+			next = o->targets;	/* the list may have changed */
+		}
+	}
+}
+
+/* A span open far longer than usual: one warning line, and a record in the spool now (the
+ * job may be killed next). */
+static void check_hangs(struct observer *o)
+{
+	uint64_t now = clock__wall_ns();
+	char line[1024];
+
+	for (struct target *t = o->targets; t; t = t->next) {
+		const struct torch_tree *tr = &t->tree;
+		/* A batch being loaded is not a span until the tree knows what it is for */
+		struct span loading = { .name = "data_load", .index = -1, .status = SPAN_OPEN,
+					.start_ns = tr->pending_start,
+					.parent_id = tr->epoch ? tr->epoch->id : 0 };
+		bool pending = tr->pending && !tr->pending_end;
+		cJSON *rec;
+
+		/* After the loader ran out, the last step stays open until the next epoch's
+		 * first batch (validation or a checkpoint in between is not that step hanging),
+		 * and a __next__ that returned but nothing confirmed yet may have been the
+		 * loop's last (StopIteration): neither is judged. */
+		if (!t->session || (tr->train_exhausted && !pending) ||
+		    (tr->pending && tr->pending_end))
+			continue;
+		rec = hang__check(&t->hang, t->session, pending ? &loading : NULL, now, line,
+				  sizeof(line));
+		if (!rec)
+			continue;
+		wlog("pid %d: %s", t->pid, line);
+		if (!t->hangs)
+			t->hangs = cJSON_CreateArray();
+		cJSON_AddItemToArray(t->hangs, rec);
+		sessions__flush(o, t, false);
+	}
+}
+
+static bool done(struct observer *o)
+{
+	if (o->opts->cmd == CMD_WATCH)
+		return false;	/* until stopped */
+	if (o->opts->cmd == CMD_RUN)
+		return o->child_reaped && !o->targets;
+	return !o->targets;
+}
+
+int observer__main(const struct options *opts)
+{
+	struct observer *o = calloc(1, sizeof(*o));
+	uint64_t start, last_flush, flush_ns = (uint64_t)(opts->flush_interval_s * 1e9);
+	struct sigaction sa = { .sa_handler = on_signal };
+	int err;
+
+	if (!o)
+		return EXIT_FAILURE_RUNTIME;
+	err = observer__init_common(o, opts);
+	if (!err && opts->cmd == CMD_WATCH &&
+	    watch__init(&o->watch, &o->probes, opts->match))
+		err = EXIT_FAILURE_RUNTIME;
+	if (err)
+		goto out;
+	if (opts->cmd == CMD_ATTACH && !procfs__alive(opts->pid)) {
+		elog("no such process: %d", opts->pid);
+		err = EXIT_NO_SUCH_PROCESS;
+		goto out;
+	}
+	if (opts->sinks & SINK_SPOOL) {
+		err = spool__open(&o->spool, opts->path, opts->max_spool_bytes);
+		if (err) {
+			elog("cannot write spool under %s: %s", opts->path, strerror(-err));
+			err = EXIT_SPOOL_UNWRITABLE;
+			goto out;
+		}
+	}
+	if (!fs__have_bpf_caps()) {
+		elog("no permission to trace: run as root, or grant CAP_BPF, CAP_PERFMON and "
+		     "CAP_SYS_PTRACE");
+		err = EXIT_NO_PERMISSION;
+		goto out;
+	}
+	err = bpf_object__load_all(o, dispatch__event);
+	if (err)
+		goto out;
+	sigaction(SIGINT, &sa, &inherited_sa[0]);
+	sigaction(SIGTERM, &sa, &inherited_sa[1]);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, &inherited_sa[2]);
+	if (opts->cmd == CMD_RUN)
+		err = launch__run(o, inherited_sa);
+	else if (opts->cmd == CMD_WATCH)
+		err = discovery__start(o);
+	else
+		err = launch__attach(o);
+	if (err)
+		goto out;
+
+	start = last_flush = clock__mono_ns();
+	while (!stop_requested) {
+		uint64_t now;
+
+		err = ring_buffer__poll(o->rb, py_sample__active(o) ? 2 : 100 /* ms */);
+		/* High-rate events do not wake us (it would cost the target an IPI each):
+		 * drain them on every round. */
+		if (err >= 0 || err == -EINTR)
+			err = ring_buffer__consume(o->rb);
+		if (err < 0 && err != -EINTR) {
+			elog("reading events failed: %s", strerror(-err));
+			err = EXIT_FAILURE_RUNTIME;
+			goto out;
+		}
+		launch__reap(o);
+		check_alive(o);
+		check_hangs(o);
+		now = clock__mono_ns();
+		if (now - last_flush >= flush_ns) {
+			for (struct target *t = o->targets; t; t = t->next)
+				sessions__flush(o, t, false);
+			last_flush = now;
+		}
+		if (done(o))
+			break;
+		if (opts->duration_s > 0 && now - start >= (uint64_t)(opts->duration_s * 1e9))
+			break;
+	}
+	err = 0;
+	if (stop_requested)
+		ilog("%s: detaching", strsignal(stop_requested));
+	/* Detach: what is still open stays open; held targets are let go. */
+	ring_buffer__consume(o->rb);
+	while (o->targets) {
+		struct target *t = o->targets;
+
+		if (t->follow)
+			targets__resume(t->pid);
+		targets__end(o, t, "detach");
+	}
+	if (opts->cmd == CMD_WATCH)
+		ilog("watch: traced %" PRIu64 " processes, ignored %" PRIu64 " (--match), looked "
+		     "at %" PRIu64 " library loads of others", o->watch.wanted, o->watch.ignored,
+		     o->watch.looked_at);
+	if (opts->cmd == CMD_RUN) {
+		if (!o->any_session)
+			wlog("no process of '%s' mapped a library that probes/ knows",
+			     opts->run_argv[0]);
+		if (!o->child_reaped && !stop_requested && waitpid(o->child, &o->child_status, 0) > 0)
+			o->child_reaped = true;
+		if (o->child_reaped && WIFEXITED(o->child_status))
+			err = WEXITSTATUS(o->child_status);
+		else if (o->child_reaped && WIFSIGNALED(o->child_status))
+			err = 128 + WTERMSIG(o->child_status);
+	}
+out:
+	observer__free_common(o);
+	watchdog__disarm(&o->watchdog);	/* after the links are gone: nothing stops them now */
+	watch__free(&o->watch);
+	free(o);
+	return err;
+}

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// What a session's root span says about its process (device, libraries, Python tier, CUDA
+// totals) and the health block of every spool batch.
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "observe/observe.h"
+
+void attrs__set_num(cJSON *o, const char *key, double v)
+{
+	cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (it && cJSON_IsNumber(it))
+		cJSON_SetNumberValue(it, v);
+	else if (it)
+		cJSON_ReplaceItemInObjectCaseSensitive(o, key, cJSON_CreateNumber(v));
+	else
+		cJSON_AddNumberToObject(o, key, v);
+}
+
+void attrs__set_str(cJSON *o, const char *key, const char *v)
+{
+	if (cJSON_GetObjectItemCaseSensitive(o, key))
+		cJSON_ReplaceItemInObjectCaseSensitive(o, key, cJSON_CreateString(v));
+	else
+		cJSON_AddStringToObject(o, key, v);
+}
+
+static bool has_group(const struct target *t, const char *name)
+{
+	for (size_t i = 0; i < t->nprobes; i++)
+		if (t->probes[i].id && !strcmp(t->probes[i].group->name, name))
+			return true;
+	return false;
+}
+
+void attrs__device(struct target *t)
+{
+	cJSON *a = t->session->root->attrs;
+
+	/* torch without a CUDA runtime mapped is a CPU build (CUDA builds load it at import) */
+	if (t->cuda_count < 0 && has_group(t, "libtorch") && !has_group(t, "cudart"))
+		t->cuda_count = 0;
+
+	attrs__set_str(a, "device", t->cuda_count > 0 ? "cuda" : t->cuda_count == 0 ? "cpu" : "unknown");
+	if (t->cuda_count >= 0)
+		attrs__set_num(a, "cuda_count", (double)t->cuda_count);
+	else if (!cJSON_GetObjectItemCaseSensitive(a, "cuda_count"))
+		cJSON_AddNullToObject(a, "cuda_count");
+}
+
+/* How forward spans are found: "exact" (slot_tp_call probed), "sampled" (probed during one
+ * step in N, the others inferred), "off" (not asked for), or "unavailable" (asked for, but
+ * this CPython build is not in probes/cpython.json: forward is inferred, as with off). */
+static const char *python_frames_state(const struct observer *o, const struct target *t)
+{
+	if (o->opts->python_frames == PYF_OFF)
+		return "off";
+	for (size_t i = 0; i < t->nprobes; i++)
+		if (t->probes[i].def->meaning == MEAN_PY_CALL && t->probes[i].id)
+			return o->opts->python_frames == PYF_SAMPLED ? "sampled" : "exact";
+	return "unavailable";
+}
+
+/* The groups attached so far and what they say about the device; libraries keep arriving
+ * (dlopen) after the session starts. */
+void attrs__libraries(const struct observer *o, struct target *t)
+{
+	cJSON *a = t->session->root->attrs, *libs = cJSON_CreateArray();
+
+	for (size_t i = 0; i < t->nprobes; i++) {
+		const struct probe_result *r = &t->probes[i];
+		bool seen = false;
+
+		if (!r->id || r->def->action == ACT_DL_STATE)
+			continue;
+		for (size_t j = 0; j < i; j++)
+			seen |= t->probes[j].id && t->probes[j].group == r->group;
+		if (!seen)
+			cJSON_AddItemToArray(libs, cJSON_CreateString(r->group->name));
+	}
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "libraries", libs))
+		cJSON_AddItemToObject(a, "libraries", libs);
+	attrs__set_str(a, "python_frames", python_frames_state(o, t));
+	attrs__device(t);
+	session__touch_root(t->session);
+}
+
+/* The root span's CUDA totals, by name, from the per-process counters BPF keeps. */
+static const struct {
+	const char *name;
+	size_t off;
+} cuda_totals[] = {
+#define TOTAL(field) { "cuda." #field, offsetof(struct cuda_counts, field) }
+	TOTAL(launches), TOTAL(memcpy_calls), TOTAL(memcpy_bytes_h2d), TOTAL(memcpy_bytes_d2h),
+	TOTAL(memcpy_bytes_d2d), TOTAL(memcpy_bytes_other), TOTAL(memcpy_ns), TOTAL(malloc_calls),
+	TOTAL(malloc_bytes), TOTAL(free_calls), TOTAL(sync_calls), TOTAL(sync_ns),
+#undef TOTAL
+};
+
+struct kernel_key *attrs__kernel_keys(const struct observer *o, int pid, size_t *n)
+{
+	struct kernel_key key, next, *keys = NULL, *v;
+	bool first = true;
+
+	*n = 0;
+	while (!bpf_map_get_next_key(o->kernels_fd, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		if (next.tgid != (__u32)pid)
+			continue;
+		v = realloc(keys, (*n + 1) * sizeof(*keys));
+		if (!v)
+			break;
+		keys = v;
+		keys[(*n)++] = next;
+	}
+	return keys;
+}
+
+void attrs__cuda(struct observer *o, struct target *t)
+{
+	struct cuda_counts c;
+	cJSON *a = t->session->root->attrs, *kernels;
+	struct kernel_key *keys;
+	size_t n;
+
+	if (bpf_map_lookup_elem(o->cuda_fd, &t->pid, &c))
+		return;	/* no CUDA call yet */
+	for (size_t i = 0; i < sizeof(cuda_totals) / sizeof(cuda_totals[0]); i++)
+		attrs__set_num(a, cuda_totals[i].name,
+			       (double)*(const __u64 *)((const char *)&c + cuda_totals[i].off));
+
+	/* Launches per kernel, named from the host stub address cudaLaunchKernel received. */
+	kernels = cJSON_CreateObject();
+	keys = attrs__kernel_keys(o, t->pid, &n);
+	for (size_t i = 0; i < n; i++) {
+		const char *name;
+		char addr[32];
+		__u64 count;
+
+		if (bpf_map_lookup_elem(o->kernels_fd, &keys[i], &count))
+			continue;
+		name = target__symbolize(t, keys[i].func);
+		if (!name) {
+			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)keys[i].func);
+			name = addr;
+		}
+		attrs__set_num(kernels, name, (double)count);
+	}
+	free(keys);
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "cuda.kernels", kernels))
+		cJSON_AddItemToObject(a, "cuda.kernels", kernels);
+	session__touch_root(t->session);
+}
+
+static uint64_t sum_percpu(int fd, __u32 key)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *v, sum = 0;
+
+	if (ncpu <= 0)
+		return 0;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (v && !bpf_map_lookup_elem(fd, &key, v))
+		for (int i = 0; i < ncpu; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
+
+cJSON *attrs__health(struct observer *o, struct target *t)
+{
+	cJSON *h = cJSON_CreateObject(), *probes = cJSON_CreateArray();
+	uint64_t hits_total = 0;
+	int attached = 0, failed = 0;
+
+	for (size_t i = 0; i < t->nprobes; i++) {
+		const struct probe_result *r = &t->probes[i];
+		cJSON *p;
+
+		if (r->err == -ENOENT && r->def->optional)
+			continue;	/* not in this build: not a failure */
+		p = cJSON_CreateObject();
+		cJSON_AddStringToObject(p, "symbol", r->symbol ? r->symbol : r->def->symbol);
+		cJSON_AddStringToObject(p, "group", r->group->name);
+		cJSON_AddStringToObject(p, "action", probe_action__name(r->def->action));
+		cJSON_AddBoolToObject(p, "attached", r->id != 0);
+		if (r->err)
+			cJSON_AddStringToObject(p, "error", strerror(-r->err));
+		else
+			cJSON_AddNullToObject(p, "error");
+		if (r->id) {
+			uint64_t in = sum_percpu(o->hits_fd, 2 * r->id);
+			uint64_t out = sum_percpu(o->hits_fd, 2 * r->id + 1);
+
+			cJSON_AddNumberToObject(p, "hits", (double)in);
+			cJSON_AddNumberToObject(p, "return_hits", (double)out);
+			hits_total += in + out;
+			attached++;
+		} else {
+			failed++;
+		}
+		cJSON_AddItemToArray(probes, p);
+	}
+	cJSON_AddNumberToObject(h, "ringbuf_drops", (double)sum_percpu(o->stats_fd, STAT_RB_DROPS));
+	cJSON_AddNumberToObject(h, "kernel_map_full",
+				(double)sum_percpu(o->stats_fd, STAT_KERNEL_KEYS_FULL));
+	cJSON_AddNumberToObject(h, "events", (double)t->events);
+	cJSON_AddNumberToObject(h, "events_lost", (double)t->tree.events_lost);
+	cJSON_AddNumberToObject(h, "probes_attached", attached);
+	cJSON_AddNumberToObject(h, "probes_failed", failed);
+	cJSON_AddNumberToObject(h, "uprobe_hits", (double)hits_total);
+	/* The cost paid by the training job per step, in steady state: hits and steps counted
+	 * from the first batch that saw a step (imports and the first steps trap more), or
+	 * since attach while fewer than 10 steps followed it. */
+	if (t->tree.step_index > 0) {
+		long steps = t->tree.step_index - t->steps_at_base;
+		uint64_t hits = hits_total - t->hits_at_base;
+
+		if (!t->steps_at_base) {
+			t->steps_at_base = t->tree.step_index;
+			t->hits_at_base = hits_total;
+		}
+		if (steps < 10) {
+			steps = t->tree.step_index;
+			hits = hits_total;
+		}
+		cJSON_AddNumberToObject(h, "steps", (double)t->tree.step_index);
+		cJSON_AddNumberToObject(h, "uprobe_hits_per_step", (double)hits / (double)steps);
+	}
+	if (o->opts->python_frames == PYF_SAMPLED)
+		cJSON_AddNumberToObject(h, "python_sampled_steps", (double)t->py_sample.samples);
+	cJSON_AddNumberToObject(h, "spool_bytes", (double)o->spool.bytes_written);
+	cJSON_AddNumberToObject(h, "spool_files", (double)o->spool.files_written);
+	cJSON_AddNumberToObject(h, "spool_removed_files", (double)o->spool.cap.removed_files);
+	cJSON_AddNumberToObject(h, "spool_removed_bytes", (double)o->spool.cap.removed_bytes);
+	if (o->spool.cap.max_bytes)
+		cJSON_AddNumberToObject(h, "spool_max_bytes", (double)o->spool.cap.max_bytes);
+	cJSON_AddItemToObject(h, "probes", probes);
+	return h;
+}
+

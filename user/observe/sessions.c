@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// A traced process's session: its start (ids, rank, role, attributes), launcher tags, what
+// each closed span feeds (hang detection, the stdout sink), and its batches to the spool.
+#include <errno.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include "common/log.h"
+#include "observe/observe.h"
+#include "sink/stdout_sink.h"
+#include "target/procfs.h"
+#include "target/versions.h"
+
+/* Every closed span: its duration teaches hang detection what is usual; the stdout sink
+ * prints it. */
+static void on_span_closed(const struct session *s, const struct span *sp, void *ctx)
+{
+	struct target *t = ctx;
+	(void)s;
+	t->closed_since_flush++;
+	hang__span_closed(&t->hang, sp);
+	if (t->print_spans)
+		stdout_sink__span(sp);
+}
+
+/* The CUDA counters carried by the anchor event being handled (snapshotted in BPF). */
+static bool read_cuda_counters(void *ctx, uint64_t out[SESSION_NCOUNTERS])
+{
+	const struct target *t = ctx;
+
+	memcpy(out, t->event_counters, sizeof(t->event_counters));
+	return true;
+}
+
+/* torchrun and its kind: a process whose descendants carry RANK in their environment but
+ * which has none itself launches ranks; it is not one (role=launcher). */
+static void tag_launcher(struct observer *o, struct target *worker)
+{
+	int pid = worker->pid, ppid;
+	char state;
+
+	for (int depth = 0; depth < 8 && !procfs__stat(pid, &state, &ppid) && ppid > 1; depth++) {
+		struct target *t = targets__find(o, ppid);
+
+		pid = ppid;
+		if (!t || !t->session || t->ranked)
+			continue;
+		attrs__set_num(worker->session->root->attrs, "launcher_pid", t->pid);
+		session__touch_root(worker->session);
+		if (t->launcher)
+			return;
+		t->launcher = true;
+		attrs__set_str(t->session->root->attrs, "role", "launcher");
+		session__touch_root(t->session);
+		ilog("pid %d launches ranks (pid %d is rank %ld): not a rank itself", t->pid,
+		     worker->pid, worker->session->rank);
+		return;
+	}
+}
+
+/* Ranks attached before their launcher's session existed: tag it now. */
+void sessions__tag_launchers(struct observer *o)
+{
+	for (struct target *d = o->targets; d; d = d->next)
+		if (d->session && d->ranked)
+			tag_launcher(o, d);
+}
+
+/* A process found running may have been traced into this spool before (an earlier attach,
+ * the agent before its restart): this observation gets an id of its own, "<id>.N". */
+static int observation(struct observer *o, const struct session_ids *ids)
+{
+	char id[SESSION_ID_MAX];
+
+	if (!(o->opts->sinks & SINK_SPOOL))
+		return 1;
+	session__format_id(ids, id, sizeof(id));
+	return spool__sessions_like(&o->spool, id) + 1;
+}
+
+int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
+{
+	long rank = procfs__env_long(t->pid, "RANK", -1);
+	struct session_ids ids = {
+		.pid = t->pid,
+		.start_ticks = t->id_ticks ? t->id_ticks : procfs__start_ticks(t->pid),
+		.rank = rank >= 0 ? rank : 0,
+		.local_rank = procfs__env_long(t->pid, "LOCAL_RANK", 0),
+		.world_size = procfs__env_long(t->pid, "WORLD_SIZE", 1),
+		.host = o->host,
+	};
+	char comm[64] = "";
+	cJSON *a;
+
+	if (t->mid_run)
+		ids.observation = observation(o, &ids);
+	t->session = session__new(&ids, start_ns);
+	if (!t->session)
+		return -ENOMEM;
+	t->session->resend_open = o->spool.cap.max_bytes > 0;	/* removed batches lose no open span */
+	o->any_session = true;
+	t->print_spans = o->opts->sinks & SINK_STDOUT;
+	t->session->on_close = on_span_closed;
+	t->session->on_close_ctx = t;
+	hang__init(&t->hang, o->opts->hang_factor, o->opts->hang_min_s);
+	a = t->session->root->attrs;
+	procfs__comm(t->pid, comm, sizeof(comm));
+	cJSON_AddNumberToObject(a, "pid", t->pid);
+	cJSON_AddNumberToObject(a, "rank", (double)ids.rank);
+	cJSON_AddNumberToObject(a, "local_rank", (double)ids.local_rank);
+	cJSON_AddNumberToObject(a, "world_size", (double)ids.world_size);
+	/* rank: one of a distributed job (RANK set, by torchrun or the like); process: a
+	 * job of its own; launcher: see tag_launcher */
+	t->ranked = rank >= 0;
+	cJSON_AddStringToObject(a, "role", t->ranked ? "rank" : "process");
+	cJSON_AddStringToObject(a, "host", o->host);
+	cJSON_AddStringToObject(a, "comm", comm);
+	cJSON_AddBoolToObject(a, "attached_mid_run", t->mid_run);
+	/* Epoch and step indices are counted by the observer, not read from the target. */
+	cJSON_AddStringToObject(a, "index_origin", t->mid_run ? "attach" : "start");
+	attrs__libraries(o, t);
+	torch_tree__init(&t->tree, t->session, o->opts->epoch_steps);
+	versions__detect(o->syms, t);
+	t->session->counters = read_cuda_counters;	/* per-span CUDA deltas */
+	t->session->counters_ctx = t;
+	ilog("pid %d: session %s started", t->pid, t->session->id);
+	if (t->ranked)
+		tag_launcher(o, t);
+	return 0;
+}
+
+void sessions__flush(struct observer *o, struct target *t, bool final)
+{
+	uint64_t seq;
+	cJSON *batch;
+	int err;
+
+	if (!t->session)
+		return;
+	attrs__cuda(o, t);
+	seq = t->session->seq;
+	t->closed_since_flush = 0;
+	batch = session__take_batch(t->session, attrs__health(o, t), clock__wall_ns(), final);
+	if (t->hangs) {
+		cJSON_AddItemToObject(batch, "hangs", t->hangs);
+		t->hangs = NULL;
+	}
+	if (o->opts->sinks & SINK_SPOOL) {
+		err = spool__write(&o->spool, t->session->id, seq, batch);
+		if (err)
+			elog("pid %d: cannot write spool batch to %s: %s", t->pid, o->spool.dir,
+			     strerror(-err));
+	}
+	cJSON_Delete(batch);
+}
+
+/* The target exited, exec'd or is left (detach): the tree's last spans close, the root gets
+ * the exit status, and the final batch goes out. */
+void sessions__end(struct observer *o, struct target *t, const char *cause)
+{
+	uint64_t now = clock__wall_ns();
+	cJSON *a = t->session->root->attrs;
+
+	attrs__cuda(o, t);	/* before the root's stdout line is printed */
+	torch_tree__finish(&t->tree, t->exited && WIFEXITED(t->exit_status) &&
+				     !WEXITSTATUS(t->exit_status));
+	if (t->exited && WIFSIGNALED(t->exit_status)) {
+		cJSON_AddNumberToObject(a, "exit_signal", WTERMSIG(t->exit_status));
+		cJSON_AddStringToObject(a, "exit_signal_name",
+					sigabbrev_np(WTERMSIG(t->exit_status)) ?: "?");
+	} else if (t->exited) {
+		cJSON_AddNumberToObject(a, "exit_code", WEXITSTATUS(t->exit_status));
+	}
+	session__end(t->session, t->exited ? now : 0,
+		     t->exited && WIFEXITED(t->exit_status) && !WEXITSTATUS(t->exit_status), cause);
+	sessions__flush(o, t, true);
+	ilog("pid %d: session %s ended (%s)", t->pid, t->session->id, cause);
+}

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// The traced processes: the list, what BPF knows of each (followed, held, armed), scanning
+// one for libraries to probe, and ending one (its session closes, its probes go).
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "common/log.h"
+#include "observe/observe.h"
+#include "target/procfs.h"
+#include "target/versions.h"
+
+struct target *targets__find(struct observer *o, int pid)
+{
+	for (struct target *t = o->targets; t; t = t->next)
+		if (t->pid == pid)
+			return t;
+	return NULL;
+}
+
+struct target *targets__add(struct observer *o, int pid)
+{
+	struct target *t = target__new(pid);
+
+	if (!t)
+		return NULL;
+	t->next = o->targets;
+	o->targets = t;
+	return t;
+}
+
+/* Per-kernel launch counts are keyed by pid: an exec'd image or a reused pid must not
+ * inherit them. */
+static void forget_kernels(struct observer *o, int pid)
+{
+	size_t n;
+	struct kernel_key *keys = attrs__kernel_keys(o, pid, &n);
+
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(o->kernels_fd, &keys[i]);
+	free(keys);
+}
+
+void targets__remove(struct observer *o, struct target *t)
+{
+	struct target **pp;
+
+	for (pp = &o->targets; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	bpf_map_delete_elem(o->targets_fd, &t->pid);
+	bpf_map_delete_elem(o->cuda_fd, &t->pid);
+	forget_kernels(o, t->pid);
+	attach__detach(o, t);
+	target__free(t);
+}
+
+void targets__resume(int pid)
+{
+	if (kill(pid, SIGCONT) && errno != ESRCH)
+		wlog("pid %d: cannot resume: %s", pid, strerror(errno));
+}
+
+static __u32 target_flags(const struct target *t)
+{
+	if (!t->follow)
+		return TARGET_F_TRACED;
+	return TARGET_F_FOLLOW | (t->stop_on_load ? TARGET_F_STOP_ON_EXEC : 0);
+}
+
+/* Tells BPF how to treat the target; armed: all its probes are in, let its events flow
+ * (set once after attaching, so a scope's enter and exit start together). */
+int targets__track(struct observer *o, struct target *t, bool armed)
+{
+	struct target_info ti = { .flags = target_flags(t) | (armed ? TARGET_F_ARMED : 0) };
+
+	return bpf_map_update_elem(o->targets_fd, &t->pid, &ti, BPF_ANY) ? -errno : 0;
+}
+
+void targets__arm(struct observer *o, struct target *t)
+{
+	if (targets__track(o, t, true))
+		wlog("pid %d: cannot arm probes: %s", t->pid, strerror(errno));
+}
+
+void targets__scan(struct observer *o, struct target *t)
+{
+	uint64_t start_ns = clock__wall_ns();
+	int n = attach__scan(o, t);
+
+	if (n < 0 && n != -ESRCH)
+		wlog("pid %d: scanning for libraries failed: %s", t->pid, strerror(-n));
+	if (n > 0 && !t->session && target__has_signal_source(t) && sessions__start(o, t, start_ns))
+		elog("pid %d: out of memory starting a session", t->pid);
+	else if (n > 0 && t->session) {
+		versions__detect(o->syms, t);
+		attrs__libraries(o, t);
+	}
+	if (n > 0)
+		targets__arm(o, t);
+}
+
+void targets__end(struct observer *o, struct target *t, const char *cause)
+{
+	if (t->session)
+		sessions__end(o, t, cause);
+	targets__remove(o, t);
+}
+
+void targets__exited(struct observer *o, struct target *t, int status)
+{
+	if (!t->exited) {
+		t->exited = true;
+		t->exit_status = status;
+	}
+	/* Drain what the target sent before it died, then close its spans. Never from a
+	 * ring-buffer callback: libbpf would hand the same record over again, endlessly. */
+	ring_buffer__consume(o->rb);
+	targets__end(o, t, WIFSIGNALED(t->exit_status) ? "signal" : "exit");
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_VIEW_H
+#define __CIRRON_VIEW_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "common/options.h"
+#include "read/spool_reader.h"
+
+#define VIEW_MAX_DEPTH 1024	/* the writer caps depth at 64; deeper is a corrupt spool */
+
+/* Loads and builds the spool under o->path. Returns 0 or an exit code (reported). */
+int view__load(const struct options *o, struct spool_view *v);
+/* Whether --session / --rank keep this session. */
+bool view__wanted(const struct options *o, const struct rsession *s);
+/* "session ID: host H, pid P, rank R (local L, world W), final" */
+void view__print_header(FILE *f, const struct rsession *s);
+
+#endif

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_SPOOL_H
+#define __CIRRON_SPOOL_H
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include "sink/spool_cap.h"
+
+/* The spool sink: one JSON file per batch under <root>/spool, written atomically
+ * (temp file, then rename), named <session_id>.<seq>.json so names sort by time. */
+struct spool {
+	char *dir;
+	uint64_t bytes_written;
+	uint64_t files_written;
+	struct spool_cap cap;		/* --max-spool-mb */
+};
+
+/* Creates <root>/spool and checks it is writable. With max_bytes (not 0), batch files
+ * beyond it are removed, oldest first (spool_cap.h), those of earlier runs included.
+ * Returns 0 or -errno. */
+int spool__open(struct spool *sp, const char *root, uint64_t max_bytes);
+int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const cJSON *batch);
+void spool__close(struct spool *sp);
+/* How many sessions of the same process (id, then id.2, id.3 ...) the spool holds: the
+ * highest observation number found, 0 for none. */
+int spool__sessions_like(const struct spool *sp, const char *id);
+
+#endif

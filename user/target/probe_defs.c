@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/log.h"
+#include "target/probe_defs.h"
+
+/* The probes/ JSON files, concatenated by the build (Makefile: probe_files.S), 0x1e between. */
+extern const char embedded_probe_files[];
+
+static const char *const action_names[ACT__COUNT] = {
+	[ACT_NONE] = "none",
+	[ACT_EMIT] = "emit",
+	[ACT_CUDA_LAUNCH] = "cuda_launch",
+	[ACT_CUDA_MEMCPY] = "cuda_memcpy",
+	[ACT_CUDA_MALLOC] = "cuda_malloc",
+	[ACT_CUDA_FREE] = "cuda_free",
+	[ACT_CUDA_SYNC] = "cuda_sync",
+	[ACT_CUDA_DEVICE_COUNT] = "cuda_device_count",
+	[ACT_DL_STATE] = "dl_state",
+	[ACT_DL_WATCH] = "dl_watch",
+};
+
+static const char *const meaning_names[MEAN__COUNT] = {
+	[MEAN_NONE] = "none",
+	[MEAN_SCOPE] = "scope",
+	[MEAN_SCOPE_ENTER] = "scope_enter",
+	[MEAN_SCOPE_EXIT] = "scope_exit",
+	[MEAN_BACKWARD] = "backward",
+	[MEAN_GRAD_MODE] = "grad_mode",
+	[MEAN_AUTOCAST] = "autocast",
+	[MEAN_GRAD_SCALER] = "grad_scaler",
+	[MEAN_PY_CALL] = "py_call",
+};
+
+const char *probe_meaning__name(enum probe_meaning m)
+{
+	return m < MEAN__COUNT && meaning_names[m] ? meaning_names[m] : "?";
+}
+
+static int parse_meaning(const char *s)
+{
+	for (int i = 0; i < MEAN__COUNT; i++)
+		if (!strcmp(s, meaning_names[i]))
+			return i;
+	return -1;
+}
+
+const char *probe_action__name(enum probe_action a)
+{
+	return a < ACT__COUNT && action_names[a] ? action_names[a] : "?";
+}
+
+static int parse_action(const char *s)
+{
+	for (int i = 1; i < ACT__COUNT; i++)
+		/* dl_watch is the loader's own (watch), never a probes/ file's */
+		if (action_names[i] && i != ACT_DL_WATCH && !strcmp(s, action_names[i]))
+			return i;
+	return -1;
+}
+
+/* "reg0".."reg5", "stack1".."stack4", "ret", optionally ":stdstring" or ":cstring". */
+static int parse_arg(const char *s, __u8 *src, __u8 *deref)
+{
+	const char *colon = strchr(s, ':');
+	size_t len = colon ? (size_t)(colon - s) : strlen(s);
+	int n;
+
+	*deref = DEREF_NONE;
+	if (colon && !strcmp(colon + 1, "stdstring"))
+		*deref = DEREF_STDSTRING;
+	else if (colon && !strcmp(colon + 1, "cstring"))
+		*deref = DEREF_CSTRING;
+	else if (colon)
+		return -EINVAL;
+	if (len == 4 && !strncmp(s, "reg", 3) && (n = s[3] - '0') >= 0 && n <= 5)
+		*src = (__u8)(ARG_REG0 + n);
+	else if (len == 6 && !strncmp(s, "stack", 5) && (n = s[5] - '0') >= 1 && n <= 4)
+		*src = (__u8)(ARG_STACK1 + n - 1);
+	else if (len == 3 && !strncmp(s, "ret", 3))
+		*src = ARG_RET;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static char *dup_string(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsString(v) ? strdup(v->valuestring) : NULL;
+}
+
+/* "object_layout": {"managed_dict": -24, ...}: every field, all integers. */
+static int parse_py_layout(const cJSON *j, struct py_layout *l, const char *origin,
+			   const char *symbol)
+{
+	static const char *const names[] = { "managed_dict", "ma_keys", "ma_values",
+		"values_header", "dk_log2_index_bytes", "dk_nentries", "dk_indices", "ascii_data" };
+	int64_t *fields[] = { &l->managed_dict, &l->ma_keys, &l->ma_values, &l->values_header,
+		&l->dk_log2_index_bytes, &l->dk_nentries, &l->dk_indices, &l->ascii_data };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, names[i]);
+
+		if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble ||
+		    v->valuedouble < -4096 || v->valuedouble > 4096) {
+			elog("%s: %s: \"object_layout\" needs an integer \"%s\"", origin, symbol,
+			     names[i]);
+			return -EINVAL;
+		}
+		*fields[i] = (int64_t)v->valuedouble;
+	}
+	l->known = true;
+	return 0;
+}
+
+static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
+{
+	const cJSON *action = cJSON_GetObjectItemCaseSensitive(p, "action");
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(p, "args"), *a;
+	const cJSON *aux_off = cJSON_GetObjectItemCaseSensitive(p, "aux_offset"), *meaning;
+	int i = 0, act;
+
+	memset(d, 0, sizeof(*d));
+	d->symbol = dup_string(p, "symbol");
+	if (!d->symbol || !cJSON_IsString(action)) {
+		elog("%s: each probe needs \"symbol\" and \"action\" strings", origin);
+		return -EINVAL;
+	}
+	act = parse_action(action->valuestring);
+	if (act < 0) {
+		elog("%s: %s: unknown action \"%s\"", origin, d->symbol, action->valuestring);
+		return -EINVAL;
+	}
+	d->action = act;
+	if (args && !cJSON_IsArray(args)) {
+		elog("%s: %s: \"args\" must be an array", origin, d->symbol);
+		return -EINVAL;
+	}
+	cJSON_ArrayForEach(a, args) {
+		if (i == CIRRON_NARGS || !cJSON_IsString(a) ||
+		    parse_arg(a->valuestring, &d->arg_src[i], &d->arg_deref[i])) {
+			elog("%s: %s: bad argument #%d (want reg0-5, stack1-4 or ret, "
+			     "optionally :stdstring or :cstring; at most %d)", origin, d->symbol, i,
+			     CIRRON_NARGS);
+			return -EINVAL;
+		}
+		i++;
+	}
+	meaning = cJSON_GetObjectItemCaseSensitive(p, "meaning");
+	if (meaning) {
+		int m = cJSON_IsString(meaning) ? parse_meaning(meaning->valuestring) : -1;
+
+		if (m < 0) {
+			elog("%s: %s: unknown meaning (want scope, scope_enter, scope_exit, "
+			     "backward, grad_mode, autocast, grad_scaler or py_call)", origin, d->symbol);
+			return -EINVAL;
+		}
+		d->meaning = m;
+	}
+	d->ret = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "return"));
+	d->optional = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "optional"));
+	d->nested = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "nested"));
+	d->python_tier = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "python_tier"));
+	d->aux_symbol = dup_string(p, "aux_symbol");
+	d->scope_name = dup_string(p, "scope_name");
+	d->build_id = dup_string(p, "build_id");
+	if (d->build_id) {
+		const cJSON *off = cJSON_GetObjectItemCaseSensitive(p, "offset");
+		char *end = NULL;
+
+		if (cJSON_IsString(off))
+			d->file_offset = strtoull(off->valuestring, &end, 0);
+		if (!end || *end || !d->file_offset) {
+			elog("%s: %s: a probe with \"build_id\" needs an \"offset\" string "
+			     "(file offset, e.g. \"0x3b5fc00\")", origin, d->symbol);
+			return -EINVAL;
+		}
+	}
+	d->aux_offset = cJSON_IsNumber(aux_off) ? (uint64_t)aux_off->valuedouble : 0;
+	if (cJSON_GetObjectItemCaseSensitive(p, "object_layout") &&
+	    parse_py_layout(cJSON_GetObjectItemCaseSensitive(p, "object_layout"), &d->py_layout,
+			    origin, d->symbol))
+		return -EINVAL;
+	return 0;
+}
+
+static void free_group(struct probe_group *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		free(g->probes[i].symbol);
+		free(g->probes[i].aux_symbol);
+		free(g->probes[i].scope_name);
+		free(g->probes[i].build_id);
+	}
+	free(g->probes);
+	free(g->name);
+	free(g->match_defines);
+	free(g->file_hint);
+}
+
+int probe_set__parse(struct probe_set *s, const char *json, const char *origin)
+{
+	cJSON *root = cJSON_ParseWithOpts(json, NULL, true), *probes, *p;	/* nothing after */
+	struct probe_group g = {};
+	const cJSON *match;
+	int err = -EINVAL;
+
+	if (!root) {
+		elog("%s: not valid JSON", origin);
+		return -EINVAL;
+	}
+	match = cJSON_GetObjectItemCaseSensitive(root, "match");
+	probes = cJSON_GetObjectItemCaseSensitive(root, "probes");
+	g.name = dup_string(root, "name");
+	g.match_defines = dup_string(match, "defines");
+	g.file_hint = dup_string(match, "file_hint");
+	if (!g.name || !g.match_defines || !cJSON_IsArray(probes)) {
+		elog("%s: needs \"name\", \"match\": {\"defines\": ...} and a \"probes\" array",
+		     origin);
+		goto out;
+	}
+	g.probes = calloc((size_t)cJSON_GetArraySize(probes) + 1, sizeof(*g.probes));
+	if (!g.probes)
+		goto out;
+	cJSON_ArrayForEach(p, probes) {
+		if (parse_probe(p, &g.probes[g.n], g.name)) {
+			g.n++;	/* free what it holds */
+			goto out;
+		}
+		g.n++;
+	}
+	struct probe_group *v = realloc(s->groups, (s->n + 1) * sizeof(*v));
+
+	if (!v)
+		goto out;
+	s->groups = v;
+	s->groups[s->n++] = g;
+	memset(&g, 0, sizeof(g));
+	err = 0;
+out:
+	free_group(&g);
+	cJSON_Delete(root);
+	return err;
+}
+
+int probe_set__load_embedded(struct probe_set *s)
+{
+	const char *p = embedded_probe_files;
+	int idx = 0;
+
+	memset(s, 0, sizeof(*s));
+	while (*p) {
+		size_t len = strcspn(p, "\x1e");
+		char *one = strndup(p, len), origin[48];
+		int err;
+
+		if (!one)
+			return -ENOMEM;
+		snprintf(origin, sizeof(origin), "built-in probe file #%d", idx++);
+		err = probe_set__parse(s, one, origin);
+		free(one);
+		if (err) {
+			probe_set__free(s);
+			return err;
+		}
+		p += len + (p[len] ? 1 : 0);
+	}
+	return 0;
+}
+
+void probe_set__free(struct probe_set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free_group(&s->groups[i]);
+	free(s->groups);
+	s->groups = NULL;
+	s->n = 0;
+}
+
+bool probe_def__gives_session(const struct probe_def *d)
+{
+	return d->action != ACT_DL_STATE && d->meaning != MEAN_PY_CALL;
+}

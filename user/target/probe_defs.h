@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_PROBE_DEFS_H
+#define __CIRRON_PROBE_DEFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "cirron.h"
+#include "target/pytypes.h"
+
+/* What an ACT_EMIT event means to the training-structure tree (probes/ "meaning"). */
+enum probe_meaning {
+	MEAN_NONE = 0,
+	MEAN_SCOPE,		/* record_function enter (entry, str = name) and exit (return) */
+	MEAN_SCOPE_ENTER,	/* record_function enter only (str = name) */
+	MEAN_SCOPE_EXIT,	/* record_function exit only */
+	MEAN_BACKWARD,		/* autograd engine: entry and return */
+	MEAN_GRAD_MODE,		/* c10::GradMode::set_enabled(bool): args[0] */
+	MEAN_AUTOCAST,		/* autocast switched: args[0] = enabled */
+	MEAN_GRAD_SCALER,	/* a GradScaler updated its scale */
+	MEAN_PY_CALL,		/* CPython slot_tp_call: args[0] = the called object (entry, return) */
+	MEAN__COUNT,
+};
+
+/* One probed symbol, as written in probes/<group>.json. */
+struct probe_def {
+	char *symbol;		/* exact name, or a prefix ending in '*' */
+	enum probe_action action;
+	__u8 arg_src[CIRRON_NARGS];
+	__u8 arg_deref[CIRRON_NARGS];
+	bool ret;		/* attach a return probe too */
+	bool optional;		/* missing in some builds: not an attach failure */
+	bool nested;		/* recursive: every return is sent (PROBE_F_NESTED) */
+	bool python_tier;	/* attached only with --python-frames always|sampled */
+	enum probe_meaning meaning;
+	char *build_id;		/* set: a static function at file_offset in exactly that build */
+	uint64_t file_offset;
+	char *aux_symbol;	/* data symbol whose address (+ aux_offset) goes to probe_spec.aux */
+	uint64_t aux_offset;
+	struct py_layout py_layout;	/* py_call probes: this build's object layout */
+	char *scope_name;	/* scope probes: a fixed span name (else the name argument) */
+};
+
+/* A library, recognized by a symbol it defines (file names vary: hashed wheel copies). */
+struct probe_group {
+	char *name;
+	char *match_defines;
+	char *file_hint;	/* substring of the file name to try first */
+	struct probe_def *probes;
+	size_t n;
+};
+
+struct probe_set {
+	struct probe_group *groups;
+	size_t n;
+};
+
+/* Loads the probes/ JSON files built into the binary. Returns 0 or -EINVAL (logged). */
+int probe_set__load_embedded(struct probe_set *s);
+/* Parses one group file and appends it. origin names it in error messages. */
+int probe_set__parse(struct probe_set *s, const char *json, const char *origin);
+void probe_set__free(struct probe_set *s);
+const char *probe_action__name(enum probe_action a);
+/* ld.so and CPython probes assist; a probe the tree or the CUDA counts use makes a session. */
+bool probe_def__gives_session(const struct probe_def *d);
+const char *probe_meaning__name(enum probe_meaning m);
+
+#endif

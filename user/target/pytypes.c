@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// Reads PyObject / PyTypeObject fields of a running target (procfs__read_mem). The
+// offsets used here have been stable on x86-64 from CPython 3.8 to 3.13: ob_type +8,
+// tp_name +24, tp_base +256.
+#include <stdio.h>
+#include <string.h>
+#include "target/procfs.h"
+#include "target/pytypes.h"
+
+#define OB_TYPE		8
+#define TP_NAME		24
+#define TP_BASE		256
+#define MAX_BASES	16
+
+static bool read_name(int pid, uint64_t type, char *buf, size_t size)
+{
+	uint64_t p;
+
+	if (!procfs__read_mem(pid, type + TP_NAME, &p, sizeof(p)))
+		return false;
+	memset(buf, 0, size);
+	/* tp_name may sit near the end of a mapping: read less rather than fail */
+	for (size_t len = size - 1; len >= 8; len /= 2)
+		if (procfs__read_mem(pid, p, buf, len)) {
+			buf[len] = 0;
+			return true;
+		}
+	return false;
+}
+
+struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t obj)
+{
+	struct py_type *t;
+	uint64_t type, base;
+	char name[64];
+
+	if (!procfs__read_mem(pid, obj + OB_TYPE, &type, sizeof(type)))
+		return NULL;
+	for (int i = 0; i < c->n; i++)
+		if (c->v[i].type == type)
+			return &c->v[i];
+	if (c->n == PYTYPES_MAX || !read_name(pid, type, name, sizeof(name)))
+		return NULL;
+	t = &c->v[c->n++];
+	memset(t, 0, sizeof(*t));
+	t->type = type;
+	t->kind = PYK_OTHER;
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	/* Walk the base classes: Module makes it a model part, _Loss a loss function. */
+	base = type;
+	for (int depth = 0; depth < MAX_BASES && base; depth++) {
+		if (!read_name(pid, base, name, sizeof(name)))
+			break;
+		if (!strcmp(name, "_Loss") || !strcmp(name, "_WeightedLoss")) {
+			t->kind = PYK_LOSS;
+			break;
+		}
+		if (!strcmp(name, "Module"))
+			t->kind = PYK_MODULE;
+		if (!procfs__read_mem(pid, base + TP_BASE, &base, sizeof(base)))
+			break;
+	}
+	return t;
+}
+
+/* A split __dict__ (what torch modules have): the keys object lists attribute names in
+ * order, the values array holds them at the same index. */
+void py_types__find_training(struct py_type *t, int pid, uint64_t obj, const struct py_layout *l)
+{
+	uint64_t dict, keys, values, nentries, key;
+	uint8_t log2_index_bytes;
+	char name[sizeof("training")];
+
+	t->nderef = 0;
+	if (!l->known ||
+	    !procfs__read_mem(pid, obj + (uint64_t)l->managed_dict, &dict, sizeof(dict)) || !dict ||
+	    !procfs__read_mem(pid, dict + (uint64_t)l->ma_values, &values, sizeof(values)) ||
+	    !values ||
+	    !procfs__read_mem(pid, dict + (uint64_t)l->ma_keys, &keys, sizeof(keys)) ||
+	    !procfs__read_mem(pid, keys + (uint64_t)l->dk_log2_index_bytes, &log2_index_bytes, 1) ||
+	    log2_index_bytes > 20 ||
+	    !procfs__read_mem(pid, keys + (uint64_t)l->dk_nentries, &nentries, sizeof(nentries)))
+		return;
+	/* Module.__init__ sets training first: it is entry 0, but look a little further. */
+	for (uint64_t i = 0; i < nentries && i < 16; i++) {
+		uint64_t entry = keys + (uint64_t)l->dk_indices + (1ull << log2_index_bytes) + 16 * i;
+
+		if (!procfs__read_mem(pid, entry, &key, sizeof(key)) || !key ||
+		    !procfs__read_mem(pid, key + (uint64_t)l->ascii_data, name, sizeof(name)) ||
+		    memcmp(name, "training", sizeof(name)) != 0)
+			continue;
+		t->chain[0] = (int32_t)l->managed_dict;
+		t->chain[1] = (int32_t)l->ma_values;
+		t->chain[2] = (int32_t)(l->values_header + 8 * (int64_t)i);
+		t->nderef = 3;
+		return;
+	}
+}
+
+/* bool is an int subclass: its first digit (+24 in 3.11 to 3.13) is 0 or 1. */
+int py_types__read_bool(int pid, uint64_t addr)
+{
+	uint64_t type;
+	uint32_t digit;
+	char name[16];
+
+	if (!addr || !procfs__read_mem(pid, addr + OB_TYPE, &type, sizeof(type)) ||
+	    !read_name(pid, type, name, sizeof(name)) || strcmp(name, "bool") != 0 ||
+	    !procfs__read_mem(pid, addr + 24, &digit, sizeof(digit)) || digit > 1)
+		return -1;
+	return (int)digit;
+}

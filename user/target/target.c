@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+#include <bpf/libbpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "target/elf_syms.h"
+#include "target/target.h"
+
+struct target *target__new(int pid)
+{
+	struct target *t = calloc(1, sizeof(*t));
+
+	if (t) {
+		t->pid = pid;
+		t->cuda_count = -1;
+	}
+	return t;
+}
+
+void target__free(struct target *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	cJSON_Delete(t->hangs);
+	for (i = 0; i < t->nprobes; i++) {
+		bpf_link__destroy(t->probes[i].entry);
+		bpf_link__destroy(t->probes[i].ret);
+		free(t->probes[i].symbol);
+	}
+	for (i = 0; i < t->nfiles; i++) {
+		free(t->files[i].path);
+		free(t->files[i].host_path);
+		if (t->files[i].fd >= 0)
+			close(t->files[i].fd);
+		sym_table__free(t->files[i].syms);
+	}
+	for (i = 0; i < t->nkernels; i++)
+		free(t->kernels[i].name);
+	free(t->kernels);
+	free(t->probes);
+	free(t->files);
+	session__free(t->session);
+	free(t);
+}
+
+const char *target__symbolize(struct target *t, uint64_t addr)
+{
+	for (size_t i = 0; i < t->nfiles; i++) {
+		struct mapped_file *f = &t->files[i];
+		char fdpath[64];
+
+		if (addr < f->map_start || addr >= f->map_end)
+			continue;
+		if (!f->syms && f->fd >= 0) {
+			snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", f->fd);
+			f->syms = sym_table__load(fdpath);
+		}
+		return sym_table__lookup(f->syms, addr - f->bias);
+	}
+	return NULL;
+}
+
+bool target__has_signal_source(const struct target *t)
+{
+	for (size_t i = 0; i < t->nprobes; i++)
+		if (t->probes[i].id && probe_def__gives_session(t->probes[i].def))
+			return true;
+	return false;
+}

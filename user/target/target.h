@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_TARGET_H
+#define __CIRRON_TARGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "target/probe_defs.h"
+#include "target/pytypes.h"
+#include "target/sym_cache.h"
+#include "tree/hang.h"
+#include "tree/session.h"
+#include "tree/torch_tree.h"
+
+struct bpf_link;
+
+/* --python-frames sampled: where a target is in its cycle of sampled steps. */
+struct py_sample {
+	bool on;		/* the Python-tier probes are attached */
+	uint64_t on_since_ns;	/* wall clock: when they were in */
+	uint64_t accept_from_ns, accept_until_ns;	/* wall clock: the window of calls used */
+	long steps;		/* the tree's step_index when the probes came / the window began */
+	bool scheduled;		/* next_step is set */
+	long next_step;		/* sample again once the tree's step_index reaches this */
+	long samples;		/* windows so far */
+	uint64_t ended_mono_ns;	/* when the last window ended */
+};
+struct sym_table;
+
+/* An ELF file the target maps executable. The fd keeps it readable after the target
+ * exits (kernel names are resolved from its symbols at the last flush). */
+struct mapped_file {
+	dev_t dev;
+	ino_t ino;
+	char *path;		/* as the target sees it */
+	char *host_path;	/* /proc/PID/root/... */
+	int fd;
+	uint64_t map_start, map_end;	/* lowest and highest address of its mappings */
+	uint64_t bias;		/* runtime address = bias + ELF vaddr */
+	struct sym_table *syms;	/* loaded on first address lookup */
+};
+
+/* One probe of a matched group in this target: what resolved, what attached. */
+struct probe_result {
+	const struct probe_group *group;
+	const struct probe_def *def;
+	size_t file;		/* index in target.files */
+	char *symbol;		/* resolved name (prefix queries resolve to one symbol) */
+	uint64_t file_offset;
+	uint32_t id;		/* BPF cookie, 0 if not attached */
+	bool sampled;		/* Python tier at --python-frames sampled: linked in samples only */
+	struct bpf_link *entry, *ret;
+	int err;		/* 0, or -errno of resolution (-ENOENT) or attach */
+};
+
+struct kernel_name {
+	uint64_t func;
+	char *name;
+};
+
+struct target {
+	int pid;
+	bool follow;		/* run mode: forks and execs are followed */
+	bool stop_on_load;	/* run mode: held at exec and at each library load while we attach */
+	bool root_child;	/* the command `run` started */
+	bool print_spans;	/* the stdout sink */
+	bool ranked;		/* RANK is in its environment: one rank of a distributed job */
+	bool launcher;		/* tagged role=launcher: it started ranks */
+	bool mid_run;		/* found running (attach, watch's first scan), not at its start */
+	uint64_t id_ticks;	/* session id part after an exec; 0: the process start time */
+	struct session *session;	/* NULL until a non-loader probe group matches */
+	struct torch_tree tree;		/* training structure, fed by the torch anchors */
+	struct py_types py_types;	/* --python-frames: classes of called objects */
+	struct py_calls py_calls;
+	struct py_sample py_sample;	/* --python-frames sampled */
+	struct hang_watch hang;		/* how long spans usually take; the last hang told */
+	cJSON *hangs;			/* hang records for the next spool batch, or NULL */
+	long closed_since_flush;	/* spans closed since the last batch */
+	long steps_at_base;		/* health: steps and hits when steps were first seen */
+	uint64_t hits_at_base;
+	struct mapped_file *files;
+	size_t nfiles;
+	struct probe_result *probes;
+	size_t nprobes;
+	struct kernel_name *kernels;
+	size_t nkernels;
+	uint64_t events;
+	long cuda_count;	/* -1 until cudaGetDeviceCount is seen */
+	uint64_t event_counters[CIRRON_NCOUNTERS];	/* of the anchor event being handled */
+	int exit_status;	/* wait(2)-style, valid when exited */
+	bool exited;
+	struct target *next;
+};
+
+struct target *target__new(int pid);
+void target__free(struct target *t);
+/* Runtime address -> function name, from the target's mapped files. NULL if unknown. */
+const char *target__symbolize(struct target *t, uint64_t addr);
+/* Names the group (for health) or NULL when no probe of that group attached. */
+bool target__has_signal_source(const struct target *t);
+
+#endif

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "target/procfs.h"
+#include "target/sym_cache.h"
+#include "target/target.h"
+#include "target/versions.h"
+
+int versions__torch_from_path(const char *host_path, char *buf, size_t size)
+{
+	const char *base = strrchr(host_path, '/'), *so;
+	char py[PATH_MAX], line[256];
+	FILE *f;
+	int err = -ENOENT;
+
+	base = base ? base + 1 : host_path;
+	so = strstr(base, ".so.");
+	if (so && so[4] >= '0' && so[4] <= '9') {
+		snprintf(buf, size, "%s", so + 4);
+		return 0;
+	}
+	/* pip and Debian bookworm layout: .../torch/lib/libtorch_cpu.so, .../torch/version.py */
+	snprintf(py, sizeof(py), "%.*s/../version.py", (int)(base - host_path - 1), host_path);
+	f = fopen(py, "re");
+	if (!f)
+		return -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		char v[64];
+
+		if (sscanf(line, "__version__ = '%63[^']'", v) == 1 ||
+		    sscanf(line, "__version__ = \"%63[^\"]\"", v) == 1) {
+			snprintf(buf, size, "%s", v);
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+void versions__format_python(uint32_t hex, char *buf, size_t size)
+{
+	snprintf(buf, size, "%u.%u.%u", hex >> 24, (hex >> 16) & 0xff, (hex >> 8) & 0xff);
+}
+
+static void detect_torch(struct target *t, cJSON *a)
+{
+	char v[64];
+
+	if (cJSON_GetObjectItemCaseSensitive(a, "framework"))
+		return;
+	for (size_t i = 0; i < t->nprobes; i++) {
+		const struct probe_result *r = &t->probes[i];
+
+		if (!r->id || strcmp(r->group->name, "libtorch") != 0)
+			continue;
+		if (versions__torch_from_path(t->files[r->file].host_path, v, sizeof(v)))
+			snprintf(v, sizeof(v), "unknown");
+		cJSON_AddStringToObject(a, "framework", "torch");
+		cJSON_AddStringToObject(a, "torch_version", v);
+		return;
+	}
+}
+
+/* Py_Version is exported by CPython >= 3.11: read it from the target's memory. */
+static void detect_python(struct sym_cache *syms, struct target *t, cJSON *a)
+{
+	if (cJSON_GetObjectItemCaseSensitive(a, "python_version"))
+		return;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct mapped_file *f = &t->files[i];
+		struct sym_query q = { .name = "Py_Version" };
+		uint32_t hex = 0;
+		bool cached;
+		char v[32];
+
+		if (!strstr(f->path, "python"))
+			continue;
+		if (sym_cache__resolve(syms, f->host_path, &q, 1, &cached) != 1)
+			continue;
+		free(q.found);
+		if (!procfs__read_mem(t->pid, f->bias + q.vaddr, &hex, sizeof(hex)) || !hex)
+			continue;
+		versions__format_python(hex, v, sizeof(v));
+		cJSON_AddStringToObject(a, "python_version", v);
+		return;
+	}
+}
+
+void versions__detect(struct sym_cache *syms, struct target *t)
+{
+	if (!t->session)
+		return;
+	detect_torch(t, t->session->root->attrs);
+	detect_python(syms, t, t->session->root->attrs);
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// The node agent's choice of processes: the library hints, --match on command lines, and
+// the one scan of /proc at start (jobs already running, e.g. after the agent restarted;
+// the dynamic linkers they use). Everything after that start comes from BPF events.
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/log.h"
+#include "target/watch.h"
+
+static bool group_gives_session(const struct probe_group *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (probe_def__gives_session(&g->probes[i]))
+			return true;
+	return false;
+}
+
+int watch__init(struct watch *w, const struct probe_set *ps, const char *match)
+{
+	memset(w, 0, sizeof(*w));
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct probe_group *g = &ps->groups[i];
+
+		for (size_t j = 0; j < g->n && !w->ldso; j++)
+			if (g->probes[j].action == ACT_DL_STATE && g->probes[j].aux_symbol &&
+			    g->file_hint) {
+				w->ldso = &g->probes[j];
+				w->ldso_hint = g->file_hint;
+			}
+		if (g->file_hint && *g->file_hint && group_gives_session(g) &&
+		    w->nhints < WATCH_MAX_HINTS)
+			w->hints[w->nhints++] = g->file_hint;
+	}
+	if (!w->ldso) {
+		elog("watch needs the ld.so probe (action dl_state, with aux_symbol and file_hint) "
+		     "in probes/");
+		return -EINVAL;
+	}
+	if (match) {
+		if (regcomp(&w->match, match, REG_EXTENDED | REG_NOSUB)) {
+			elog("invalid --match '%s'", match);
+			return -EINVAL;
+		}
+		w->has_match = true;
+	}
+	return 0;
+}
+
+void watch__free(struct watch *w)
+{
+	if (w->has_match)
+		regfree(&w->match);
+	w->has_match = false;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return base ? base + 1 : path;
+}
+
+bool watch__file_wanted(const struct watch *w, const char *path)
+{
+	const char *base = base_name(path);
+
+	for (size_t i = 0; i < w->nhints; i++)
+		if (strstr(base, w->hints[i]))
+			return true;
+	return false;
+}
+
+bool watch__is_ldso(const struct watch *w, const struct proc_map *m)
+{
+	return m->exec && strstr(base_name(m->path), w->ldso_hint);
+}
+
+bool watch__maps_wanted(const struct watch *w, int pid)
+{
+	struct proc_maps maps;
+	bool found = false;
+
+	if (procfs__read_maps(pid, &maps))
+		return false;	/* gone, or a kernel thread */
+	for (size_t i = 0; i < maps.n && !found; i++)
+		found = maps.v[i].exec && watch__file_wanted(w, maps.v[i].path);
+	procfs__free_maps(&maps);
+	return found;
+}
+
+bool watch__process_wanted(const struct watch *w, int pid)
+{
+	char cmdline[4096];
+
+	if (procfs__cmdline(pid, cmdline, sizeof(cmdline)))
+		return false;
+	return !w->has_match || !regexec(&w->match, cmdline, 0, NULL, 0);
+}
+
+int watch__scan(const struct watch *w, int self, const struct watch_scan_ops *ops)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		int pid = atoi(de->d_name);
+		struct proc_maps maps;
+		bool wanted = false;
+
+		if (pid <= 0 || procfs__read_maps(pid, &maps))
+			continue;	/* gone, or a kernel thread */
+		for (size_t i = 0; i < maps.n; i++) {
+			wanted |= maps.v[i].exec && watch__file_wanted(w, maps.v[i].path);
+			if (watch__is_ldso(w, &maps.v[i]))
+				ops->on_ldso(ops->ctx, pid, &maps.v[i]);
+		}
+		procfs__free_maps(&maps);
+		if (wanted && pid != self) {
+			ops->on_process(ops->ctx, pid);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_WATCH_H
+#define __CIRRON_WATCH_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cirron.h"
+#include "target/probe_defs.h"
+#include "target/procfs.h"
+
+struct bpf_link;
+
+/* `watch`: which processes the node agent traces. A process is wanted when it maps
+ * executable a library whose file name holds a hint (the file hints of the probes/ groups
+ * that give a session: torch's libraries, the CUDA runtime, NCCL) and its command line
+ * passes --match. It is looked at when its dynamic linker says its link map changed
+ * (EV_WATCH_LOAD: program start, dlopen), from a probe on each ld.so in every process. */
+struct watch_ldso {
+	dev_t dev;		/* of the file as stat(2) sees it here */
+	ino_t ino;
+	struct bpf_link *link;
+};
+
+#define WATCH_MAX_HINTS 16
+
+struct watch {
+	const char *hints[WATCH_MAX_HINTS];	/* owned by the probe set */
+	size_t nhints;
+	const struct probe_def *ldso;	/* the ld.so probe (action dl_state) of probes/ */
+	const char *ldso_hint;		/* its file hint: "ld-linux" */
+	struct watch_ldso ldsos[CIRRON_WATCH_LDSO];
+	size_t nldsos;
+	regex_t match;
+	bool has_match;
+	uint64_t looked_at;	/* link-map changes looked at in processes not traced */
+	uint64_t wanted;	/* processes traced */
+	uint64_t ignored;	/* processes that map a library but fail --match */
+};
+
+/* Returns 0, or -EINVAL (no ld.so probe in probes/, or a bad REGEX; logged). */
+int watch__init(struct watch *w, const struct probe_set *ps, const char *match);
+/* Frees the regex; the ld.so links are destroyed by the caller. */
+void watch__free(struct watch *w);
+/* Does the file's name (the part after the last '/') hold a hint? */
+bool watch__file_wanted(const struct watch *w, const char *path);
+/* Is m a dynamic linker's mapping (by the ld.so probe's file hint)? */
+bool watch__is_ldso(const struct watch *w, const struct proc_map *m);
+/* Does the process map a wanted file executable? */
+bool watch__maps_wanted(const struct watch *w, int pid);
+/* Does the process's command line pass --match? False when it cannot be read (gone). */
+bool watch__process_wanted(const struct watch *w, int pid);
+
+/* One pass over /proc at start: on_process for every process (not self) that maps a
+ * wanted file, on_ldso for each executable mapping of a dynamic linker (self's too). Returns the number
+ * of wanted processes, or -errno. */
+struct watch_scan_ops {
+	void (*on_process)(void *ctx, int pid);
+	void (*on_ldso)(void *ctx, int pid, const struct proc_map *m);
+	void *ctx;
+};
+int watch__scan(const struct watch *w, int self, const struct watch_scan_ops *ops);
+
+#endif

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "tree/clock.h"
+#include "tree/span.h"
+
+const char *span_status__name(enum span_status s)
+{
+	switch (s) {
+	case SPAN_OK: return "ok";
+	case SPAN_OPEN: return "open";
+	case SPAN_INCOMPLETE: return "incomplete";
+	}
+	return "?";
+}
+
+void json__add_u64(cJSON *o, const char *key, uint64_t v)
+{
+	char num[24];
+
+	/* As raw digits: a double would round ns timestamps (~1.8e18) to 256 ns. */
+	snprintf(num, sizeof(num), "%" PRIu64, v);
+	cJSON_AddRawToObject(o, key, num);
+}
+
+cJSON *span__to_json(const struct span *s)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	json__add_u64(o, "span_id", s->id);
+	if (s->parent_id)
+		json__add_u64(o, "parent_id", s->parent_id);
+	else
+		cJSON_AddNullToObject(o, "parent_id");
+	cJSON_AddStringToObject(o, "name", s->name);
+	if (s->index >= 0)
+		cJSON_AddNumberToObject(o, "index", (double)s->index);
+	else
+		cJSON_AddNullToObject(o, "index");
+	json__add_u64(o, "start_ns", s->start_ns);
+	if (s->end_ns) {
+		json__add_u64(o, "end_ns", s->end_ns);
+		json__add_u64(o, "duration_ns", s->end_ns - s->start_ns);
+	} else {
+		cJSON_AddNullToObject(o, "end_ns");
+	}
+	cJSON_AddStringToObject(o, "status", span_status__name(s->status));
+	cJSON_AddItemToObject(o, "attrs", cJSON_Duplicate(s->attrs, 1));
+	cJSON_AddItemToObject(o, "marks", cJSON_Duplicate(s->marks, 1));
+	return o;
+}
+
+static int append(char *buf, int size, int off, const char *fmt, const char *a, const char *b)
+{
+	int n;
+
+	if (off >= size)
+		return off;
+	n = snprintf(buf + off, (size_t)(size - off), fmt, a, b);
+	return n < 0 ? off : off + n;
+}
+
+void json__format_value(const cJSON *v, char *out, int size)
+{
+	if (cJSON_IsNumber(v)) {
+		double d = v->valuedouble;
+
+		if (d < 9e15 && d > -9e15 && d == (double)(int64_t)d)	/* cast in range only */
+			snprintf(out, size, "%" PRId64, (int64_t)d);
+		else
+			snprintf(out, size, "%.4f", d);
+	} else if (cJSON_IsString(v)) {
+		snprintf(out, size, "%s", v->valuestring);
+	} else if (cJSON_IsBool(v)) {
+		snprintf(out, size, "%s", cJSON_IsTrue(v) ? "true" : "false");
+	} else if (cJSON_IsNull(v)) {
+		snprintf(out, size, "null");
+	} else {
+		char *s = cJSON_PrintUnformatted(v);
+
+		snprintf(out, size, "%s", s ? s : "?");
+		cJSON_free(s);
+	}
+}
+
+const char *span__format_name(const struct span *s, char *buf, int size)
+{
+	if (s->index >= 0)
+		snprintf(buf, size, "%s[%ld]", s->name, s->index);
+	else
+		snprintf(buf, size, "%s", s->name);
+	return buf;
+}
+
+const char *span__format_line(const struct span *s, char *buf, int size)
+{
+	char name[192], dur[32], val[256];
+	const cJSON *a;
+	int off = 0, first = 1;
+
+	span__format_name(s, name, sizeof(name));
+	if (s->end_ns >= s->start_ns && s->end_ns)
+		clock__fmt_duration(s->end_ns - s->start_ns, dur, sizeof(dur));
+	else
+		snprintf(dur, sizeof(dur), "?");
+	off = append(buf, size, off, SPAN_LINE_PREFIX "%s - %s", name, dur);
+	if (s->status != SPAN_OK)
+		off = append(buf, size, off, " (%s%s)", span_status__name(s->status), "");
+	cJSON_ArrayForEach(a, s->attrs) {
+		json__format_value(a, val, sizeof(val));
+		off = append(buf, size, off, first ? " {%s=%s" : ", %s=%s", a->string, val);
+		first = 0;
+	}
+	if (!first)
+		append(buf, size, off, "}%s%s", "", "");
+	return buf;
+}
+
+void span__add_mark(struct span *s, cJSON *mark)
+{
+	if (cJSON_GetArraySize(s->marks) < SPAN_MAX_MARKS) {
+		cJSON_AddItemToArray(s->marks, mark);
+	} else {
+		cJSON *d = cJSON_GetObjectItemCaseSensitive(s->attrs, "marks_dropped");
+
+		if (d)
+			cJSON_SetNumberValue(d, d->valuedouble + 1);
+		else
+			cJSON_AddNumberToObject(s->attrs, "marks_dropped", 1);
+		cJSON_Delete(mark);
+	}
+	s->dirty = true;
+}

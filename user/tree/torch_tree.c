@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// Rules (DESIGN.md, issue "PyTorch training structure"):
+// - A step begins at the first DataLoader __next__ after an optimizer step and ends when
+//   the next one begins; several forward/backward pairs before one optimizer step are one step.
+// - A batch loaded with grad disabled (torch.no_grad / inference_mode) is validation: its
+//   data_load and forward sit under the epoch, not in a step.
+// - A training __next__ stays pending until something confirms a batch was trained on
+//   (backward, forward, optimizer step, a scope inside it). The __next__ that only raises
+//   StopIteration is never confirmed: it becomes a data_load under the epoch marked
+//   exhausted, instead of a phantom step.
+// - An epoch begins with a new training iterator: when iterators cannot be told apart, at the
+//   first training batch after the last iterator was exhausted (its StopIteration __next__)
+//   or after a validation phase; without a DataLoader, every epoch_steps optimizer steps.
+// - Without Python frames, forward is inferred: from the end of the batch's data_load (or
+//   the previous backward / optimizer step) to the start of the backward, or, when no
+//   backward follows, to the next batch (mode=eval). Its attrs say so.
+#include <string.h>
+#include "tree/torch_tree.h"
+
+enum scope_kind {
+	SK_OTHER, SK_DATA_TRAIN, SK_DATA_EVAL, SK_DATA_PENDING, SK_OPTIMIZER, SK_ZERO_GRAD,
+	SK_MODEL_FORWARD,	/* a model's own forward scope (DistributedDataParallel) */
+	SK_COLLECTIVE,		/* waiting for a collective: part of a step, never a batch's start */
+};
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return s && !strncmp(s, prefix, strlen(prefix));
+}
+
+void torch_tree__init(struct torch_tree *t, struct session *s, long epoch_steps)
+{
+	memset(t, 0, sizeof(*t));
+	t->s = s;
+	t->epoch_steps = epoch_steps > 0 ? epoch_steps : 1000;
+	t->grad_enabled = true;
+}
+
+/* counters: as they were at ts, for spans ended after the fact; NULL reads them now. */
+static void close_span(struct torch_tree *t, struct span **sp, uint64_t ts, const uint64_t *counters)
+{
+	if (*sp)
+		session__close_at(t->s, *sp, ts, SPAN_OK, counters);
+	*sp = NULL;
+}
+
+/* Scopes the user opened inside a step that is ending: end them with it, and say so. */
+static void close_scopes_under(struct torch_tree *t, const struct span *parent, uint64_t ts,
+			       const uint64_t *counters)
+{
+	for (int i = t->nscopes - 1; i >= 0; i--) {
+		struct span *sp = t->scopes[i].span;
+
+		if (!sp || sp->start_ns < parent->start_ns || sp->status != SPAN_OPEN)
+			continue;
+		cJSON_AddBoolToObject(sp->attrs, "truncated", true);
+		session__close_at(t->s, sp, ts, SPAN_OK, counters);
+		t->scopes[i].span = NULL;
+	}
+}
+
+static void close_step(struct torch_tree *t, uint64_t ts, const uint64_t *counters)
+{
+	if (!t->step)
+		return;
+	close_scopes_under(t, t->step, ts, counters);
+	close_span(t, &t->backward, ts, counters);
+	close_span(t, &t->forward, ts, counters);
+	close_span(t, &t->step, ts, counters);
+}
+
+static void close_epoch(struct torch_tree *t, uint64_t ts, const uint64_t *counters)
+{
+	close_step(t, ts, counters);
+	if (t->epoch)
+		close_scopes_under(t, t->epoch, ts, counters);
+	close_span(t, &t->epoch, ts, counters);
+}
+
+static void open_epoch(struct torch_tree *t, uint64_t ts, const uint64_t *counters)
+{
+	close_epoch(t, ts, counters);
+	t->epoch = session__open_at(t->s, NULL, "epoch", t->epoch_index++, ts, counters);
+	t->steps_in_epoch = 0;
+	t->eval_since_train = false;
+	t->train_exhausted = false;
+}
+
+static void open_step(struct torch_tree *t, uint64_t ts, const uint64_t *counters)
+{
+	close_step(t, ts, counters);
+	if (!t->epoch || (!t->train_iter && t->steps_in_epoch >= t->epoch_steps))
+		open_epoch(t, ts, counters);
+	t->step = session__open_at(t->s, t->epoch, "step", t->step_index++, ts, counters);
+	t->steps_in_epoch++;
+	t->step_had_optimizer = false;
+}
+
+/* The innermost open span: user scopes nest inside whatever runs when they begin. */
+static struct span *innermost(struct torch_tree *t)
+{
+	for (int i = t->nscopes - 1; i >= 0; i--)
+		if (t->scopes[i].span && t->scopes[i].span->status == SPAN_OPEN)
+			return t->scopes[i].span;
+	if (t->backward)
+		return t->backward;
+	if (t->step)
+		return t->step;
+	return t->epoch;
+}
+
+static void set_mode(struct span *sp, const char *mode, const char *source)
+{
+	cJSON_AddStringToObject(sp->attrs, "mode", mode);
+	cJSON_AddStringToObject(sp->attrs, "mode_source", source);
+}
+
+/* An inferred forward: the gap since the batch's data_load ended (or, in a loop without a
+ * DataLoader, since the previous backward or optimizer step) and now. */
+/* Counters at a boundary where an inferred forward may begin (data_load, backward or
+ * optimizer step ending). */
+static void snapshot(struct torch_tree *t, uint64_t out[SESSION_NCOUNTERS])
+{
+	if (!t->s->counters || !t->s->counters(t->s->counters_ctx, out))
+		memset(out, 0, SESSION_NCOUNTERS * sizeof(out[0]));
+}
+
+static void mark_boundary(struct torch_tree *t, uint64_t ts)
+{
+	t->quiet_ns = ts;
+	snapshot(t, t->boundary_counters);
+}
+
+static void infer_forward(struct torch_tree *t, uint64_t ts, bool train)
+{
+	struct span *parent = train ? t->step : t->epoch, *sp;
+	uint64_t start = t->last_data_end_ns;
+
+	if (train && !start)
+		start = t->last_boundary_ns;
+	t->last_data_end_ns = t->last_boundary_ns = 0;
+	if (t->exact_forward_seen) {	/* this batch's forward was measured, not guessed */
+		t->exact_forward_seen = false;
+		return;
+	}
+	if (!start || ts <= start)
+		return;
+	if (parent && start < parent->start_ns)
+		start = parent->start_ns;
+	/* It began at the boundary, not now: its counters start from there. */
+	sp = session__open_at(t->s, parent, "forward", -1, start, t->boundary_counters);
+	if (!sp)
+		return;
+	set_mode(sp, train ? "train" : "eval", "inferred_from_backward");
+	cJSON_AddStringToObject(sp->attrs, "timing", "inferred");
+	session__close(t->s, sp, ts, SPAN_OK);
+}
+
+static bool take_new_epoch(struct torch_tree *t, uint64_t obj)
+{
+	bool new_epoch = !t->epoch;
+
+	if (obj && obj != t->train_iter) {
+		new_epoch |= t->train_iter != 0;
+		t->train_iter = obj;
+	} else if (!obj && (t->eval_since_train || t->train_exhausted)) {
+		new_epoch = true;	/* the last iterator ran out, or validation came between */
+	}
+	return new_epoch;
+}
+
+static struct tree_scope *pending_scope(struct torch_tree *t)
+{
+	for (int i = t->nscopes - 1; i >= 0; i--)
+		if (t->scopes[i].kind == SK_DATA_PENDING)
+			return &t->scopes[i];
+	return NULL;
+}
+
+/* Make the pending training batch real: it was trained on. */
+static void confirm_batch(struct torch_tree *t)
+{
+	struct tree_scope *sc = pending_scope(t);
+	struct span *sp;
+
+	if (!t->pending)
+		return;
+	t->pending = false;
+	if (take_new_epoch(t, t->pending_obj))
+		open_epoch(t, t->pending_start, t->pending_start_counters);
+	if (!t->step || t->step_had_optimizer)
+		open_step(t, t->pending_start, t->pending_start_counters);
+	t->eval_since_train = false;
+	sp = session__open_at(t->s, t->step, "data_load", -1, t->pending_start,
+			      t->pending_start_counters);
+	if (sp && t->pending_end) {
+		cJSON_AddNumberToObject(sp->attrs, "data_load_ns",
+					(double)(t->pending_end - t->pending_start));
+		session__close_at(t->s, sp, t->pending_end, SPAN_OK, t->pending_end_counters);
+	} else if (sc) {
+		sc->span = sp;	/* still loading: a scope inside __next__ confirmed it */
+		sc->kind = SK_DATA_TRAIN;
+	}
+}
+
+/* A pending __next__ that nothing confirmed: the loop's last, StopIteration call. */
+static void settle_unconfirmed(struct torch_tree *t)
+{
+	struct span *sp;
+
+	if (!t->pending || !t->pending_end)
+		return;
+	t->pending = false;
+	t->last_data_end_ns = 0;
+	t->train_exhausted = true;
+	if (t->step && t->step_had_optimizer)	/* the loop's last step ended there */
+		close_step(t, t->pending_start, t->pending_start_counters);
+	sp = session__open_at(t->s, t->epoch, "data_load", -1, t->pending_start,
+			      t->pending_start_counters);
+	if (!sp)
+		return;
+	cJSON_AddBoolToObject(sp->attrs, "exhausted", true);
+	cJSON_AddNumberToObject(sp->attrs, "data_load_ns",
+				(double)(t->pending_end - t->pending_start));
+	session__close_at(t->s, sp, t->pending_end, SPAN_OK, t->pending_end_counters);
+}
+
+static void push_scope(struct torch_tree *t, struct span *sp, int kind)
+{
+	if (t->nscopes < TREE_MAX_SCOPES)
+		t->scopes[t->nscopes++] = (struct tree_scope){ sp, kind };
+}
+
+static void on_data_enter(struct torch_tree *t, const struct tree_event *ev)
+{
+	struct span *sp;
+
+	infer_forward(t, ev->ts_ns, false);	/* the previous batch had no backward */
+	settle_unconfirmed(t);
+	if (t->grad_enabled) {
+		t->pending = true;
+		t->pending_start = ev->ts_ns;
+		t->pending_end = 0;
+		t->pending_obj = ev->obj;
+		snapshot(t, t->pending_start_counters);
+		push_scope(t, NULL, SK_DATA_PENDING);
+		return;
+	}
+	if (t->step && t->step_had_optimizer)
+		close_step(t, ev->ts_ns, NULL);
+	t->eval_since_train = true;
+	sp = session__open(t->s, t->step ? t->step : t->epoch, "data_load", -1, ev->ts_ns);
+	push_scope(t, sp, SK_DATA_EVAL);
+}
+
+static int classify(const char *name)
+{
+	if (starts_with(name, "enumerate(DataLoader)#"))
+		return SK_DATA_TRAIN;
+	if (starts_with(name, "Optimizer.step#"))
+		return SK_OPTIMIZER;
+	if (starts_with(name, "Optimizer.zero_grad#"))
+		return SK_ZERO_GRAD;
+	if (!strcmp(name, "DistributedDataParallel.forward"))
+		return SK_MODEL_FORWARD;
+	if (!strcmp(name, "collective_wait") || starts_with(name, "nccl."))
+		return SK_COLLECTIVE;
+	return SK_OTHER;
+}
+
+static void on_forward(struct torch_tree *t, const struct tree_event *ev, bool enter);
+
+static void on_scope_enter(struct torch_tree *t, const struct tree_event *ev)
+{
+	int kind = classify(ev->name);
+	struct span *sp = NULL;
+
+	if (kind == SK_DATA_TRAIN) {
+		on_data_enter(t, ev);
+		return;
+	}
+	/* DDP announces its forward through record_function: an exact forward without
+	 * Python frames (unless those already opened one) */
+	if (kind == SK_MODEL_FORWARD) {
+		struct tree_event f = *ev;
+
+		f.name = "DistributedDataParallel";
+		f.value = -1;
+		if (!t->forward)
+			on_forward(t, &f, true);
+		else
+			f.name = NULL;
+		push_scope(t, f.name ? t->forward : NULL, kind);
+		return;
+	}
+	if (t->pending && t->grad_enabled && kind != SK_COLLECTIVE)
+		confirm_batch(t);
+	if (kind == SK_OPTIMIZER) {
+		infer_forward(t, ev->ts_ns, false);
+		if (!t->step)
+			open_step(t, ev->ts_ns, NULL);
+		t->step_had_optimizer = true;
+		t->optimizer_steps++;
+		sp = session__open(t->s, innermost(t), "optimizer_step", -1, ev->ts_ns);
+		if (sp)
+			cJSON_AddStringToObject(sp->attrs, "scope", ev->name);
+	} else if (kind == SK_COLLECTIVE && t->pending) {
+		/* after a __next__ nothing confirmed yet (the epoch's last, say): the last step
+		 * ended where that __next__ began, so this is the epoch's */
+		sp = session__open(t->s, t->epoch, ev->name, -1, ev->ts_ns);
+	} else {
+		sp = session__open(t->s, innermost(t), kind == SK_ZERO_GRAD ? "zero_grad" : ev->name,
+				   -1, ev->ts_ns);
+	}
+	push_scope(t, sp, kind);
+}
+
+static void on_scope_exit(struct torch_tree *t, const struct tree_event *ev)
+{
+	struct tree_scope sc;
+
+	if (!t->nscopes)
+		return;	/* entered before we attached */
+	sc = t->scopes[--t->nscopes];
+	if (sc.kind == SK_DATA_PENDING) {
+		if (t->pending && !t->pending_end)
+			t->pending_end = ev->ts_ns;
+		t->last_data_end_ns = ev->ts_ns;
+		mark_boundary(t, ev->ts_ns);
+		memcpy(t->pending_end_counters, t->boundary_counters,
+		       sizeof(t->pending_end_counters));
+		return;
+	}
+	if (!sc.span || sc.span->status != SPAN_OPEN)
+		return;
+	if (sc.kind == SK_MODEL_FORWARD) {
+		if (sc.span == t->forward)
+			on_forward(t, ev, false);
+		return;
+	}
+	if (sc.kind == SK_DATA_TRAIN || sc.kind == SK_DATA_EVAL) {
+		cJSON_AddNumberToObject(sc.span->attrs, "data_load_ns",
+					(double)(ev->ts_ns - sc.span->start_ns));
+		t->last_data_end_ns = ev->ts_ns;
+		mark_boundary(t, ev->ts_ns);
+	}
+	session__close(t->s, sc.span, ev->ts_ns, SPAN_OK);
+	if (sc.kind == SK_OPTIMIZER)
+		t->optimizer_end_ns = ev->ts_ns;
+	if (sc.kind == SK_OPTIMIZER || (sc.kind == SK_ZERO_GRAD && t->step_had_optimizer)) {
+		t->last_data_end_ns = 0;	/* what follows is not a forward of this batch */
+		t->last_boundary_ns = ev->ts_ns;
+		mark_boundary(t, ev->ts_ns);
+	}
+}
+
+static void on_backward(struct torch_tree *t, const struct tree_event *ev, bool enter)
+{
+	if (!enter) {
+		if (t->backward) {
+			session__close(t->s, t->backward, ev->ts_ns, SPAN_OK);
+			t->backward = NULL;
+			t->last_boundary_ns = ev->ts_ns;	/* accumulation: next forward */
+			mark_boundary(t, ev->ts_ns);
+		}
+		return;
+	}
+	confirm_batch(t);
+	if (!t->step || t->step_had_optimizer)	/* a loop without DataLoader */
+		open_step(t, t->last_boundary_ns ? t->last_boundary_ns : ev->ts_ns,
+			  t->last_boundary_ns ? t->boundary_counters : NULL);
+	infer_forward(t, ev->ts_ns, true);
+	close_span(t, &t->backward, ev->ts_ns, NULL);
+	t->backward = session__open(t->s, innermost(t), "backward", -1, ev->ts_ns);
+}
+
+static void on_forward(struct torch_tree *t, const struct tree_event *ev, bool enter)
+{
+	if (!enter) {
+		if (t->forward)
+			t->exact_forward_seen = true;
+		close_span(t, &t->forward, ev->ts_ns, NULL);
+		return;
+	}
+	if (t->forward)
+		return;	/* a nested module call */
+	if (t->grad_enabled)
+		confirm_batch(t);
+	t->forward = session__open(t->s, t->grad_enabled && t->step ? t->step : innermost(t),
+				   "forward", -1, ev->ts_ns);
+	if (!t->forward)
+		return;
+	if (ev->value >= 0)
+		set_mode(t->forward, ev->value ? "train" : "eval", "module.training");
+	else
+		set_mode(t->forward, t->grad_enabled ? "train" : "eval", "grad_mode");
+	if (ev->name)
+		cJSON_AddStringToObject(t->forward->attrs, "module", ev->name);
+}
+
+/* Events were dropped: scopes, forward and backward may never see their ends. End them
+ * now as incomplete (each once), forget the scope stack and a half-seen batch; the step
+ * and epoch go on, marked. The next data_load or backward starts cleanly. */
+static void on_lost(struct torch_tree *t, const struct tree_event *ev)
+{
+	struct span *open[TREE_MAX_SCOPES + 2];
+	int n = 0;
+
+	t->events_lost += ev->value;
+	for (int i = t->nscopes - 1; i >= 0; i--)
+		if (t->scopes[i].span && t->scopes[i].span->status == SPAN_OPEN)
+			open[n++] = t->scopes[i].span;
+	if (t->forward)
+		open[n++] = t->forward;
+	if (t->backward)
+		open[n++] = t->backward;
+	for (int i = 0; i < n; i++) {
+		cJSON_AddNumberToObject(open[i]->attrs, "events_lost", ev->value);
+		session__close(t->s, open[i], ev->ts_ns, SPAN_INCOMPLETE);
+	}
+	t->forward = t->backward = NULL;
+	t->nscopes = 0;
+	t->pending = false;
+	t->last_data_end_ns = t->last_boundary_ns = 0;
+	t->exact_forward_seen = false;
+	if (t->step && !cJSON_GetObjectItemCaseSensitive(t->step->attrs, "events_lost"))
+		cJSON_AddNumberToObject(t->step->attrs, "events_lost", ev->value);
+}
+
+void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
+{
+
+	if (ev->kind == TI_LOST) {	/* from any thread: the gap may hide the training one's */
+		on_lost(t, ev);
+		return;
+	}
+	if (!t->tid && (ev->kind == TI_BACKWARD_ENTER ||
+			(ev->kind == TI_SCOPE_ENTER && classify(ev->name) != SK_OTHER &&
+			 classify(ev->name) != SK_COLLECTIVE)))
+		t->tid = ev->tid;
+	if (t->tid && ev->tid != t->tid)
+		return;	/* other threads: their own scopes do not shape the tree */
+	if (ev->ts_ns > t->last_ts_ns)
+		t->last_ts_ns = ev->ts_ns;
+	switch (ev->kind) {
+	case TI_SCOPE_ENTER:
+		on_scope_enter(t, ev);
+		break;
+	case TI_SCOPE_EXIT:
+		on_scope_exit(t, ev);
+		break;
+	case TI_BACKWARD_ENTER:
+	case TI_BACKWARD_EXIT:
+		on_backward(t, ev, ev->kind == TI_BACKWARD_ENTER);
+		break;
+	case TI_GRAD_MODE:
+		if (!ev->value && !t->nscopes)
+			settle_unconfirmed(t);	/* validation begins after the last batch */
+		if (ev->value && !t->grad_enabled && !t->nscopes)
+			t->last_data_end_ns = 0;	/* validation is over: no forward spans it */
+		t->grad_enabled = ev->value != 0;
+		break;
+	case TI_FORWARD_ENTER:
+	case TI_FORWARD_EXIT:
+		on_forward(t, ev, ev->kind == TI_FORWARD_ENTER);
+		break;
+	case TI_LOST:	/* handled above */
+		break;
+	}
+}
+
+void torch_tree__finish(struct torch_tree *t, bool clean_exit)
+{
+	settle_unconfirmed(t);
+	t->last_data_end_ns = 0;
+	/* A clean exit ends the last step and epoch with the last thing seen: the loop ran
+	 * to completion. After a crash or a detach they stay as they are (open). */
+	if (clean_exit && t->last_ts_ns)
+		close_epoch(t, t->last_ts_ns, NULL);
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_TORCH_TREE_H
+#define __CIRRON_TORCH_TREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "tree/session.h"
+
+/*
+ * The training-structure state machine: turns scope events from the target's training
+ * thread into epoch > step > data_load / forward / backward / optimizer_step spans
+ * (DESIGN.md "Tree rules"). It knows nothing about probes: attach code translates uprobe
+ * events into these inputs, so the rules are unit-testable on their own.
+ */
+enum tree_input {
+	TI_SCOPE_ENTER,		/* a record_function scope: name, obj = DataLoader iterator (0: unknown) */
+	TI_SCOPE_EXIT,
+	TI_BACKWARD_ENTER,	/* autograd engine execution */
+	TI_BACKWARD_EXIT,
+	TI_GRAD_MODE,		/* value: 1 grad enabled, 0 disabled (torch.no_grad) */
+	TI_FORWARD_ENTER,	/* outermost Module call seen in Python frames: name = class,
+				 * value = module.training (1/0) or -1 when unknown */
+	TI_FORWARD_EXIT,
+	TI_LOST,		/* value events of this process were dropped just before this
+				 * point: the open scopes may have lost their ends */
+};
+
+struct tree_event {
+	enum tree_input kind;
+	uint64_t ts_ns;		/* wall clock */
+	uint32_t tid;
+	const char *name;
+	uint64_t obj;
+	int value;
+};
+
+#define TREE_MAX_SCOPES 64
+
+struct tree_scope {
+	struct span *span;	/* NULL: a scope we do not make a span of (still nested) */
+	int kind;
+};
+
+struct torch_tree {
+	struct session *s;
+	long epoch_steps;	/* fallback epoch length in optimizer steps */
+	uint32_t tid;		/* the training thread (first to load data or run backward) */
+	struct span *epoch, *step, *forward, *backward, *pending_eval;
+	long epoch_index, step_index;
+	long steps_in_epoch;
+	bool step_had_optimizer;
+	bool grad_enabled;
+	bool eval_since_train;	/* eval batches since the last training batch */
+	bool train_exhausted;	/* a training iterator ran out since the last training batch */
+	bool exact_forward_seen;	/* a measured forward covers the window an inferred
+					 * one would have */
+	uint64_t train_iter;	/* iterator of the current training epoch (0: unknown) */
+	uint64_t last_data_end_ns;	/* end of the batch's data_load: a forward may start */
+	uint64_t last_boundary_ns;	/* end of the last backward / optimizer step */
+	uint64_t quiet_ns;	/* the last time no forward could be running: a data_load,
+				 * backward or optimizer step ended */
+	uint64_t optimizer_end_ns;	/* the last optimizer step's end */
+	uint64_t boundary_counters[SESSION_NCOUNTERS];	/* CUDA counters at that boundary */
+	bool pending;		/* a training __next__ not yet confirmed by a backward etc. */
+	uint64_t pending_start, pending_end, pending_obj;
+	uint64_t pending_start_counters[SESSION_NCOUNTERS], pending_end_counters[SESSION_NCOUNTERS];
+	struct tree_scope scopes[TREE_MAX_SCOPES];
+	int nscopes;
+	long optimizer_steps;
+	uint64_t last_ts_ns;	/* the training thread's last event */
+	long events_lost;	/* told by TI_LOST */
+};
+
+void torch_tree__init(struct torch_tree *t, struct session *s, long epoch_steps);
+void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev);
+/* Called when the session ends: settles spans the tree still holds back and, after a clean
+ * exit, ends the last step and epoch at the last event; session__end does the rest. */
+void torch_tree__finish(struct torch_tree *t, bool clean_exit);
+
+#endif
