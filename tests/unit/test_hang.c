@@ -3,8 +3,8 @@
 //
 // Hang detection on a real session: usual durations learned from closed spans, the open
 // path checked against them, one report per hang.
-#include "hang.h"
-#include "session.h"
+#include "tree/hang.h"
+#include "tree/session.h"
 #include "unit.h"
 
 #define T0 1795423440000000000ull
@@ -103,10 +103,40 @@ static void pending_batch_is_innermost(void)
 	session__free(s);
 }
 
+/* A step opened after the fact at its stalled data_load's start: once the batch is in and the
+ * training thread is busy again, the step is not hung, however long ago it started; when the
+ * events stop again for long enough, it is. */
+static void progress_after_a_stall_is_not_a_hang(void)
+{
+	struct hang_watch w;
+	struct session *s = new_session(&w);
+	struct span *epoch = session__open(s, NULL, "epoch", 0, T0), *st;
+	char line[512];
+	cJSON *rec;
+
+	close_steps(s, &w, epoch, 5);	/* steps of 2 ms */
+	st = session__open(s, epoch, "step", 5, T0 + SEC);	/* its data_load took 3 s */
+	hang__progress(&w, T0 + 4 * SEC);	/* the batch came; forward began */
+	ASSERT_NULL(hang__check(&w, s, NULL, T0 + 4 * SEC + 10 * MS, line, sizeof(line)),
+		    "3 s old, but busy 10 ms ago");
+	rec = hang__check(&w, s, NULL, T0 + 6 * SEC, line, sizeof(line));
+	if (ASSERT_OK_PTR(rec, "then 2 s without an input: hung")) {
+		ASSERT_HAS_SUBSTR(line, "no progress for 2.00s in", "counted from the last input");
+		ASSERT_STREQ(cJSON_GetObjectItem(rec, "open_ns")->valuestring, "5000000000",
+			     "open_ns: since the step began");
+		ASSERT_STREQ(cJSON_GetObjectItem(rec, "no_progress_ns")->valuestring, "2000000000",
+			     "no_progress_ns: since the last input");
+	}
+	cJSON_Delete(rec);
+	(void)st;
+	session__free(s);
+}
+
 int main(void)
 {
 	RUN_TEST(median_of_closed_spans);
 	RUN_TEST(reports_once_per_hang);
 	RUN_TEST(pending_batch_is_innermost);
+	RUN_TEST(progress_after_a_stall_is_not_a_hang);
 	return unit__done();
 }

@@ -169,5 +169,6 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 	default:
 		return;
 	}
+	hang__progress(&t->hang, te.ts_ns);
 	torch_tree__feed(&t->tree, &te);
 }
