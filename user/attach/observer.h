@@ -70,7 +70,7 @@ int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m);
 void attach__ldso_unwatch(struct observer *o);
 
 /* bpf_object.c: load the BPF object, attach its tracepoints, set up the ring buffers
- * (events go to handle_event). Returns 0 or an exit code. */
+ * (events go to handle_event: observe/dispatch.c). Returns 0 or an exit code. */
 typedef int (*ring_buffer_event_fn)(void *ctx, void *data, size_t size);
 int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event);
 void bpf_object__unload_all(struct observer *o);

@@ -27,7 +27,7 @@ int dispatch__event(void *ctx, void *data, size_t size)
 	case EV_EXIT:
 		t = targets__find(o, (int)e->pid);
 		/* The command `run` started is reaped instead: waitpid has its exact status.
-		 * Others end in check_alive, after this callback (see target_exited). */
+		 * Others end in check_alive, after this callback (see targets__exited). */
 		if (t && t->pid != o->child && !t->exited) {
 			t->exited = true;
 			t->exit_status = (int)e->args[0];

@@ -72,7 +72,7 @@ static void check_alive(struct observer *o)
 	for (t = o->targets; t; t = next) {
 		next = t->next;
 		if (t->pid == o->child && !o->child_reaped)
-			continue;	/* reap_child gets its exact status */
+			continue;	/* launch__reap gets its exact status */
 		if (t->exited || !procfs__alive(t->pid)) {
 			ring_buffer__consume(o->rb);
 			if (targets__find(o, t->pid) == t)
