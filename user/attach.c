@@ -19,13 +19,14 @@
 #include "observer.h"
 #include "procfs.h"
 
-/* Ids 1 .. CIRRON_WATCH_FIRST_ID - 1; the ones above are watch's ld.so probes. */
+/* Ids 1 .. CIRRON_WATCH_FIRST_ID - 1; the ones above are watch's ld.so probes. An id whose
+ * old links are still being destroyed is not given out again. */
 static uint32_t alloc_id(struct observer *o)
 {
 	for (uint32_t n = 0; n < CIRRON_WATCH_FIRST_ID - 1; n++) {
 		uint32_t id = 1 + (o->next_free_id + n) % (CIRRON_WATCH_FIRST_ID - 1);
 
-		if (!o->slots[id].target) {
+		if (!o->slots[id].target && !atomic_load(&o->slots[id].reaping)) {
 			o->next_free_id = id;
 			return id;
 		}
@@ -304,7 +305,7 @@ static bool hint_matches(const struct probe_group *g, const char *path)
 	return g->file_hint && strstr(base ? base + 1 : path, g->file_hint);
 }
 
-int attach__scan(struct observer *o, struct target *t)
+static int scan(struct observer *o, struct target *t)
 {
 	struct proc_maps maps;
 	size_t first, fi, gi;
@@ -365,11 +366,34 @@ int attach__scan(struct observer *o, struct target *t)
 	return total;
 }
 
+/* The links go to the reaper's threads: detaching a target never holds up the loader (see
+ * link_reaper.h). Its ids stay reserved until their links are gone. */
+int attach__scan(struct observer *o, struct target *t)
+{
+	int n;
+
+	link_reaper__hold();	/* no close of old links delays these (link_reaper.h) */
+	n = scan(o, t);
+	link_reaper__release();
+	return n;
+}
+
 void attach__detach(struct observer *o, struct target *t)
 {
 	for (size_t i = 0; i < t->nprobes; i++) {
-		unlink_one(&t->probes[i]);
-		release_one(o, &t->probes[i]);
+		struct probe_result *r = &t->probes[i];
+
+		if (r->id) {
+			atomic_uint *pending = &o->slots[r->id].reaping;
+
+			atomic_fetch_add(pending, 2);
+			link_reaper__destroy_then(r->entry, pending);
+			link_reaper__destroy_then(r->ret, pending);
+			r->entry = r->ret = NULL;
+		} else {
+			unlink_one(r);
+		}
+		release_one(o, r);
 	}
 }
 
@@ -388,7 +412,9 @@ int attach__python_sample(struct observer *o, struct target *t, bool on)
 			r->entry = r->ret = NULL;
 			continue;
 		}
+		link_reaper__hold();
 		err = link_one(o, t, r);
+		link_reaper__release();
 		if (err) {
 			wlog("pid %d: cannot attach %s for a sampled step: %s", t->pid, r->symbol,
 			     strerror(-err));
@@ -438,7 +464,9 @@ int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m)
 		goto out;
 	}
 	l = &w->ldsos[w->nldsos];
+	link_reaper__hold();
 	l->link = bpf_program__attach_uprobe_opts(o->prog_entry, -1, path, off, &uo);
+	link_reaper__release();
 	if (!l->link) {
 		err = -errno;
 		goto out;

@@ -450,7 +450,7 @@ static void on_new_ldso(struct observer *o, const struct event *e)
 		    watch__is_ldso(&o->watch, &maps.v[i]))
 			watch_ldso(o, (int)e->pid, &maps.v[i]);
 	procfs__free_maps(&maps);
-	watch_process(o, (int)e->pid, false);
+	discovery__note(&o->watch.disc, (int)e->pid);
 }
 
 static void watch_running(void *ctx, int pid)
@@ -474,6 +474,55 @@ static int watch_start(struct observer *o)
 	ilog("watching for processes that load torch or the CUDA runtime (%zu dynamic linkers "
 	     "probed); %d running now", o->watch.nldsos, n);
 	return 0;
+}
+
+static void watch_noted(void *ctx, int pid)
+{
+	watch_process(ctx, pid, false);
+}
+
+/* Found by a pass over /proc after lost events: traced now, it had been missed. */
+static void watch_rescanned(void *ctx, int pid)
+{
+	struct observer *o = ctx;
+	uint64_t before = o->watch.wanted;
+
+	watch_process(o, pid, true);
+	if (o->watch.wanted > before) {
+		o->watch.disc.recovered++;
+		wlog("pid %d: found by a rescan of /proc after lost events", pid);
+	}
+}
+
+/* Once per round, after the rings are drained and exits handled: control events lost to a
+ * full ring make every process (and every target's maps) be looked at again, held targets
+ * are let go; then the processes whose link map changed are looked at. */
+static void discover(struct observer *o)
+{
+	struct watch_scan_ops ops = { .on_process = watch_rescanned, .on_ldso = watch_ldso,
+				      .ctx = o };
+	uint64_t lost = discovery__lost_since(&o->watch.disc, o->stats_fd);
+
+	if (lost) {
+		char state;
+		int ppid;
+
+		wlog("%" PRIu64 " control events lost (ring full): looking at every process again",
+		     lost);
+		for (struct target *t = o->targets; t; t = t->next) {
+			scan_target(o, t);
+			if (t->stop_on_load && !procfs__stat(t->pid, &state, &ppid) && state == 'T')
+				resume(t->pid);
+		}
+		if (o->opts->cmd == CMD_WATCH) {
+			o->watch.disc.rescans++;
+			int n = watch__scan(&o->watch, getpid(), &ops);
+
+			if (n < 0)
+				wlog("cannot list processes in /proc: %s", strerror(-n));
+		}
+	}
+	discovery__drain(&o->watch.disc, watch_noted, o);
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -500,8 +549,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 			t->exit_status = (int)e->args[0];
 		}
 		return 0;
-	case EV_WATCH_LOAD:
-		watch_process(o, (int)e->pid, false);
+	case EV_WATCH_LOAD:	/* looked at after this round's exits (discovery.h) */
+		discovery__note(&o->watch.disc, (int)e->pid);
 		return 0;
 	case EV_NEW_LDSO:
 		on_new_ldso(o, e);
@@ -829,6 +878,7 @@ int observer__main(const struct options *opts)
 		}
 		reap_child(o);
 		check_alive(o);
+		discover(o);
 		check_hangs(o);
 		now = clock__mono_ns();
 		if (now - last_flush >= flush_ns) {
@@ -854,9 +904,7 @@ int observer__main(const struct options *opts)
 		end_target(o, t, "detach");
 	}
 	if (opts->cmd == CMD_WATCH)
-		ilog("watch: traced %" PRIu64 " processes, ignored %" PRIu64 " (--match), looked "
-		     "at %" PRIu64 " library loads of others", o->watch.wanted, o->watch.ignored,
-		     o->watch.looked_at);
+		watch__summary(&o->watch);
 	if (opts->cmd == CMD_RUN) {
 		if (!o->any_session)
 			wlog("no process of '%s' mapped a library that probes/ knows",
