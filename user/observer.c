@@ -839,7 +839,7 @@ int observer__main(const struct options *opts)
 	if (opts->sinks & SINK_SPOOL) {
 		err = spool__open(&o->spool, opts->path, opts->max_spool_bytes);
 		if (err) {
-			elog("cannot write spool under %s: %s", opts->path, strerror(-err));
+			elog("cannot write spool under %s: %s", opts->path, fs__strerror(err));
 			err = EXIT_SPOOL_UNWRITABLE;
 			goto out;
 		}
