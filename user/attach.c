@@ -305,6 +305,25 @@ static bool hint_matches(const struct probe_group *g, const char *path)
 	return g->file_hint && strstr(base ? base + 1 : path, g->file_hint);
 }
 
+/* A group of probes/ that makes a session (torch, CUDA runtime, NCCL; not ld.so or CPython). */
+static bool gives_session(const struct probe_group *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (probe_def__gives_session(&g->probes[i]))
+			return true;
+	return false;
+}
+
+/* Is the file named like a library of such a group? Then skipping it is worth a word. */
+static bool named_like_session_lib(const struct observer *o, const char *path)
+{
+	for (size_t gi = 0; gi < o->probes.n; gi++)
+		if (gives_session(&o->probes.groups[gi]) &&
+		    hint_matches(&o->probes.groups[gi], path))
+			return true;
+	return false;
+}
+
 static int scan(struct observer *o, struct target *t)
 {
 	struct proc_maps maps;
@@ -331,7 +350,11 @@ static int scan(struct observer *o, struct target *t)
 		q[o->probes.n].name = "@load";
 		err = sym_cache__resolve(o->syms, f->host_path, q, o->probes.n + 1, &cached);
 		if (err < 0) {
-			dlog("pid %d: skip %s: %s", t->pid, f->path, strerror(-err));
+			/* a file the target maps but we cannot read as ELF (crafted, truncated,
+			 * gone): this file is skipped, the rest of the target is not */
+			if (named_like_session_lib(o, f->path) || log_verbosity >= 2)
+				wlog("pid %d: skipped %s: %s", t->pid, f->path,
+				     err == -ENOEXEC ? "not an ELF file it can read" : strerror(-err));
 			if (!procfs__alive(t->pid)) {
 				free(q);
 				return -ESRCH;
@@ -343,8 +366,12 @@ static int scan(struct observer *o, struct target *t)
 			const struct probe_group *g = &o->probes.groups[gi];
 			int n;
 
-			if (!q[gi].found)
+			if (!q[gi].found) {
+				if (hint_matches(g, f->path) && *g->file_hint && gives_session(g))
+					ilog("pid %d: skipped %s: named like %s's library but defines "
+					     "no %s", t->pid, f->path, g->name, g->match_defines);
 				continue;
+			}
 			if (!hint_matches(g, f->path))
 				dlog("pid %d: %s defines %s: group %s by symbol, not by name",
 				     t->pid, f->path, g->match_defines, g->name);

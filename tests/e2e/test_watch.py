@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, ROOT, read_spool, unavailable
+from conftest import BIN, ROOT, assert_no_sanitizer_report, read_spool, unavailable
 from test_distributed import DDP, EPOCHS, BATCHES, LAUNCH, TORCHRUN
 from test_torch_tree import HOST_PYTHON, TRAIN, check_well_formed, named, trixie_root  # noqa: F401
 
 UNIT = ROOT / "dist" / "cirron-probe-watch.service"
+CRAFTED = ROOT / "tests" / "workloads" / "map_crafted.py"
 CROWD = 200
 pytestmark = pytest.mark.timeout(300)
 
@@ -36,7 +37,7 @@ def jobs(tmp_path):
     (other tests, other users). Returns (directory, --match regex)."""
     d = tmp_path / "jobs"
     d.mkdir()
-    for f in (TRAIN, DDP, LAUNCH, TORCHRUN):
+    for f in (TRAIN, DDP, LAUNCH, TORCHRUN, CRAFTED):
         shutil.copy(f, d / f.name)
     return d, re.escape(str(d))
 
@@ -55,8 +56,8 @@ def memory_mib(pid):
     return tuple(k / 1024 for k in kib)
 
 
-def start_watch(h, root, *args):
-    w = h.observer("watch", "-v", *args, path=root)
+def start_watch(h, root, *args, san=False):
+    w = h.observer("watch", "-v", *args, path=root, san=san)
     w.err.wait_for(r"watching for processes that load torch", timeout=60)
     return w
 
@@ -339,3 +340,58 @@ def test_bad_match_is_a_usage_error(h, built):
     assert rc == 64 and "invalid --match" in err, err
     rc, out, err = h.run_to_end([BIN, "watch", "-p", "1"])
     assert rc == 64, err
+
+
+def craft(d):
+    """Libraries named like the ones the agent traces, each broken its own way, from a real
+    small ELF (zlib): garbage behind an ELF magic, section headers past the end of the file,
+    a symbol table claiming billions of one-byte symbols, one claiming 2^40 symbols of the
+    right size, one whose data lies past the end of the file."""
+    import struct
+    base = Path("/usr/lib/x86_64-linux-gnu/libz.so.1").read_bytes()
+    shoff, = struct.unpack_from("<Q", base, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", base, 0x3A)
+    dynsym = next(shoff + i * shentsize for i in range(shnum)
+                  if struct.unpack_from("<I", base, shoff + i * shentsize + 4)[0] == 11)
+
+    def patched(*edits):
+        b = bytearray(base)
+        for off, fmt, value in edits:
+            struct.pack_into(fmt, b, off, value)
+        return bytes(b)
+
+    d.mkdir()
+    (d / "libcudart.so.13").write_bytes(b"\x7fELF\x02\x01\x01" + os.urandom(65536))
+    (d / "libtorch_cpu.so").write_bytes(patched((0x28, "<Q", len(base) + (1 << 30))))
+    (d / "libc10.so").write_bytes(patched((dynsym + 0x20, "<Q", 0xffffffffff00),
+                                          (dynsym + 0x38, "<Q", 1)))
+    (d / "libtorch_python.so").write_bytes(patched((dynsym + 0x20, "<Q", 24 << 40)))
+    (d / "libnccl.so.2").write_bytes(patched((dynsym + 0x18, "<Q", len(base) + 4096)))
+    return sorted(p.name for p in d.iterdir())
+
+
+def test_crafted_libraries_cost_bounded_time_and_say_why(h, bpf, jobs):
+    """A process maps crafted libraries named like libcudart, libtorch, libc10, NCCL: the
+    agent reads them (as root) in bounded time and memory, skips each with a reason, and
+    goes on tracing the next job."""
+    d, match = jobs
+    names = craft(d / "crafted")
+    root = h.spool_root()
+    w = start_watch(h, root, "--match", match, san=True)     # ASan + UBSan
+    cpu0 = cpu_seconds(w.pid)
+    hostile = h.start([HOST_PYTHON, d / "map_crafted.py", d / "crafted"])
+    hostile.out.wait_for(r"^ready$", timeout=60)
+    for name in names:
+        w.err.wait_for(rf"pid {hostile.pid}: skipped \S*/crafted/{re.escape(name)}: ", timeout=60)
+    cost = cpu_seconds(w.pid) - cpu0
+    rss, hwm = memory_mib(w.pid)
+    print(f"\nagent on {len(names)} crafted libraries: {cost:.3f} s CPU, peak RSS {hwm:.1f} MiB")
+    assert cost < 10 and hwm < 256, (cost, hwm)
+    hostile.signal(signal.SIGUSR1)
+    assert hostile.finish() == 0
+    nxt = h.start([HOST_PYTHON, d / TRAIN.name, "--epochs", "1"])
+    check_all_traced(w, root, [nxt])
+    assert w.alive()
+    stop_watch(w)
+    assert_no_sanitizer_report(w.err.text)
+    print("\n".join(ln for ln in w.err.text.splitlines() if "skipped" in ln))
