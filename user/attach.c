@@ -405,12 +405,19 @@ int attach__scan(struct observer *o, struct target *t)
 	return n;
 }
 
+/* A process that exited: its links go to the reaper's thread, so that detaching it never
+ * holds up the loader (see link_reaper.h); its ids stay reserved until their links are
+ * gone. A process still alive (it exec'd, or we detach from it) loses them here and now: a
+ * uprobe perf event follows the task, not the image, so a link left behind would fire in the
+ * new image too (and count its CUDA calls twice). */
 void attach__detach(struct observer *o, struct target *t)
 {
+	bool gone = procfs__alive(t->pid) <= 0;
+
 	for (size_t i = 0; i < t->nprobes; i++) {
 		struct probe_result *r = &t->probes[i];
 
-		if (r->id) {
+		if (r->id && gone) {
 			atomic_uint *pending = &o->slots[r->id].reaping;
 
 			atomic_fetch_add(pending, 2);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "link_reaper.h"
+#include "log.h"
 
 /* One: the kernel closes a uprobe's perf event under its global event_mutex, held through
  * the RCU grace periods (see link_reaper.h), so closes never overlap; each one in flight is
@@ -139,6 +140,8 @@ void link_reaper__destroy(struct bpf_link *link)
 void link_reaper__wait(void)
 {
 	pthread_mutex_lock(&lock);
+	if (in_flight > 0)
+		ilog("closing %u uprobe links (the kernel takes a grace period each)", in_flight);
 	while (in_flight > 0)
 		pthread_cond_wait(&idle_cond, &lock);
 	pthread_mutex_unlock(&lock);
