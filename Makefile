@@ -30,7 +30,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-smoke lint check-layers vmlinux clean bench trixie-root install
+.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers vmlinux clean bench trixie-root install
 
 all: cirron-probe
 
@@ -111,9 +111,44 @@ fuzz: $(OUTPUT)/fuzz/fuzz_spool_reader
 	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
 	$(Q)ASAN_OPTIONS=detect_leaks=1 $< $(FUZZ_FLAGS) $(OUTPUT)/fuzz/corpus tests/fuzz/corpus
 
-# A short run for `make test`; FUZZ_SECONDS=N make fuzz for a longer one.
+# What targets can craft: the ELF files they map (symbol reader, symbol cache) and the probes/
+# loader. ELF seeds are built (tests/fuzz/elf_seed.c, whole and stripped); probes/ seeds the
+# loader. Findings land in .output/fuzz/ as for the spool reader (tests/fuzz/README.md).
+FUZZ_ELF_SRCS := $(addprefix user/,target/elf_syms.c target/sym_cache.c common/fsutil.c common/log.c)
+FUZZ_PROBE_SRCS := $(addprefix user/,target/probe_defs.c common/log.c)
+FUZZ_COMMON := -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	-artifact_prefix=$(OUTPUT)/fuzz/ -print_final_stats=1
+
+$(OUTPUT)/fuzz/fuzz_elf_syms: tests/fuzz/fuzz_elf_syms.c $(patsubst user/%.c,$(OUTPUT)/fuzz/%.o,$(FUZZ_ELF_SRCS))
+	$(call msg,FUZZER,$@)
+	$(Q)$(CLANG) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) $(WARN) $^ -lelf -lz -o $@
+
+$(OUTPUT)/fuzz/fuzz_probe_defs: tests/fuzz/fuzz_probe_defs.c $(patsubst user/%.c,$(OUTPUT)/fuzz/%.o,$(FUZZ_PROBE_SRCS)) $(OUTPUT)/probe_files.o
+	$(call msg,FUZZER,$@)
+	$(Q)$(CLANG) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) $(WARN) $^ -lcjson -o $@
+
+$(OUTPUT)/fuzz/elf-seeds/seed.so: tests/fuzz/elf_seed.c | $(OUTPUT)/fuzz
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -shared -fPIC -nostdlib -O1 -Wl,--build-id -Wl,-z,max-page-size=4096 \
+		-Wl,-z,noseparate-code $< -o $@
+	$(Q)strip --strip-all $@ -o $(@D)/seed-stripped.so
+
+fuzz-elf: $(OUTPUT)/fuzz/fuzz_elf_syms $(OUTPUT)/fuzz/elf-seeds/seed.so
+	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus-elf
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $< $(FUZZ_COMMON) -max_len=65536 \
+		$(OUTPUT)/fuzz/corpus-elf $(OUTPUT)/fuzz/elf-seeds
+
+fuzz-probes: $(OUTPUT)/fuzz/fuzz_probe_defs
+	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus-probes
+	$(Q)ASAN_OPTIONS=detect_leaks=1 $< $(FUZZ_COMMON) -max_len=16384 \
+		-dict=tests/fuzz/probes.dict $(OUTPUT)/fuzz/corpus-probes probes tests/fuzz/corpus-probes
+
+# A short run of each for `make test`; FUZZ_SECONDS=N make fuzz (fuzz-elf, fuzz-probes) for a
+# longer one.
 fuzz-smoke:
-	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30
+	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
+	$(Q)$(MAKE) --no-print-directory fuzz-elf FUZZ_SECONDS=20
+	$(Q)$(MAKE) --no-print-directory fuzz-probes FUZZ_SECONDS=20
 
 deps:
 	$(Q)scripts/install-deps.sh

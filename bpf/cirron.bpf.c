@@ -22,7 +22,9 @@ struct {
 	__uint(max_entries, 8 << 20);
 } events SEC(".maps");
 
-/* Rare events that must not be lost behind high-rate ones: exec, fork, exit, link map. */
+/* Rare events that must not be lost behind high-rate ones: exec, fork, exit, link map.
+ * Should it fill up all the same (a burst of process starts), the drop is counted in
+ * STAT_CONTROL_DROPS and the loader looks at /proc again. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 << 10);
@@ -177,7 +179,7 @@ static __always_inline struct event *reserve(void *rb)
 	__u64 id = bpf_get_current_pid_tgid();
 
 	if (!e) {
-		count(&stats, STAT_RB_DROPS);
+		count(&stats, rb == (void *)&control ? STAT_CONTROL_DROPS : STAT_RB_DROPS);
 		return NULL;
 	}
 	__builtin_memset(e, 0, sizeof(*e));

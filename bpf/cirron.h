@@ -174,8 +174,10 @@ struct target_info {
 
 /* Global counters, a per-CPU array indexed by these. */
 enum stat_id {
-	STAT_RB_DROPS = 0,	/* bpf_ringbuf_reserve failed: an event was lost */
+	STAT_RB_DROPS = 0,	/* bpf_ringbuf_reserve failed on the events ring: an event was lost */
 	STAT_KERNEL_KEYS_FULL,	/* the per-kernel launch map was full */
+	STAT_CONTROL_DROPS,	/* the control ring was full: an exec, exit or link-map event
+				 * was lost (watch looks at /proc again) */
 	STAT__COUNT,
 };
 

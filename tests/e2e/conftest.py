@@ -174,6 +174,22 @@ class Stream:
                                          f"got:\n" + "\n".join(self.lines))
                 self._cond.wait(left)
 
+    def wait_count(self, pattern, n, timeout=PROC_TIMEOUT_S):
+        """Waits until n lines match pattern; returns their re.Match objects."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                found = [m for m in map(rx.search, self.lines) if m]
+                if len(found) >= n:
+                    return found
+                left = deadline - time.monotonic()
+                if self._eof or left <= 0:
+                    why = "end of output" if self._eof else f"{timeout}s"
+                    raise AssertionError(f"{len(found)} of {n} lines matching {pattern!r} "
+                                         f"before {why}; got:\n" + "\n".join(self.lines))
+                self._cond.wait(left)
+
     def close(self, timeout=PROC_TIMEOUT_S):
         self._thread.join(timeout)
         assert not self._thread.is_alive(), "pipe still open (a process still holds it)"

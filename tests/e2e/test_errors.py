@@ -242,3 +242,51 @@ def test_run_not_executable(h, bpf):
     assert rc == 126, err
     one_error_line(err, f"cannot run {script}", "permission denied")
     assert "ran" not in out
+
+
+def test_spool_others_may_write_is_refused(h, bpf, tmp_path):
+    """The spool root others may write (0777, no sticky bit) with a link planted as its spool
+    directory, pointing outside: root refuses to write there, one clear error, exit 5, and
+    nothing is written through the link."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    (shared / "spool").symlink_to(outside)
+    rc, out, err = h.run_to_end([SAN, "run", "--path", shared, "--cache-dir", h.cache_dir,
+                                 "--", CUDA_CALLS], env=san_env())
+    assert rc == EXIT_SPOOL_UNWRITABLE, err
+    one_error_line(err, "cannot write spool", str(shared), "other users may write")
+    assert list(outside.iterdir()) == []
+    assert "done" not in out                    # the command never ran
+
+
+def test_links_planted_in_the_spool_are_never_followed(h, bpf, tmp_path):
+    """Links planted in a spool under the names temporary batch files used to have (which
+    root opened with O_TRUNC, following links): the batches land whole, mode 0640, and the
+    file the links point at is untouched."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    t = waiting_target(h)
+    root = h.spool_root()
+    spool = root / "spool"
+    spool.mkdir(parents=True, mode=0o750)
+    stat = Path(f"/proc/{t.pid}/stat").read_text()
+    ticks = stat[stat.rindex(")") + 2:].split()[19]
+    sid = f"{os.uname().nodename}-{t.pid}-{ticks}"
+    planted = [spool / f".{sid}.{seq:08d}.tmp" for seq in range(4)]
+    planted.append(spool / ".write-test.tmp")
+    for link in planted:
+        link.symlink_to(victim)
+    obs = h.observer("attach", "-v", "-p", t.pid, path=root, san=True)
+    obs.err.wait_for(rf"pid {t.pid}: session {sid} started")
+    assert_target_unharmed(t)
+    assert obs.finish(60) == 0, obs.err.text
+    assert_no_sanitizer_report(obs.err.text)
+    assert victim.read_text() == "precious\n"
+    batches = list(spool.glob(f"{sid}.*.json"))
+    assert batches and all((b.stat().st_mode & 0o7777) == 0o640 for b in batches)
+    assert all(link.is_symlink() for link in planted)
+    for link in planted:            # (the spool's own check at the end wants batches only)
+        link.unlink()

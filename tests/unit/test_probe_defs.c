@@ -144,6 +144,15 @@ static void rejects(void)
 		{ "probe without action", GROUP("{\"symbol\": \"f\"}") },
 		{ "probe not an object", GROUP("\"f\"") },
 		{ "unknown action", GROUP("{\"symbol\": \"f\", \"action\": \"explode\"}") },
+		/* found by tests/fuzz/fuzz_probe_defs.c: converting these doubles was undefined */
+		{ "layout field out of int64 range", GROUP("{\"symbol\": \"f\", \"action\": "
+			"\"emit\", \"object_layout\": {\"managed_dict\": 3.2e38}}") },
+		{ "aux_offset negative", GROUP("{\"symbol\": \"f\", \"action\": \"emit\", "
+					       "\"aux_offset\": -1}") },
+		{ "aux_offset huge", GROUP("{\"symbol\": \"f\", \"action\": \"emit\", "
+					   "\"aux_offset\": 1e300}") },
+		{ "aux_offset not a number", GROUP("{\"symbol\": \"f\", \"action\": \"emit\", "
+						   "\"aux_offset\": \"24\"}") },
 		{ "action none", GROUP("{\"symbol\": \"f\", \"action\": \"none\"}") },
 		{ "action not a string", GROUP("{\"symbol\": \"f\", \"action\": 1}") },
 		{ "unknown meaning", GROUP("{\"symbol\": \"f\", \"action\": \"emit\", "

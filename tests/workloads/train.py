@@ -14,10 +14,13 @@ nested record_function regions ("loss" inside "compute"). --spin-seconds keeps t
 (a stuck data pipeline, for hang detection).
 --burst-step K --burst-regions N: step K runs N empty record_function regions in a row (an
 event flood, for ring-buffer overload).
+--until-file PATH keeps training (epochs repeat) until PATH exists, then ends the epoch and
+exits 0: a job that lasts until a test has seen what it waits for, whatever the machine's load.
 --step-sleep sleeps after each optimizer step: steps of a few ms, like a real model's, for
 tests whose observer reacts to steps (--python-frames sampled).
 """
 import argparse
+import os
 import time
 
 import torch
@@ -37,6 +40,7 @@ ap.add_argument("--amp", action="store_true")
 ap.add_argument("--regions", action="store_true")
 ap.add_argument("--spin-seconds", type=float, default=0)
 ap.add_argument("--step-sleep", type=float, default=0)
+ap.add_argument("--until-file", default=None)
 ap.add_argument("--burst-step", type=int, default=-1)
 ap.add_argument("--burst-regions", type=int, default=0)
 ap.add_argument("--stall-batch", type=int, default=-1)
@@ -121,7 +125,8 @@ def train_batch(i, xb, yb):
 steps = 0
 start = time.time()
 epoch = 0
-while epoch < args.epochs or time.time() - start < args.spin_seconds:
+while (epoch < args.epochs or time.time() - start < args.spin_seconds
+       or (args.until_file and not os.path.exists(args.until_file))):
     model.train()
     for i, (xb, yb) in enumerate(batches()):
         train_batch(i, xb, yb)

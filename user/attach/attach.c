@@ -19,13 +19,14 @@
 #include "target/elf_syms.h"
 #include "target/procfs.h"
 
-/* Ids 1 .. CIRRON_WATCH_FIRST_ID - 1; the ones above are watch's ld.so probes. */
+/* Ids 1 .. CIRRON_WATCH_FIRST_ID - 1; the ones above are watch's ld.so probes. An id whose
+ * old links are still being destroyed is not given out again. */
 static uint32_t alloc_id(struct observer *o)
 {
 	for (uint32_t n = 0; n < CIRRON_WATCH_FIRST_ID - 1; n++) {
 		uint32_t id = 1 + (o->next_free_id + n) % (CIRRON_WATCH_FIRST_ID - 1);
 
-		if (!o->slots[id].target) {
+		if (!o->slots[id].target && !atomic_load(&o->slots[id].reaping)) {
 			o->next_free_id = id;
 			return id;
 		}
@@ -304,7 +305,26 @@ static bool hint_matches(const struct probe_group *g, const char *path)
 	return g->file_hint && strstr(base ? base + 1 : path, g->file_hint);
 }
 
-int attach__scan(struct observer *o, struct target *t)
+/* A group of probes/ that makes a session (torch, CUDA runtime, NCCL; not ld.so or CPython). */
+static bool gives_session(const struct probe_group *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (probe_def__gives_session(&g->probes[i]))
+			return true;
+	return false;
+}
+
+/* Is the file named like a library of such a group? Then skipping it is worth a word. */
+static bool named_like_session_lib(const struct observer *o, const char *path)
+{
+	for (size_t gi = 0; gi < o->probes.n; gi++)
+		if (gives_session(&o->probes.groups[gi]) &&
+		    hint_matches(&o->probes.groups[gi], path))
+			return true;
+	return false;
+}
+
+static int scan(struct observer *o, struct target *t)
 {
 	struct proc_maps maps;
 	size_t first, fi, gi;
@@ -330,7 +350,11 @@ int attach__scan(struct observer *o, struct target *t)
 		q[o->probes.n].name = "@load";
 		err = sym_cache__resolve(o->syms, f->host_path, q, o->probes.n + 1, &cached);
 		if (err < 0) {
-			dlog("pid %d: skip %s: %s", t->pid, f->path, strerror(-err));
+			/* a file the target maps but we cannot read as ELF (crafted, truncated,
+			 * gone): this file is skipped, the rest of the target is not */
+			if (named_like_session_lib(o, f->path) || log_verbosity >= 2)
+				wlog("pid %d: skipped %s: %s", t->pid, f->path,
+				     err == -ENOEXEC ? "not an ELF file it can read" : strerror(-err));
 			if (!procfs__alive(t->pid)) {
 				free(q);
 				return -ESRCH;
@@ -342,8 +366,12 @@ int attach__scan(struct observer *o, struct target *t)
 			const struct probe_group *g = &o->probes.groups[gi];
 			int n;
 
-			if (!q[gi].found)
+			if (!q[gi].found) {
+				if (hint_matches(g, f->path) && *g->file_hint && gives_session(g))
+					ilog("pid %d: skipped %s: named like %s's library but defines "
+					     "no %s", t->pid, f->path, g->name, g->match_defines);
 				continue;
+			}
 			if (!hint_matches(g, f->path))
 				dlog("pid %d: %s defines %s: group %s by symbol, not by name",
 				     t->pid, f->path, g->match_defines, g->name);
@@ -365,11 +393,41 @@ int attach__scan(struct observer *o, struct target *t)
 	return total;
 }
 
+/* The links go to the reaper's threads: detaching a target never holds up the loader (see
+ * link_reaper.h). Its ids stay reserved until their links are gone. */
+int attach__scan(struct observer *o, struct target *t)
+{
+	int n;
+
+	link_reaper__hold();	/* no close of old links delays these (link_reaper.h) */
+	n = scan(o, t);
+	link_reaper__release();
+	return n;
+}
+
+/* A process that exited: its links go to the reaper's thread, so that detaching it never
+ * holds up the loader (see link_reaper.h); its ids stay reserved until their links are
+ * gone. A process still alive (it exec'd, or we detach from it) loses them here and now: a
+ * uprobe perf event follows the task, not the image, so a link left behind would fire in the
+ * new image too (and count its CUDA calls twice). */
 void attach__detach(struct observer *o, struct target *t)
 {
+	bool gone = procfs__alive(t->pid) <= 0;
+
 	for (size_t i = 0; i < t->nprobes; i++) {
-		unlink_one(&t->probes[i]);
-		release_one(o, &t->probes[i]);
+		struct probe_result *r = &t->probes[i];
+
+		if (r->id && gone) {
+			atomic_uint *pending = &o->slots[r->id].reaping;
+
+			atomic_fetch_add(pending, 2);
+			link_reaper__destroy_then(r->entry, pending);
+			link_reaper__destroy_then(r->ret, pending);
+			r->entry = r->ret = NULL;
+		} else {
+			unlink_one(r);
+		}
+		release_one(o, r);
 	}
 }
 
@@ -388,7 +446,9 @@ int attach__python_sample(struct observer *o, struct target *t, bool on)
 			r->entry = r->ret = NULL;
 			continue;
 		}
+		link_reaper__hold();
 		err = link_one(o, t, r);
+		link_reaper__release();
 		if (err) {
 			wlog("pid %d: cannot attach %s for a sampled step: %s", t->pid, r->symbol,
 			     strerror(-err));
@@ -438,7 +498,9 @@ int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m)
 		goto out;
 	}
 	l = &w->ldsos[w->nldsos];
+	link_reaper__hold();
 	l->link = bpf_program__attach_uprobe_opts(o->prog_entry, -1, path, off, &uo);
+	link_reaper__release();
 	if (!l->link) {
 		err = -errno;
 		goto out;

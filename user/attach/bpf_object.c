@@ -6,7 +6,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include "attach/observer.h"
 #include "cirron.skel.h"
 #include "common/exit_codes.h"
@@ -21,17 +24,56 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
+/* CIRRON_TEST_CONTROL_RING_KB=N (a power of two, at least the page size in KiB): a control
+ * ring that small, for the tests that make it overflow (README, "Exit codes" notes). Not an
+ * option: no one should run an agent that loses events on purpose. */
+static int control_ring_for_tests(struct observer *o)
+{
+	const char *v = getenv("CIRRON_TEST_CONTROL_RING_KB");
+	long page_kb = sysconf(_SC_PAGESIZE) >> 10;
+	char *end;
+	long kb;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	kb = strtol(v, &end, 10);
+	if (errno || *end || kb < page_kb || kb > (1 << 20) || (kb & (kb - 1))) {
+		wlog("CIRRON_TEST_CONTROL_RING_KB=%s ignored: not a power of two of at least %ld",
+		     v, page_kb);
+		return 0;
+	}
+	wlog("control ring of %ld KiB (CIRRON_TEST_CONTROL_RING_KB): for tests only", kb);
+	return bpf_map__set_max_entries(o->skel->maps.control, (__u32)kb << 10);
+}
+
+/* Every uprobe link holds two fds until the reaper has closed it (link_reaper.h): an agent
+ * that sees many jobs end at once needs more than the usual soft limit of 1024. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 {
 	int err;
 
 	libbpf_set_print(libbpf_print);
+	if (o->opts->cmd == CMD_WATCH)
+		raise_fd_limit();
 	o->skel = cirron_bpf__open();
 	if (!o->skel) {
 		err = -errno;
 		goto fail;
 	}
 	err = bpf_map__set_max_entries(o->skel->maps.events, (__u32)o->opts->ringbuf_kb << 10);
+	if (!err)
+		err = control_ring_for_tests(o);
 	/* Only the node agent looks at every exec */
 	if (!err)
 		err = bpf_program__set_autoload(o->skel->progs.on_exec_watch,

@@ -3,6 +3,7 @@
 #ifndef __CIRRON_OBSERVER_H
 #define __CIRRON_OBSERVER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,8 +28,9 @@ struct bpf_program;
  * above add behaviour, not state. */
 
 struct probe_slot {
-	struct target *target;	/* NULL: the id is free */
+	struct target *target;	/* NULL: the id is free, once reaping is 0 too */
 	size_t probe;		/* index in target->probes */
+	atomic_uint reaping;	/* links of a detached probe still being destroyed (link_reaper) */
 };
 
 struct observer {

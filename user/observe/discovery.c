@@ -5,6 +5,7 @@
 // linker, the jobs already running at start. Which processes are wanted is target/watch.c's.
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
 #include "common/exit_codes.h"
@@ -73,7 +74,7 @@ void discovery__new_ldso(struct observer *o, const struct event *e)
 		    watch__is_ldso(&o->watch, &maps.v[i]))
 			watch_ldso(o, (int)e->pid, &maps.v[i]);
 	procfs__free_maps(&maps);
-	discovery__process(o, (int)e->pid, false);
+	watch_queue__note(&o->watch.queue, (int)e->pid);
 }
 
 static void watch_running(void *ctx, int pid)
@@ -97,4 +98,53 @@ int discovery__start(struct observer *o)
 	ilog("watching for processes that load torch or the CUDA runtime (%zu dynamic linkers "
 	     "probed); %d running now", o->watch.nldsos, n);
 	return 0;
+}
+
+static void watch_noted(void *ctx, int pid)
+{
+	discovery__process(ctx, pid, false);
+}
+
+/* Found by a pass over /proc after lost events: traced now, it had been missed. */
+static void watch_rescanned(void *ctx, int pid)
+{
+	struct observer *o = ctx;
+	uint64_t before = o->watch.wanted;
+
+	discovery__process(o, pid, true);
+	if (o->watch.wanted > before) {
+		o->watch.queue.recovered++;
+		wlog("pid %d: found by a rescan of /proc after lost events", pid);
+	}
+}
+
+/* Once per round, after the rings are drained and exits handled: control events lost to a
+ * full ring make every process (and every target's maps) be looked at again, held targets
+ * are let go; then the processes whose link map changed are looked at. */
+void discovery__round(struct observer *o)
+{
+	struct watch_scan_ops ops = { .on_process = watch_rescanned, .on_ldso = watch_ldso,
+				      .ctx = o };
+	uint64_t lost = watch_queue__lost_since(&o->watch.queue, o->stats_fd);
+
+	if (lost) {
+		char state;
+		int ppid;
+
+		wlog("%" PRIu64 " control events lost (ring full): looking at every process again",
+		     lost);
+		for (struct target *t = o->targets; t; t = t->next) {
+			targets__scan(o, t);
+			if (t->stop_on_load && !procfs__stat(t->pid, &state, &ppid) && state == 'T')
+				targets__resume(t->pid);
+		}
+		if (o->opts->cmd == CMD_WATCH) {
+			o->watch.queue.rescans++;
+			int n = watch__scan(&o->watch, getpid(), &ops);
+
+			if (n < 0)
+				wlog("cannot list processes in /proc: %s", strerror(-n));
+		}
+	}
+	watch_queue__drain(&o->watch.queue, watch_noted, o);
 }

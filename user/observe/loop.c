@@ -149,7 +149,7 @@ int observer__main(const struct options *opts)
 	if (opts->sinks & SINK_SPOOL) {
 		err = spool__open(&o->spool, opts->path, opts->max_spool_bytes);
 		if (err) {
-			elog("cannot write spool under %s: %s", opts->path, strerror(-err));
+			elog("cannot write spool under %s: %s", opts->path, fs__strerror(err));
 			err = EXIT_SPOOL_UNWRITABLE;
 			goto out;
 		}
@@ -192,6 +192,7 @@ int observer__main(const struct options *opts)
 		}
 		launch__reap(o);
 		check_alive(o);
+		discovery__round(o);
 		check_hangs(o);
 		now = clock__mono_ns();
 		if (now - last_flush >= flush_ns) {
@@ -217,9 +218,7 @@ int observer__main(const struct options *opts)
 		targets__end(o, t, "detach");
 	}
 	if (opts->cmd == CMD_WATCH)
-		ilog("watch: traced %" PRIu64 " processes, ignored %" PRIu64 " (--match), looked "
-		     "at %" PRIu64 " library loads of others", o->watch.wanted, o->watch.ignored,
-		     o->watch.looked_at);
+		watch__summary(&o->watch);
 	if (opts->cmd == CMD_RUN) {
 		if (!o->any_session)
 			wlog("no process of '%s' mapped a library that probes/ knows",

@@ -59,6 +59,9 @@ void discovery__process(struct observer *o, int pid, bool mid_run);
 void discovery__new_ldso(struct observer *o, const struct event *e);
 /* The scan of /proc at start. Returns 0 or an exit code. */
 int discovery__start(struct observer *o);
+/* Each round of the loop: the processes noted since the last (after lost control events:
+ * every process). */
+void discovery__round(struct observer *o);
 
 /* launch.c: the first targets */
 /* run: starts the command (it gets inherited_sa back for SIGINT, SIGTERM, SIGPIPE). Returns

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include "attach/link_reaper.h"
 #include "observe/observe.h"
 
 void attrs__set_num(cJSON *o, const char *key, double v)
@@ -174,6 +175,24 @@ static uint64_t sum_percpu(int fd, __u32 key)
 	return sum;
 }
 
+/* watch: the node agent's own counters, the same in every session's batches (a log
+ * shipper that collects only the spool sees them). */
+static cJSON *agent_health(const struct observer *o)
+{
+	const struct watch *w = &o->watch;
+	cJSON *g = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(g, "looked_at", (double)w->looked_at);
+	cJSON_AddNumberToObject(g, "traced", (double)w->wanted);
+	cJSON_AddNumberToObject(g, "ignored", (double)w->ignored);
+	cJSON_AddNumberToObject(g, "recovered", (double)w->queue.recovered);
+	cJSON_AddNumberToObject(g, "vanished", (double)w->queue.vanished);
+	cJSON_AddNumberToObject(g, "control_events_lost", (double)w->queue.control_lost);
+	cJSON_AddNumberToObject(g, "rescans", (double)w->queue.rescans);
+	cJSON_AddNumberToObject(g, "detaching_links", link_reaper__in_flight());
+	return g;
+}
+
 cJSON *attrs__health(struct observer *o, struct target *t)
 {
 	cJSON *h = cJSON_CreateObject(), *probes = cJSON_CreateArray();
@@ -242,6 +261,10 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 	cJSON_AddNumberToObject(h, "spool_removed_bytes", (double)o->spool.cap.removed_bytes);
 	if (o->spool.cap.max_bytes)
 		cJSON_AddNumberToObject(h, "spool_max_bytes", (double)o->spool.cap.max_bytes);
+	cJSON_AddNumberToObject(h, "control_drops",
+				(double)sum_percpu(o->stats_fd, STAT_CONTROL_DROPS));
+	if (o->opts->cmd == CMD_WATCH)
+		cJSON_AddItemToObject(h, "agent", agent_health(o));
 	cJSON_AddItemToObject(h, "probes", probes);
 	return h;
 }

@@ -65,14 +65,18 @@ int spool__open(struct spool *sp, const char *root, uint64_t max_bytes)
 		sp->dir = NULL;
 		return -ENOMEM;
 	}
-	err = fs__mkdir_p(sp->dir);
+	err = fs__mkdir_p(sp->dir, 0750);
+	/* Root writes here: no one else may rename the spool or plant names in it. */
+	if (!err)
+		err = fs__check_dir(root);
+	if (!err)
+		err = fs__check_dir(sp->dir);
 	if (err)
 		goto fail;
 	/* Fail now, before anything is attached, rather than at the first flush. */
-	snprintf(probe, sizeof(probe), "%s/.write-test.%d", sp->dir, getpid());
-	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = fs__create_temp(sp->dir, "write-test", 0640, probe, sizeof(probe));
 	if (fd < 0) {
-		err = -errno;
+		err = fd;
 		goto fail;
 	}
 	close(fd);
@@ -102,7 +106,7 @@ static void forget_replaced(struct spool *sp, const char *path, const char *name
 
 int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const cJSON *batch)
 {
-	char path[PATH_MAX], tmp[PATH_MAX];
+	char path[PATH_MAX], tmp[PATH_MAX], prefix[NAME_MAX];
 	char *text = cJSON_PrintUnformatted(batch);
 	size_t len;
 	int fd, err;
@@ -112,14 +116,15 @@ int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const c
 	len = strlen(text);
 	text[len] = '\n';	/* replaces the NUL; len + 1 bytes are written */
 	snprintf(path, sizeof(path), "%s/%s.%08" PRIu64 ".json", sp->dir, session_id, seq);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.%08" PRIu64 ".tmp", sp->dir, session_id, seq);
+	snprintf(prefix, sizeof(prefix), "%s.%08" PRIu64, session_id, seq);
 	if (sp->cap.max_bytes) {
 		forget_replaced(sp, path, strrchr(path, '/') + 1);
 		spool_cap__make_room(&sp->cap, len + 1);
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* an unguessable name, created here: a link planted in the spool is never followed */
+	fd = fs__create_temp(sp->dir, prefix, 0640, tmp, sizeof(tmp));
 	if (fd < 0) {
-		err = -errno;
+		err = fd;
 		goto out;
 	}
 	err = write_all(fd, text, len + 1);

@@ -70,7 +70,13 @@ static bool name_matches(const char *want, const char *name)
 
 typedef int (*sym_visit_fn)(const char *name, const GElf_Sym *sym, void *ctx);
 
-/* Calls fn for each defined symbol of .symtab and .dynsym; stops when fn returns non-zero. */
+/* Symbols read per table at most: libtorch_cpu has ~300k; a crafted file claiming billions
+ * costs bounded time. */
+#define MAX_SYMS_PER_TABLE (1u << 22)
+
+/* Calls fn for each defined symbol of .symtab and .dynsym; stops when fn returns non-zero.
+ * Tables whose entry size is not a symbol's, or whose data does not hold what the header
+ * claims (a file crafted by a target), are read as far as they go, or skipped. */
 static int for_each_symbol(Elf *elf, sym_visit_fn fn, void *ctx)
 {
 	Elf_Scn *scn = NULL;
@@ -83,9 +89,13 @@ static int for_each_symbol(Elf *elf, sym_visit_fn fn, void *ctx)
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
 		data = elf_getdata(scn, NULL);
-		if (!data || !sh.sh_entsize)
+		if (!data || sh.sh_entsize != gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT))
 			continue;
 		cnt = sh.sh_size / sh.sh_entsize;
+		if (cnt > data->d_size / sh.sh_entsize)
+			cnt = data->d_size / sh.sh_entsize;
+		if (cnt > MAX_SYMS_PER_TABLE)
+			cnt = MAX_SYMS_PER_TABLE;
 		for (i = 0; i < cnt; i++) {
 			GElf_Sym sym;
 			const char *name;
@@ -189,7 +199,7 @@ int elf_syms__build_id(const char *path, char *hex, size_t size)
 		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
 			const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
 
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz * 2 + 1 > size)
+			if (nh.n_type != NT_GNU_BUILD_ID || (size_t)nh.n_descsz * 2 + 1 > size)
 				continue;
 			for (size_t i = 0; i < nh.n_descsz; i++)
 				snprintf(hex + 2 * i, 3, "%02x", desc[i]);

@@ -106,8 +106,10 @@ static int parse_py_layout(const cJSON *j, struct py_layout *l, const char *orig
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, names[i]);
 
-		if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble ||
-		    v->valuedouble < -4096 || v->valuedouble > 4096) {
+		/* range first: converting a double out of int64_t's range is undefined
+		 * (found by tests/fuzz/fuzz_probe_defs.c) */
+		if (!cJSON_IsNumber(v) || !(v->valuedouble >= -4096 && v->valuedouble <= 4096) ||
+		    v->valuedouble != (double)(int64_t)v->valuedouble) {
 			elog("%s: %s: \"object_layout\" needs an integer \"%s\"", origin, symbol,
 			     names[i]);
 			return -EINVAL;
@@ -181,7 +183,13 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 			return -EINVAL;
 		}
 	}
-	d->aux_offset = cJSON_IsNumber(aux_off) ? (uint64_t)aux_off->valuedouble : 0;
+	if (aux_off && (!cJSON_IsNumber(aux_off) || !(aux_off->valuedouble >= 0 &&
+						       aux_off->valuedouble <= 65536) ||
+			aux_off->valuedouble != (double)(uint64_t)aux_off->valuedouble)) {
+		elog("%s: %s: \"aux_offset\" must be an integer from 0 to 65536", origin, d->symbol);
+		return -EINVAL;
+	}
+	d->aux_offset = aux_off ? (uint64_t)aux_off->valuedouble : 0;
 	if (cJSON_GetObjectItemCaseSensitive(p, "object_layout") &&
 	    parse_py_layout(cJSON_GetObjectItemCaseSensitive(p, "object_layout"), &d->py_layout,
 			    origin, d->symbol))

@@ -2,6 +2,7 @@
 // Copyright (c) 2026 cirron-probe authors
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +36,13 @@ struct sym_cache *sym_cache__new(const char *dir)
 
 	if (c && dir) {
 		c->dir = strdup(dir);
-		if (!c->dir || fs__mkdir_p(dir)) {
-			wlog("symbol cache %s unusable, caching in memory only", dir);
+		int err = c->dir ? fs__mkdir_p(dir, 0700) : -ENOMEM;
+
+		if (!err)
+			err = fs__check_dir(dir);
+		if (err) {
+			wlog("symbol cache %s unusable (%s), caching in memory only", dir,
+			     fs__strerror(err));
 			free(c->dir);
 			c->dir = NULL;
 		}
@@ -117,12 +123,19 @@ static void load_from_disk(struct sym_cache *c, struct cache_file *f)
 {
 	char fn[4096], *line = NULL;
 	size_t cap = 0;
+	struct stat st;
 	FILE *fp;
+	int fd;
 
 	snprintf(fn, sizeof(fn), "%s/%s.syms", c->dir, f->key);
-	fp = fopen(fn, "re");
-	if (!fp)
+	fd = open(fn, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* only a regular file of ours: the offsets read here become uprobes in targets */
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    !(fp = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while (getline(&line, &cap, fp) > 0) {
 		char *q = strtok(line, "\t"), *found = strtok(NULL, "\t");
 		char *va = strtok(NULL, "\t"), *off = strtok(NULL, "\t\n");
@@ -141,12 +154,18 @@ static void save_to_disk(struct sym_cache *c, const struct cache_file *f)
 {
 	char fn[4096], tmp[4200];
 	FILE *fp;
+	int fd;
 
 	snprintf(fn, sizeof(fn), "%s/%s.syms", c->dir, f->key);
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", fn, getpid());
-	fp = fopen(tmp, "we");
-	if (!fp)
+	fd = fs__create_temp(c->dir, f->key, 0600, tmp, sizeof(tmp));
+	if (fd < 0)
 		return;
+	fp = fdopen(fd, "w");
+	if (!fp) {
+		close(fd);
+		unlink(tmp);
+		return;
+	}
 	for (size_t i = 0; i < f->n; i++)
 		fprintf(fp, "%s\t%s\t%" PRIx64 "\t%" PRIx64 "\n", f->v[i].query,
 			f->v[i].found ? f->v[i].found : "-", f->v[i].vaddr, f->v[i].file_offset);

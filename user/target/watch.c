@@ -6,6 +6,7 @@
 // the dynamic linkers they use). Everything after that start comes from BPF events.
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/log.h"
@@ -55,6 +56,7 @@ void watch__free(struct watch *w)
 	if (w->has_match)
 		regfree(&w->match);
 	w->has_match = false;
+	watch_queue__free(&w->queue);
 }
 
 static const char *base_name(const char *path)
@@ -79,13 +81,17 @@ bool watch__is_ldso(const struct watch *w, const struct proc_map *m)
 	return m->exec && strstr(base_name(m->path), w->ldso_hint);
 }
 
-bool watch__maps_wanted(const struct watch *w, int pid)
+bool watch__maps_wanted(struct watch *w, int pid)
 {
 	struct proc_maps maps;
 	bool found = false;
+	int err = procfs__read_maps(pid, &maps);
 
-	if (procfs__read_maps(pid, &maps))
-		return false;	/* gone, or a kernel thread */
+	if (err) {	/* gone, or a kernel thread */
+		if (err == -ENOENT || err == -ESRCH)
+			w->queue.vanished++;
+		return false;
+	}
 	for (size_t i = 0; i < maps.n && !found; i++)
 		found = maps.v[i].exec && watch__file_wanted(w, maps.v[i].path);
 	procfs__free_maps(&maps);
@@ -129,4 +135,15 @@ int watch__scan(const struct watch *w, int self, const struct watch_scan_ops *op
 	}
 	closedir(d);
 	return n;
+}
+
+void watch__summary(const struct watch *w)
+{
+	const struct watch_queue *d = &w->queue;
+
+	ilog("watch: traced %" PRIu64 " processes, ignored %" PRIu64 " (--match), looked at %"
+	     PRIu64 " link-map changes of others; %" PRIu64 " found only by a rescan after %"
+	     PRIu64 " lost control events (%" PRIu64 " rescans), %" PRIu64 " gone before they "
+	     "could be looked at", w->wanted, w->ignored, w->looked_at, d->recovered,
+	     d->control_lost, d->rescans, d->vanished);
 }

@@ -11,6 +11,7 @@
 #include "cirron.h"
 #include "target/probe_defs.h"
 #include "target/procfs.h"
+#include "target/watch_queue.h"
 
 struct bpf_link;
 
@@ -39,6 +40,7 @@ struct watch {
 	uint64_t looked_at;	/* link-map changes looked at in processes not traced */
 	uint64_t wanted;	/* processes traced */
 	uint64_t ignored;	/* processes that map a library but fail --match */
+	struct watch_queue queue;	/* processes to look at next; lost events; health */
 };
 
 /* Returns 0, or -EINVAL (no ld.so probe in probes/, or a bad REGEX; logged). */
@@ -49,10 +51,14 @@ void watch__free(struct watch *w);
 bool watch__file_wanted(const struct watch *w, const char *path);
 /* Is m a dynamic linker's mapping (by the ld.so probe's file hint)? */
 bool watch__is_ldso(const struct watch *w, const struct proc_map *m);
-/* Does the process map a wanted file executable? */
-bool watch__maps_wanted(const struct watch *w, int pid);
+/* Does the process map a wanted file executable? A process gone before it could be read is
+ * counted in queue.vanished. */
+bool watch__maps_wanted(struct watch *w, int pid);
 /* Does the process's command line pass --match? False when it cannot be read (gone). */
 bool watch__process_wanted(const struct watch *w, int pid);
+
+/* The agent's own counters, one line on stderr (-v) when it stops. */
+void watch__summary(const struct watch *w);
 
 /* One pass over /proc at start: on_process for every process (not self) that maps a
  * wanted file, on_ldso for each executable mapping of a dynamic linker (self's too). Returns the number
