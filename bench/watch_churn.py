@@ -46,7 +46,7 @@ def mem(pid):
 
 
 agent = subprocess.Popen([args.probe, "watch", "-v", "--path", tmp / "trace", "--output", "none",
-                          "--cache-dir", tmp / "cache", "--match", re.escape(str(job_bin))],
+                          "--cache-dir", tmp / "cache", "--match", str(job_bin).replace(".", "[.]")],
                          stderr=subprocess.PIPE, text=True)
 started, ended, cond = set(), set(), threading.Condition()
 

@@ -14,8 +14,9 @@ nested record_function regions ("loss" inside "compute"). --spin-seconds keeps t
 (a stuck data pipeline, for hang detection).
 --burst-step K --burst-regions N: step K runs N empty record_function regions in a row (an
 event flood, for ring-buffer overload).
---until-file PATH keeps training (epochs repeat) until PATH exists, then ends the epoch and
-exits 0: a job that lasts until a test has seen what it waits for, whatever the machine's load.
+--until-file PATH keeps training (epochs repeat) until PATH exists, then runs one more whole
+epoch and exits 0: a job that lasts until a test has seen what it waits for (and one epoch
+more), whatever the machine's load.
 --step-sleep sleeps after each optimizer step: steps of a few ms, like a real model's, for
 tests whose observer reacts to steps (--python-frames sampled).
 """
@@ -125,8 +126,11 @@ def train_batch(i, xb, yb):
 steps = 0
 start = time.time()
 epoch = 0
+released = None     # --until-file: the epoch in which PATH was first seen
 while (epoch < args.epochs or time.time() - start < args.spin_seconds
-       or (args.until_file and not os.path.exists(args.until_file))):
+       or (args.until_file and (released is None or epoch <= released))):
+    if args.until_file and released is None and os.path.exists(args.until_file):
+        released = epoch
     model.train()
     for i, (xb, yb) in enumerate(batches()):
         train_batch(i, xb, yb)

@@ -238,6 +238,10 @@ static int attach_group(struct observer *o, struct target *t, size_t fi,
 			aux = f->bias + q[n + i].vaddr + d->aux_offset;
 		}
 		r->err = attach_one(o, t, r, aux);
+		if (r->err == -ESRCH) {	/* the target exited while we attached: it alone ends */
+			err = -ESRCH;
+			goto out;
+		}
 		if (r->err && !d->optional)
 			wlog("pid %d: cannot attach %s in %s: %s", t->pid, d->symbol, f->path,
 			     strerror(-r->err));
@@ -385,7 +389,7 @@ static int scan(struct observer *o, struct target *t)
 		for (gi = 0; gi <= o->probes.n; gi++)
 			free(q[gi].found);
 		free(q);
-		if (err == -ENOMEM || err == -ENOSPC)
+		if (err == -ENOMEM || err == -ENOSPC || err == -ESRCH)
 			return err;
 	}
 	if (!procfs__alive(t->pid))
