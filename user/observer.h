@@ -10,6 +10,7 @@
 #include "cirron.h"
 #include "cli.h"
 #include "clock.h"
+#include "kernel_features.h"
 #include "probe_defs.h"
 #include "spool.h"
 #include "sym_cache.h"
@@ -32,6 +33,9 @@ struct observer {
 	struct cirron_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_program *prog_entry, *prog_return;
+	struct bpf_program *prog_dl_watch;	/* watch's ld.so probes without cookies */
+	struct kernel_features kf;	/* probed in bpf_object__load_all */
+	int probe_addrs_fd;
 	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd;
 	int py_verdicts_fd, py_stacks_fd;
 	struct probe_set probes;

@@ -243,6 +243,7 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 	if (o->spool.max_bytes)
 		cJSON_AddNumberToObject(h, "spool_max_bytes", (double)o->spool.max_bytes);
 	cJSON_AddItemToObject(h, "probes", probes);
+	cJSON_AddItemToObject(h, "kernel", kernel_features__json(&o->kf));
 	return h;
 }
 
