@@ -129,6 +129,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 	$(Q)$(MAKE) --no-print-directory test-e2e
+	$(Q)$(MAKE) --no-print-directory test-kernels
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory cirron-probe
@@ -157,5 +158,7 @@ vmlinux:
 
 clean:
 	rm -rf $(OUTPUT) cirron-probe
+
+include tests/kernels/kernels.mk
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/san/*.d $(OUTPUT)/fuzz/*.d)

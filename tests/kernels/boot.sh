@@ -75,7 +75,7 @@ qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "$cpus" -m "${mem_mb}M"
 	-append "console=ttyS0 quiet loglevel=4 panic=-1 oops=panic cirron.run=$script" \
 	-display none -monitor none -serial file:"$log" -no-reboot &
 qemu_pid=$!
-tail -n +1 -F --pid=$qemu_pid "$log" 2>/dev/null | tr -d '\r' &
+tail -n +1 -F --pid=$qemu_pid "$log" 2>/dev/null | sed -u 's/\r$//' &
 tail_pid=$!
 
 # Waits for qemu to stop (the guest powers off after its marker), at most timeout_s.

@@ -14,6 +14,7 @@ busybox mkdir -p /proc /sys /dev /mnt
 busybox mount -t proc proc /proc
 busybox mount -t sysfs sysfs /sys
 busybox mount -t devtmpfs devtmpfs /dev
+busybox hostname cirron-guest
 
 finish() {
 	echo "CIRRON-GUEST-EXIT $1"
