@@ -32,9 +32,25 @@ static bool btf_has_helper(const struct btf *btf, const char *name)
 	return false;
 }
 
+/* Whether CIRRON_KERNEL_WITHOUT (a comma-separated list) names the feature. */
+static bool turned_off(const char *name)
+{
+	const char *list = getenv("CIRRON_KERNEL_WITHOUT"), *p = list;
+	size_t n = strlen(name);
+
+	while (p && *p) {
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return false;
+}
+
 void kernel_features__probe(struct kernel_features *kf)
 {
-	const char *force = getenv("CIRRON_KERNEL_FALLBACKS");
+	bool *have[] = { &kf->btf, &kf->ringbuf, &kf->cookie, &kf->find_vma };
+	static const char *const names[] = { "btf", "ringbuf", "cookie", "find_vma" };
 	struct btf *btf;
 	struct utsname u;
 
@@ -51,14 +67,20 @@ void kernel_features__probe(struct kernel_features *kf)
 	kf->find_vma = btf_has_helper(btf, "BPF_FUNC_find_vma") &&
 		       btf_has_helper(btf, "BPF_FUNC_task_pt_regs");
 	btf__free(btf);
-	if (force && !strcmp(force, "1")) {
-		kf->forced = kf->cookie || kf->find_vma;
-		kf->cookie = kf->find_vma = false;
+	for (unsigned int i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (*have[i] && turned_off(names[i])) {
+			*have[i] = false;
+			kf->without |= 1u << i;
+		}
 	}
 }
 
 const char *kernel_features__missing(const struct kernel_features *kf)
 {
+	if (!kf->btf && kf->without & KF_BTF)
+		return "kernel BTF (turned off by CIRRON_KERNEL_WITHOUT)";
+	if (!kf->ringbuf && kf->without & KF_RINGBUF)
+		return "the BPF ring buffer (turned off by CIRRON_KERNEL_WITHOUT)";
 	if (!kf->btf)
 		return "kernel BTF (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF; Linux 5.5+)";
 	if (!kf->ringbuf)
@@ -66,11 +88,10 @@ const char *kernel_features__missing(const struct kernel_features *kf)
 	return NULL;
 }
 
-static const char *why(bool have, bool forced, const char *missing)
+/* Why a feature is absent: the kernel's age, or the environment. */
+static const char *absent(const struct kernel_features *kf, unsigned int bit, const char *since)
 {
-	if (have)
-		return "";
-	return forced ? " (CIRRON_KERNEL_FALLBACKS=1)" : missing;
+	return kf->without & bit ? "turned off by CIRRON_KERNEL_WITHOUT" : since;
 }
 
 void kernel_features__print(FILE *f, const struct kernel_features *kf, const char *indent)
@@ -79,27 +100,36 @@ void kernel_features__print(FILE *f, const struct kernel_features *kf, const cha
 	fprintf(f, "%skernel BTF: %s\n", indent, kf->btf ? "yes" : "MISSING (nothing can load)");
 	fprintf(f, "%sBPF ring buffer: %s\n", indent,
 		kf->ringbuf ? "yes" : "MISSING (Linux 5.8+; nothing can load)");
-	fprintf(f, "%sprobe ids: %s%s\n", indent,
-		kf->cookie ? "attach cookies (bpf_get_attach_cookie)" :
-		"probed-address map (no bpf_get_attach_cookie",
-		kf->cookie ? "" : why(false, kf->forced, ", Linux 5.15+)"));
-	fprintf(f, "%swatch finds dynamic linkers: %s%s\n", indent,
-		kf->find_vma ? "in BPF at exec (bpf_find_vma)" :
-		"from /proc at each new executable (no bpf_find_vma",
-		kf->find_vma ? "" : why(false, kf->forced, ", Linux 5.17+)"));
+	if (kf->cookie)
+		fprintf(f, "%sprobe ids: attach cookies (bpf_get_attach_cookie)\n", indent);
+	else
+		fprintf(f, "%sprobe ids: probed-address map (no bpf_get_attach_cookie: %s)\n", indent,
+			absent(kf, KF_COOKIE, "Linux 5.15+ has it"));
+	if (kf->find_vma)
+		fprintf(f, "%swatch finds dynamic linkers: in BPF at exec (bpf_find_vma)\n", indent);
+	else
+		fprintf(f, "%swatch finds dynamic linkers: from /proc at each new executable "
+			"(no bpf_find_vma: %s)\n", indent, absent(kf, KF_FIND_VMA, "Linux 5.17+ has it"));
 }
 
 cJSON *kernel_features__json(const struct kernel_features *kf)
 {
 	cJSON *k = cJSON_CreateObject();
+	char reason[160];
 
+	if (kf->cookie && kf->find_vma)
+		snprintf(reason, sizeof(reason), "all features present");
+	else
+		snprintf(reason, sizeof(reason), "%s%s%s",
+			 kf->cookie ? "" : kf->without & KF_COOKIE ? "cookie turned off by "
+			 "CIRRON_KERNEL_WITHOUT" : "no bpf_get_attach_cookie (Linux < 5.15)",
+			 kf->cookie || kf->find_vma ? "" : "; ",
+			 kf->find_vma ? "" : kf->without & KF_FIND_VMA ? "find_vma turned off by "
+			 "CIRRON_KERNEL_WITHOUT" : "no bpf_find_vma (Linux < 5.17)");
 	cJSON_AddStringToObject(k, "release", kf->release);
 	cJSON_AddStringToObject(k, "probe_ids", kf->cookie ? "cookie" : "address_map");
 	cJSON_AddStringToObject(k, "ldso_discovery", kf->find_vma ? "bpf_find_vma" : "procfs");
-	cJSON_AddStringToObject(k, "reason", kf->forced ? "CIRRON_KERNEL_FALLBACKS=1" :
-				kf->cookie && kf->find_vma ? "all features present" :
-				!kf->cookie ? "no bpf_get_attach_cookie (Linux < 5.15)" :
-				"no bpf_find_vma (Linux < 5.17)");
+	cJSON_AddStringToObject(k, "reason", reason);
 	return k;
 }
 
