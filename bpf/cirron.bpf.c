@@ -200,10 +200,10 @@ static __always_inline bool armed(__u32 tgid)
 }
 
 /* Ring-buffer records: every bpf_ringbuf_reserve is followed at once by its one NULL check,
- * and every path after it ends in a submit. Verifiers before 6.3 do not know that a
- * reservation that passed the check is not NULL: checked a second time (a helper that
- * returns NULL on failure, then its caller), they walk a "NULL" path that never releases it
- * and reject the program ("Unreleased reference"). */
+ * and every path after it ends in a submit. Older verifiers (6.1 and 5.10, checked in the
+ * kernel matrix) do not know that a reservation that passed the check is not NULL: checked
+ * a second time (a helper that returns NULL on failure, then its caller), they walk a "NULL"
+ * path that never releases it and reject the program ("Unreleased reference"). */
 static __always_inline void event_init(struct event *e)
 {
 	__u64 id = bpf_get_current_pid_tgid();

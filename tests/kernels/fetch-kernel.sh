@@ -12,13 +12,22 @@ set -euo pipefail
 suite=${1:?usage: fetch-kernel.sh bookworm|bullseye}
 cache=${CIRRON_KERNEL_CACHE:-/var/cache/cirron-probe/kernels}
 mirror=${CIRRON_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+security=${CIRRON_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
 apt_dir=$cache/apt-$suite
 
 mkdir -p "$apt_dir"/{lists/partial,archives/partial,etc/preferences.d,etc/sources.list.d}
 : > "$apt_dir/status"
-cat > "$apt_dir/etc/sources.list" <<EOF
+# The suite and its security updates: the kernel a node of that release runs today.
+cat > "$apt_dir/etc/sources.list.new" <<EOF
 deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $security $suite-security main
 EOF
+stale_lists=false
+if ! cmp -s "$apt_dir/etc/sources.list.new" "$apt_dir/etc/sources.list"; then
+	mv "$apt_dir/etc/sources.list.new" "$apt_dir/etc/sources.list"
+	stale_lists=true
+fi
+rm -f "$apt_dir/etc/sources.list.new"
 cat > "$apt_dir/apt.conf" <<EOF
 Dir::State "$apt_dir";
 Dir::State::Lists "$apt_dir/lists";
@@ -34,8 +43,9 @@ APT::Architectures { "amd64"; };
 EOF
 export APT_CONFIG=$apt_dir/apt.conf
 
-# Lists once a day at most: a cached kernel must not need the network.
-if [[ -z $(find "$apt_dir/lists" -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null) ]]; then
+# Lists once a day at most (or when the sources changed): a cached kernel must not need the
+# network.
+if $stale_lists || [[ -z $(find "$apt_dir/lists" -maxdepth 1 -name '*Packages*' -mmin -1440) ]]; then
 	apt-get -q -o APT::Update::Error-Mode=any update >&2 ||
 		{ ls "$apt_dir"/lists/*Packages* >/dev/null 2>&1 || exit 1; }
 fi
