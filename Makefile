@@ -173,6 +173,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 	$(Q)$(MAKE) --no-print-directory test-e2e
+	$(Q)$(MAKE) --no-print-directory test-kernels
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory cirron-probe
@@ -201,5 +202,7 @@ vmlinux:
 
 clean:
 	rm -rf $(OUTPUT) cirron-probe
+
+include tests/kernels/kernels.mk
 
 -include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)

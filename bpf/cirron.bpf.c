@@ -16,6 +16,12 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/* Set by the loader before load (user/kernel_features.c). Without attach cookies (before
+ * 5.15) a probe is told by the address it hit in its process (probe_addrs), and a return by
+ * the stack pointer its entry saw (calls); the verifier prunes the branch not taken, so a
+ * kernel without bpf_get_attach_cookie never sees that call. */
+const volatile bool use_cookie = true;
+
 /* High-rate events: may drop under overload (counted in STAT_RB_DROPS). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -95,14 +101,36 @@ struct {
 	__type(value, __u8);
 } ldso_seen SEC(".maps");
 
+/* No attach cookies: (process, probed address) -> probe id, filled by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CIRRON_MAX_PROBES);
+	__type(key, struct probe_addr_key);
+	__type(value, __u32);
+} probe_addrs SEC(".maps");
+
+/* watch without bpf_find_vma: the executables already told to the loader, which finds
+ * their dynamic linker itself (EV_NEW_LDSO with no address) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct file_key);
+	__type(value, __u8);
+} exe_seen SEC(".maps");
+
+/* With cookies: (thread, probe id). Without: (thread, stack pointer at entry), which the
+ * return sees 8 bytes higher; the entry's probe id is then kept in the state. */
 struct call_key {
 	__u32 tid;
 	__u32 probe_id;
+	__u64 sp;
 };
 
 struct call_state {
 	__u64 ts_ns;
 	__u64 args[CIRRON_NARGS];
+	__u32 probe_id;
+	__u32 pad;
 };
 
 /* Entry state of calls that also have a return probe. LRU: a lost return cannot leak. */
@@ -173,28 +201,30 @@ static __always_inline bool armed(__u32 tgid)
 	return t && (t->flags & TARGET_F_ARMED);
 }
 
-static __always_inline struct event *reserve(void *rb)
+/* Ring-buffer records: every bpf_ringbuf_reserve is followed at once by its one NULL check,
+ * and every path after it ends in a submit. Older verifiers (6.1 and 5.10, checked in the
+ * kernel matrix) do not know that a reservation that passed the check is not NULL: checked
+ * a second time (a helper that returns NULL on failure, then its caller), they walk a "NULL"
+ * path that never releases it and reject the program ("Unreleased reference"). */
+static __always_inline void event_init(struct event *e)
 {
-	struct event *e = bpf_ringbuf_reserve(rb, sizeof(*e), 0);
 	__u64 id = bpf_get_current_pid_tgid();
 
-	if (!e) {
-		count(&stats, rb == (void *)&control ? STAT_CONTROL_DROPS : STAT_RB_DROPS);
-		return NULL;
-	}
 	__builtin_memset(e, 0, sizeof(*e));
 	e->pid = id >> 32;
 	e->tid = (__u32)id;
 	e->ts_ns = bpf_ktime_get_ns();
-	return e;
 }
 
 static __always_inline void emit_control_flags(__u32 type, __u32 pid, __u64 arg0, __u64 rb_flags)
 {
-	struct event *e = reserve(&control);
+	struct event *e = bpf_ringbuf_reserve(&control, sizeof(*e), 0);
 
-	if (!e)
+	if (!e) {
+		count(&stats, STAT_CONTROL_DROPS);
 		return;
+	}
+	event_init(e);
 	e->type = type;
 	e->pid = pid;
 	e->args[0] = arg0;
@@ -205,6 +235,41 @@ static __always_inline void emit_control_flags(__u32 type, __u32 pid, __u64 arg0
 static __always_inline void emit_control(__u32 type, __u32 pid, __u64 arg0)
 {
 	emit_control_flags(type, pid, arg0, 0);
+}
+
+static __always_inline void emit_link_map(__u32 id, __u64 stopped)
+{
+	struct event *e = bpf_ringbuf_reserve(&control, sizeof(*e), 0);
+
+	if (!e) {
+		count(&stats, STAT_CONTROL_DROPS);
+		return;
+	}
+	event_init(e);
+	e->type = EV_LINK_MAP;
+	e->probe_id = id;
+	e->args[0] = stopped;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* cudaGetDeviceCount returned ret; count_ptr is its int *count */
+static __always_inline void emit_device_count(__u32 id, __u64 count_ptr, __u64 ret)
+{
+	struct event *e;
+	int n = -1;
+
+	bpf_probe_read_user(&n, sizeof(n), (void *)count_ptr);
+	e = bpf_ringbuf_reserve(&control, sizeof(*e), 0);
+	if (!e) {
+		count(&stats, STAT_CONTROL_DROPS);
+		return;
+	}
+	event_init(e);
+	e->type = EV_DEVICE_COUNT;
+	e->probe_id = id;
+	e->args[0] = (__u64)(__s64)n;
+	e->ret = ret;
+	bpf_ringbuf_submit(e, 0);
 }
 
 /* Waking the loader costs the traced thread an IPI per event; the loader polls at least
@@ -220,18 +285,20 @@ static __always_inline __u64 wakeup_flags(void)
 static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_spec *spec,
 				 const __u64 args[CIRRON_NARGS], __u64 ret, __u64 dur_ns)
 {
-	struct event *e = reserve(&events);
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct target_info *ti = spec->action == ACT_EMIT ? bpf_map_lookup_elem(&targets, &tgid)
 							  : NULL;
+	struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
 	/* A gap in a process's anchors breaks the pairing of scope enters and exits: the
 	 * next anchor that gets through says how many went missing before it. */
 	if (!e) {
+		count(&stats, STAT_RB_DROPS);
 		if (ti)
 			__sync_fetch_and_add(&ti->lost, 1);
 		return;
 	}
+	event_init(e);
 	if (ti && ti->lost) {
 		__u32 lost = ti->lost;
 
@@ -368,20 +435,52 @@ static __always_inline bool link_map_consistent(__u64 r_state)
 	       state == RT_CONSISTENT;
 }
 
+/* The probe that fired: its cookie, or (no cookies) the loader's entry for the address. */
+static __always_inline __u32 entry_probe_id(struct pt_regs *ctx, __u32 tgid)
+{
+	struct probe_addr_key key = { .tgid = tgid, .addr = PT_REGS_IP(ctx) };
+	__u32 *id;
+
+	if (use_cookie)
+		return bpf_get_attach_cookie(ctx);
+	id = bpf_map_lookup_elem(&probe_addrs, &key);
+	return id ? *id : 0;
+}
+
+/* Entry state for the return probe: keyed by probe id, or (no cookies) by stack pointer. */
+static __always_inline void save_call(struct pt_regs *ctx, __u32 id, const __u64 args[CIRRON_NARGS])
+{
+	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid() };
+	struct call_state st = { .ts_ns = bpf_ktime_get_ns(), .probe_id = id };
+
+	if (use_cookie)
+		key.probe_id = id;
+	else
+		key.sp = PT_REGS_SP(ctx);
+	for (int i = 0; i < CIRRON_NARGS; i++)
+		st.args[i] = args[i];
+	bpf_map_update_elem(&calls, &key, &st, BPF_ANY);
+}
+
 SEC("uprobe")
 int handle_entry(struct pt_regs *ctx)
 {
-	__u32 id = bpf_get_attach_cookie(ctx);
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 id = entry_probe_id(ctx, tgid);
 	const struct probe_spec *spec;
 	struct cuda_counts *c;
 	__u64 args[CIRRON_NARGS];
 
+	if (!id)
+		return 0;
 	count(&hits, 2 * id);
 	spec = bpf_map_lookup_elem(&probe_specs, &id);
 	if (!spec)
 		return 0;
 	read_args(ctx, spec, args);
+	/* no cookies: a nested return needs the entry's id whatever the entry decides */
+	if (!use_cookie && (spec->flags & PROBE_F_NESTED) && (spec->flags & PROBE_F_RETURN))
+		save_call(ctx, id, args);
 
 	switch (spec->action) {
 	case ACT_CUDA_LAUNCH:
@@ -429,14 +528,7 @@ int handle_entry(struct pt_regs *ctx)
 		/* Stop first, then tell: the loader's SIGCONT must come after the SIGSTOP. */
 		if (spec->flags & PROBE_F_STOP_ON_LOAD)
 			bpf_send_signal(SIGSTOP);
-		struct event *e = reserve(&control);
-
-		if (e) {
-			e->type = EV_LINK_MAP;
-			e->probe_id = id;
-			e->args[0] = !!(spec->flags & PROBE_F_STOP_ON_LOAD);
-			bpf_ringbuf_submit(e, 0);
-		}
+		emit_link_map(id, !!(spec->flags & PROBE_F_STOP_ON_LOAD));
 		return 0;
 	}
 	}
@@ -448,32 +540,40 @@ int handle_entry(struct pt_regs *ctx)
 	if (spec->action == ACT_EMIT || (spec->flags & PROBE_F_DETAIL))
 		emit(EV_CALL, id, spec, args, 0, 0);
 
-	if ((spec->flags & PROBE_F_RETURN) && !(spec->flags & PROBE_F_NESTED)) {
-		struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .probe_id = id };
-		struct call_state st = { .ts_ns = bpf_ktime_get_ns() };
-
-		for (int i = 0; i < CIRRON_NARGS; i++)
-			st.args[i] = args[i];
-		bpf_map_update_elem(&calls, &key, &st, BPF_ANY);
-	}
+	if ((spec->flags & PROBE_F_RETURN) && !(spec->flags & PROBE_F_NESTED))
+		save_call(ctx, id, args);
 	return 0;
 }
 
 SEC("uretprobe")
 int handle_return(struct pt_regs *ctx)
 {
-	__u32 id = bpf_get_attach_cookie(ctx);
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .probe_id = id };
+	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid() };
 	const struct probe_spec *spec;
 	struct call_state *st;
 	struct cuda_counts *c;
 	__u64 dur, ret = PT_REGS_RC(ctx);
+	__u32 id;
 
+	if (use_cookie) {
+		id = bpf_get_attach_cookie(ctx);
+		key.probe_id = id;
+	} else {
+		/* the return address the entry saw on top of its stack has been popped */
+		key.sp = PT_REGS_SP(ctx) - 8;
+		st = bpf_map_lookup_elem(&calls, &key);
+		if (!st)
+			return 0;
+		id = st->probe_id;
+	}
 	count(&hits, 2 * id + 1);
 	spec = bpf_map_lookup_elem(&probe_specs, &id);
 	if (spec && (spec->flags & PROBE_F_NESTED)) {
 		__u64 none[CIRRON_NARGS] = {};
+
+		if (!use_cookie)
+			bpf_map_delete_elem(&calls, &key);
 
 		if (armed(tgid) && (!(spec->flags & PROBE_F_PY_CALL) || py_call_return()))
 			emit(EV_RETURN, id, spec, none, ret, 0);
@@ -497,20 +597,9 @@ int handle_return(struct pt_regs *ctx)
 			__sync_fetch_and_add(&c->memcpy_ns, dur);
 		}
 		break;
-	case ACT_CUDA_DEVICE_COUNT: {
-		struct event *e = reserve(&control);
-		int n = -1;
-
-		bpf_probe_read_user(&n, sizeof(n), (void *)st->args[0]);
-		if (e) {
-			e->type = EV_DEVICE_COUNT;
-			e->probe_id = id;
-			e->args[0] = (__u64)(__s64)n;
-			e->ret = ret;
-			bpf_ringbuf_submit(e, 0);
-		}
+	case ACT_CUDA_DEVICE_COUNT:
+		emit_device_count(id, st->args[0], ret);
 		break;
-	}
 	}
 	if (spec->action == ACT_EMIT || (spec->flags & PROBE_F_DETAIL))
 		emit(EV_RETURN, id, spec, st->args, ret, dur);
@@ -597,5 +686,36 @@ int BPF_PROG(on_exec_watch, struct task_struct *p)
 	    bpf_map_update_elem(&ldso_seen, &key, &one, BPF_NOEXIST))
 		return 0;	/* no file (or a static binary's), or seen before */
 	emit_control(EV_NEW_LDSO, BPF_CORE_READ(p, tgid), ip);
+	return 0;
+}
+
+/* watch without attach cookies: the ld.so probe in every process has a program of its own.
+ * It cannot tell which ld.so it is in, so the link map's state is left to the loader. */
+SEC("uprobe")
+int handle_dl_watch(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
+
+	if (t && (t->flags & (TARGET_F_TRACED | TARGET_F_IGNORED)))
+		return 0;
+	emit_control_flags(EV_WATCH_LOAD, tgid, 0, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* watch without bpf_find_vma (before 5.17): the first exec of each executable file tells the
+ * loader, which finds that process's dynamic linker in /proc (EV_NEW_LDSO, args[0] = 0). */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec_watch_exe, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct file_key key = {
+		.dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev),
+		.ino = BPF_CORE_READ(bprm, file, f_inode, i_ino),
+	};
+	__u8 one = 1;
+
+	if (!key.ino || bpf_map_update_elem(&exe_seen, &key, &one, BPF_NOEXIST))
+		return 0;
+	emit_control(EV_NEW_LDSO, BPF_CORE_READ(p, tgid), 0);
 	return 0;
 }

@@ -124,7 +124,8 @@ enum event_type {
 	EV_WATCH_LOAD,		/* watch: the link map of a process not traced (nor ignored)
 				 * became consistent: it may have loaded a library to trace */
 	EV_NEW_LDSO,		/* watch: a process exec'd with a dynamic linker not probed yet;
-				 * args[0] = its first instruction's address (in that ld.so) */
+				 * args[0] = its first instruction's address (in that ld.so), or
+				 * 0: an executable not seen before (no bpf_find_vma) */
 	EV__COUNT,
 };
 
@@ -165,6 +166,13 @@ struct event {
 struct file_key {
 	__u64 dev;		/* super_block.s_dev, the kernel's encoding (major << 20 | minor) */
 	__u64 ino;
+};
+
+/* Kernels without attach cookies: which probe a process hit, by the address it hit. */
+struct probe_addr_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 addr;		/* the probed instruction, as mapped in that process */
 };
 
 struct target_info {

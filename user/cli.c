@@ -24,6 +24,7 @@ const char *argp_program_bug_address = "<https://github.com/cirron/cirron-probe/
 	"  6  the target exited while attaching\n" \
 	"  7  trace, health: corrupt or foreign files in the spool were skipped\n" \
 	"  8  trace, health: no spool to read (DIR/spool missing or unreadable)\n" \
+	"  9  the kernel lacks what the BPF object needs (BTF, BPF ring buffer)\n" \
 	"  64 usage error\n"
 
 static const char top_doc[] =

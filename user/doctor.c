@@ -15,6 +15,8 @@
 
 static void check_machine(void)
 {
+	struct kernel_features kf;
+
 	printf("machine:\n");
 	printf("  euid %d%s\n", geteuid(), geteuid() ? " (not root: needs CAP_BPF, CAP_PERFMON, "
 	       "CAP_SYS_PTRACE)" : "");
@@ -22,6 +24,8 @@ static void check_machine(void)
 	       access("/sys/kernel/btf/vmlinux", R_OK) ? "MISSING (tracepoints will not load)" : "ok");
 	printf("  uprobe PMU (/sys/bus/event_source/devices/uprobe): %s\n",
 	       access("/sys/bus/event_source/devices/uprobe/type", R_OK) ? "MISSING" : "ok");
+	kernel_features__probe(&kf);
+	kernel_features__print(stdout, &kf, "  ");
 }
 
 int doctor__main(const struct options *opts)

@@ -34,6 +34,9 @@ LSAN_SUPP = Path(__file__).resolve().parent / "lsan.supp"
 IN_CI = os.environ.get("CI") == "true"
 TEST_TIMEOUT_S = 60          # hard limit per test (SIGALRM), on top of every subprocess timeout
 PROC_TIMEOUT_S = 20          # default wait for a process or a line
+# Slower machines (the kernel matrix's emulated guests, tests/kernels) stretch every wait and
+# limit by this factor; what a test waits for stays the same.
+TIME_SCALE = float(os.environ.get("CIRRON_TEST_TIME_SCALE", "1"))
 
 # What the target's calls add up to (tests/targets/cuda_calls.c, its N_* constants).
 CALLS = {
@@ -123,7 +126,7 @@ def pytest_configure(config):
 @pytest.fixture(autouse=True)
 def _hard_timeout(request):
     marker = request.node.get_closest_marker("timeout")
-    limit = int(marker.args[0]) if marker else TEST_TIMEOUT_S
+    limit = int((int(marker.args[0]) if marker else TEST_TIMEOUT_S) * TIME_SCALE)
 
     def on_alarm(signum, frame):
         raise TestTimeout(f"test ran past {limit}s")
@@ -160,6 +163,7 @@ class Stream:
     def wait_for(self, pattern, timeout=PROC_TIMEOUT_S):
         """Returns the re.Match of the first line matching pattern; fails on timeout/EOF."""
         rx = re.compile(pattern)
+        timeout *= TIME_SCALE
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
@@ -212,6 +216,7 @@ class Proc:
 
     def wait(self, timeout=PROC_TIMEOUT_S):
         """Exit status (negative: killed by that signal); both pipes read to their end."""
+        timeout *= TIME_SCALE
         try:
             rc = self.popen.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -322,7 +327,7 @@ class Harness:
 
 def reap(pid, timeout=PROC_TIMEOUT_S, must=True):
     """waitpid() for a pid that is our child (or was reparented to us); its wait status."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout * TIME_SCALE
     while True:
         try:
             got, status = os.waitpid(pid, os.WNOHANG)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, only_session, unavailable
+from conftest import ROOT, TIME_SCALE, only_session, unavailable
 
 TRAIN = ROOT / "tests" / "workloads" / "train.py"
 HOST_PYTHON = "/usr/bin/python3"      # Debian's, the one python3-torch imports under
@@ -187,7 +187,8 @@ def test_no_mixed_precision_without_autocast(h, target):
 
 
 def test_attach_five_seconds_into_training(h, target):
-    trainer = h.start(target.argv + ["--epochs", "1", "--batches", "20", "--spin-seconds", "9"])
+    trainer = h.start(target.argv + ["--epochs", "1", "--batches", "20",
+                                     "--spin-seconds", str(9 * TIME_SCALE)])
     trainer.out.wait_for("^ready$", timeout=90)
     time.sleep(5)
     root = h.spool_root()

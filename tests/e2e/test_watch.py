@@ -146,6 +146,26 @@ def test_job_running_before_the_agent_is_picked_up(h, host_torch, jobs):
     check_well_formed(s)
 
 
+def test_job_started_after_the_agent_is_traced(h, host_torch):
+    """One short job started while the agent watches: found through its dynamic linker
+    (at exec, then its link map) and traced from its start. The kernel matrix runs this one
+    (tests/kernels): on kernels without bpf_find_vma or attach cookies it takes the
+    fallbacks."""
+    root = h.spool_root()
+    w = start_watch(h, root)
+    job = h.start([HOST_PYTHON, TRAIN, "--epochs", "1", "--batches", "4"])
+    assert job.finish(240) == 0, job.err.text[-2000:]
+    w.err.wait_for(rf"pid {job.pid}: session .* ended \(exit\)", timeout=30)
+    m = stop_watch(w)
+    assert m, w.err.text[-2000:]
+    # by pid: other torch processes on the node may be traced too
+    (s,) = [x for x in read_spool(root).values() if x.root["attrs"]["pid"] == job.pid]
+    a = s.root["attrs"]
+    assert (a["attached_mid_run"], a["end_cause"], a["exit_code"]) == (False, "exit", 0), a
+    check_well_formed(s)
+    assert len(named(s, "step")) == 4
+
+
 def test_restart_after_a_crash_picks_the_job_up_again(h, host_torch, jobs):
     """The agent is SIGKILLed mid-job (systemd restarts it): the new agent finds the job and
     traces it under a session id of its own; the first agent's batches stay as they were."""

@@ -107,9 +107,15 @@ static int reserve_one(struct observer *o, struct target *t, struct probe_result
 static int link_one(struct observer *o, struct target *t, struct probe_result *r)
 {
 	const struct mapped_file *f = &t->files[r->file];
-	struct bpf_uprobe_opts uo = { .sz = sizeof(uo), .bpf_cookie = r->id, .retprobe = true };
+	struct bpf_uprobe_opts uo = { .sz = sizeof(uo), .bpf_cookie = o->kf.cookie ? r->id : 0,
+				      .retprobe = true };
 	int err;
 
+	if (!o->kf.cookie && !r->addr) {	/* BPF tells probes apart by address */
+		err = kernel_features__add_probe_addr(o, t, r);
+		if (err)
+			return err;
+	}
 	if (r->def->ret) {
 		r->ret = bpf_program__attach_uprobe_opts(o->prog_return, t->pid, f->host_path,
 							 r->file_offset, &uo);
@@ -137,8 +143,11 @@ static void unlink_one(struct probe_result *r)
 
 static void release_one(struct observer *o, struct probe_result *r)
 {
-	if (r->id)
+	if (r->id) {
+		if (r->addr)
+			kernel_features__del_probe_addr(o, o->slots[r->id].target, r);
 		o->slots[r->id].target = NULL;
+	}
 	r->id = 0;
 }
 
@@ -501,9 +510,12 @@ int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m)
 		err = -errno;
 		goto out;
 	}
+	if (!o->kf.cookie)	/* a program of its own, which needs no cookie */
+		uo.bpf_cookie = 0;
 	l = &w->ldsos[w->nldsos];
 	link_reaper__hold();
-	l->link = bpf_program__attach_uprobe_opts(o->prog_entry, -1, path, off, &uo);
+	l->link = bpf_program__attach_uprobe_opts(o->kf.cookie ? o->prog_entry : o->prog_dl_watch,
+						  -1, path, off, &uo);
 	link_reaper__release();
 	if (!l->link) {
 		err = -errno;

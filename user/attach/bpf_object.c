@@ -63,9 +63,17 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 {
 	int err;
 
+	const char *missing;
+
 	libbpf_set_print(libbpf_print);
 	if (o->opts->cmd == CMD_WATCH)
 		raise_fd_limit();
+	kernel_features__probe(&o->kf);
+	missing = kernel_features__missing(&o->kf);
+	if (missing) {
+		elog("this kernel (%s) lacks %s, which cirron-probe needs", o->kf.release, missing);
+		return EXIT_KERNEL_UNSUPPORTED;
+	}
 	o->skel = cirron_bpf__open();
 	if (!o->skel) {
 		err = -errno;
@@ -74,10 +82,8 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 	err = bpf_map__set_max_entries(o->skel->maps.events, (__u32)o->opts->ringbuf_kb << 10);
 	if (!err)
 		err = control_ring_for_tests(o);
-	/* Only the node agent looks at every exec */
 	if (!err)
-		err = bpf_program__set_autoload(o->skel->progs.on_exec_watch,
-						o->opts->cmd == CMD_WATCH);
+		err = kernel_features__configure(o);
 	if (!err)
 		err = cirron_bpf__load(o->skel);
 	if (err)
@@ -87,6 +93,8 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 		goto fail;
 	o->prog_entry = o->skel->progs.handle_entry;
 	o->prog_return = o->skel->progs.handle_return;
+	o->prog_dl_watch = o->skel->progs.handle_dl_watch;
+	o->probe_addrs_fd = bpf_map__fd(o->skel->maps.probe_addrs);
 	o->specs_fd = bpf_map__fd(o->skel->maps.probe_specs);
 	o->hits_fd = bpf_map__fd(o->skel->maps.hits);
 	o->stats_fd = bpf_map__fd(o->skel->maps.stats);
@@ -107,7 +115,8 @@ fail:
 		     "CAP_PERFMON and CAP_SYS_PTRACE");
 		return EXIT_NO_PERMISSION;
 	}
-	elog("failed to load BPF programs: %s", strerror(-err));
+	elog("failed to load BPF programs: %s (kernel %s; -vv shows the verifier's log)",
+	     strerror(-err), o->kf.release);
 	return EXIT_FAILURE_RUNTIME;
 }
 
@@ -117,4 +126,22 @@ void bpf_object__unload_all(struct observer *o)
 	o->rb = NULL;
 	cirron_bpf__destroy(o->skel);
 	o->skel = NULL;
+}
+
+/* The path per kernel feature (kernel_features.c), set before load: rodata the verifier
+ * prunes by, and which programs load. Only the node agent looks at every exec. */
+int kernel_features__configure(struct observer *o)
+{
+	struct cirron_bpf *s = o->skel;
+	bool watch = o->opts->cmd == CMD_WATCH;
+	int err;
+
+	s->rodata->use_cookie = o->kf.cookie;
+	err = bpf_program__set_autoload(s->progs.on_exec_watch, watch && o->kf.find_vma);
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.on_exec_watch_exe,
+						watch && !o->kf.find_vma);
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.handle_dl_watch, watch && !o->kf.cookie);
+	return err;
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "attach/kernel_features.h"
 #include "attach/watchdog.h"
 #include "cirron.h"
 #include "common/options.h"
@@ -39,6 +40,9 @@ struct observer {
 	struct cirron_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_program *prog_entry, *prog_return;
+	struct bpf_program *prog_dl_watch;	/* watch's ld.so probes without cookies */
+	struct kernel_features kf;	/* probed in bpf_object__load_all */
+	int probe_addrs_fd;
 	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd;
 	int py_verdicts_fd, py_stacks_fd;
 	struct probe_set probes;

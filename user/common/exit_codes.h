@@ -14,6 +14,7 @@ enum exit_code {
 	EXIT_TARGET_GONE = 6,		/* the target exited while we attached */
 	EXIT_CORRUPT_INPUT = 7,		/* read-back found corrupt or foreign files */
 	EXIT_NO_SPOOL = 8,		/* read-back: DIR/spool missing or unreadable */
+	EXIT_KERNEL_UNSUPPORTED = 9,	/* the kernel lacks BTF or the BPF ring buffer */
 	EXIT_USAGE = 64,		/* bad command line (argp's convention) */
 };
 

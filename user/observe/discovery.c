@@ -70,7 +70,8 @@ void discovery__new_ldso(struct observer *o, const struct event *e)
 	if (procfs__read_maps((int)e->pid, &maps))
 		return;
 	for (size_t i = 0; i < maps.n; i++)
-		if (maps.v[i].start <= e->args[0] && e->args[0] < maps.v[i].end &&
+		if ((!e->args[0] ||	/* no bpf_find_vma: whichever ld.so it maps */
+		     (maps.v[i].start <= e->args[0] && e->args[0] < maps.v[i].end)) &&
 		    watch__is_ldso(&o->watch, &maps.v[i]))
 			watch_ldso(o, (int)e->pid, &maps.v[i]);
 	procfs__free_maps(&maps);

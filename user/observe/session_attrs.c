@@ -266,6 +266,7 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 	if (o->opts->cmd == CMD_WATCH)
 		cJSON_AddItemToObject(h, "agent", agent_health(o));
 	cJSON_AddItemToObject(h, "probes", probes);
+	cJSON_AddItemToObject(h, "kernel", kernel_features__json(&o->kf));
 	return h;
 }
 

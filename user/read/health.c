@@ -36,6 +36,15 @@ static void print_probes(FILE *f, const cJSON *probes)
 	}
 }
 
+static void print_kernel(FILE *f, const cJSON *k)
+{
+	char a[80], b[64], c[64], d[128];
+
+	fprintf(f, "  kernel %s: probe ids by %s, ld.so discovery by %s (%s)\n",
+		value(k, "release", a, sizeof(a)), value(k, "probe_ids", b, sizeof(b)),
+		value(k, "ldso_discovery", c, sizeof(c)), value(k, "reason", d, sizeof(d)));
+}
+
 static void print_health(FILE *f, const struct rsession *s)
 {
 	const cJSON *h = s->health;
@@ -63,6 +72,8 @@ static void print_health(FILE *f, const struct rsession *s)
 			"oldest first\n", value(h, "spool_max_bytes", a, sizeof(a)),
 			value(h, "spool_removed_files", b, sizeof(b)),
 			value(h, "spool_removed_bytes", c, sizeof(c)));
+	if (cJSON_GetObjectItemCaseSensitive(h, "kernel"))
+		print_kernel(f, cJSON_GetObjectItemCaseSensitive(h, "kernel"));
 	print_probes(f, cJSON_GetObjectItemCaseSensitive(h, "probes"));
 }
 

@@ -49,6 +49,7 @@ struct probe_result {
 	char *symbol;		/* resolved name (prefix queries resolve to one symbol) */
 	uint64_t file_offset;
 	uint32_t id;		/* BPF cookie, 0 if not attached */
+	uint64_t addr;		/* no cookies: the entry's address in probe_addrs, or 0 */
 	bool sampled;		/* Python tier at --python-frames sampled: linked in samples only */
 	struct bpf_link *entry, *ret;
 	int err;		/* 0, or -errno of resolution (-ENOENT) or attach */

@@ -1,0 +1,98 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Copyright (c) 2026 cirron-probe authors
+#
+# boot.sh KERNEL_DIR WORKDIR SCRIPT: boots the kernel unpacked in KERNEL_DIR (fetch-kernel.sh)
+# under qemu (TCG), with this machine's root shared read-only over virtiofs, and runs SCRIPT
+# (a file the guest can read at the same path) with /bin/sh inside it, chrooted into the
+# share. The console goes to WORKDIR/console.log and, live, to stdout. Exits with the script's
+# exit status, read from the guest's explicit end marker; 125/126 the guest could not set up,
+# 124 the guest ran past CIRRON_VM_TIMEOUT seconds (default 900), 123 it stopped without a
+# marker (a crash: see the console).
+set -euo pipefail
+
+kdir=$(realpath "${1:?usage: boot.sh KERNEL_DIR WORKDIR SCRIPT}")
+work=$(realpath -m "${2:?}")
+script=$(realpath "${3:?}")
+here=$(dirname "$(realpath "$0")")
+timeout_s=${CIRRON_VM_TIMEOUT:-900}
+mem_mb=${CIRRON_VM_MEM_MB:-3072}
+cpus=${CIRRON_VM_CPUS:-$(nproc)}
+
+for tool in qemu-system-x86_64 /usr/lib/qemu/virtiofsd /bin/busybox; do
+	command -v "$tool" >/dev/null ||
+		{ echo "boot: $tool is missing (tests/kernels/install-deps.sh)" >&2; exit 125; }
+done
+kver=$(basename "$(ls -d "$kdir"/lib/modules/*)")
+vmlinuz=$kdir/boot/vmlinuz-$kver
+mkdir -p "$work"
+
+# The initramfs: busybox, the modules that reach the share, /init. Rebuilt when its inputs
+# change (kept next to the kernel, which is keyed by package version).
+initrd=$kdir/cirron-initrd.cpio.gz
+if [[ ! -f $initrd || $here/guest-init.sh -nt $initrd || /bin/busybox -nt $initrd ]]; then
+	tmp=$(mktemp -d)
+	mkdir -p "$tmp"/{bin,modules}
+	cp /bin/busybox "$tmp/bin/busybox"
+	cp "$here/guest-init.sh" "$tmp/init"
+	chmod 0755 "$tmp/init"
+	mods=()
+	# in load order; the pci helpers exist from 5.13 on
+	for m in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci fuse virtiofs; do
+		f=$(find "$kdir/lib/modules/$kver/kernel" -name "$m.ko" | head -1)
+		[[ -n $f ]] || continue
+		cp "$f" "$tmp/modules/$m.ko"
+		mods+=("$m")
+	done
+	printf '%s\n' "${mods[@]}" > "$tmp/modules.list"
+	(cd "$tmp" && find . | /bin/busybox cpio -o -H newc 2>/dev/null | gzip -1) > "$initrd.tmp"
+	mv "$initrd.tmp" "$initrd"
+	rm -rf "$tmp"
+fi
+
+sock=$work/virtiofs.sock
+log=$work/console.log
+rm -f "$sock" "$log"
+: > "$log"
+vfs_pid= qemu_pid= tail_pid=
+cleanup() {
+	for p in $tail_pid $qemu_pid $vfs_pid; do kill "$p" 2>/dev/null || true; done
+	for p in $tail_pid $qemu_pid $vfs_pid; do wait "$p" 2>/dev/null || true; done
+	rm -f "$sock"
+}
+trap cleanup EXIT
+
+/usr/lib/qemu/virtiofsd --socket-path="$sock" -o source=/ -o sandbox=chroot -o cache=always \
+	>"$work/virtiofsd.log" 2>&1 &
+vfs_pid=$!
+for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.05; done
+[[ -S $sock ]] || { echo "boot: virtiofsd did not start:" >&2; cat "$work/virtiofsd.log" >&2; exit 125; }
+
+qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "$cpus" -m "${mem_mb}M" \
+	-object memory-backend-memfd,id=mem,size="${mem_mb}M",share=on -numa node,memdev=mem \
+	-chardev socket,id=vfs,path="$sock" -device vhost-user-fs-pci,chardev=vfs,tag=hostroot \
+	-kernel "$vmlinuz" -initrd "$initrd" \
+	-append "console=ttyS0 quiet loglevel=4 panic=-1 oops=panic cirron.run=$script" \
+	-display none -monitor none -serial file:"$log" -no-reboot &
+qemu_pid=$!
+tail -n +1 -F --pid=$qemu_pid "$log" 2>/dev/null | sed -u 's/\r$//' &
+tail_pid=$!
+
+# Waits for qemu to stop (the guest powers off after its marker), at most timeout_s.
+status=
+end=$((SECONDS + timeout_s))
+while kill -0 $qemu_pid 2>/dev/null; do
+	if ((SECONDS >= end)); then
+		echo "boot: guest ran past ${timeout_s}s" >&2
+		status=124
+		break
+	fi
+	sleep 1
+done
+wait $tail_pid 2>/dev/null || true
+tail_pid=
+if [[ -z $status ]]; then
+	status=$(tr -d '\r' < "$log" | sed -n 's/^CIRRON-GUEST-EXIT \([0-9]*\)$/\1/p' | tail -1)
+	[[ -n $status ]] || { echo "boot: the guest stopped without its end marker" >&2; status=123; }
+fi
+exit "$status"
