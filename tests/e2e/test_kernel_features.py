@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Copyright (c) 2026 cirron-probe authors
-"""Kernel features (user/kernel_features.c) on this machine's kernel: the path chosen per
+"""Kernel features (user/attach/kernel_features.c) on this machine's kernel: the path chosen per
 feature in doctor and health, the fallbacks for older kernels taken on purpose
 (CIRRON_KERNEL_WITHOUT=cookie,find_vma: probe ids from a (pid, address) map, returns by
 stack pointer, watch finding ld.so from /proc) with the same exact results, and the refusal
@@ -24,7 +24,7 @@ FALLBACKS = {"CIRRON_KERNEL_WITHOUT": "cookie,find_vma"}
 
 
 def test_exit_code_matches_header():
-    header = (Path(__file__).resolve().parents[2] / "user" / "exit_codes.h").read_text()
+    header = (Path(__file__).resolve().parents[2] / "user" / "common" / "exit_codes.h").read_text()
     assert f"EXIT_KERNEL_UNSUPPORTED = {EXIT_KERNEL_UNSUPPORTED}," in header
 
 
