@@ -125,6 +125,7 @@ enum event_type {
 				 * became consistent: it may have loaded a library to trace */
 	EV_NEW_LDSO,		/* watch: a process exec'd with a dynamic linker not probed yet;
 				 * args[0] = its first instruction's address (in that ld.so) */
+	EV_WRITE,		/* a traced process wrote to fd 1 or 2: a struct write_event */
 	EV__COUNT,
 };
 
@@ -176,7 +177,24 @@ struct target_info {
 enum stat_id {
 	STAT_RB_DROPS = 0,	/* bpf_ringbuf_reserve failed: an event was lost */
 	STAT_KERNEL_KEYS_FULL,	/* the per-kernel launch map was full */
+	STAT_WRITE_DROPS,	/* a write_event found the ring buffer full */
 	STAT__COUNT,
+};
+
+/* Marks: what a traced process writes to its stdout and stderr (fds 1 and 2), copied up to
+ * CIRRON_WRITE_COPY bytes per write (a power of two); the record is sent only as long as
+ * the copy (header + copied bytes), not always full size. */
+#define CIRRON_WRITE_COPY	1024
+struct write_event {
+	__u32 type;		/* EV_WRITE */
+	__u32 pid;		/* tgid, as the host sees it */
+	__u32 tid;
+	__u32 fd;		/* 1 or 2 */
+	__u64 ts_ns;		/* CLOCK_MONOTONIC */
+	__u64 len;		/* bytes the write asked to write */
+	__u32 copied;		/* bytes in data: min(len, CIRRON_WRITE_COPY), 0 if unreadable */
+	__u32 pad;
+	char data[CIRRON_WRITE_COPY];
 };
 
 #endif /* __CIRRON_H */

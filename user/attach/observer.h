@@ -37,6 +37,7 @@ struct observer {
 	struct cirron_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_program *prog_entry, *prog_return;
+	struct bpf_program *prog_write;	/* --marks uprobe */
 	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd;
 	int py_verdicts_fd, py_stacks_fd;
 	struct probe_set probes;
@@ -53,6 +54,7 @@ struct observer {
 	bool child_reaped;
 	struct watchdog watchdog;	/* run: resumes held targets if we die */
 	struct watch watch;		/* watch: which processes to trace */
+	struct marks_regex marks_rx;	/* --marks-regex, compiled at the first write */
 };
 
 /* attach.c */
@@ -68,6 +70,8 @@ int attach__python_sample(struct observer *o, struct target *t, bool on);
  * Returns 0, 1 if that file is probed already, or -errno. */
 int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m);
 void attach__ldso_unwatch(struct observer *o);
+/* --marks uprobe: libc's write() in the target, for its pid only. Returns 0 or -errno. */
+int attach__write_uprobe(struct observer *o, struct target *t);
 
 /* bpf_object.c: load the BPF object, attach its tracepoints, set up the ring buffers
  * (events go to handle_event). Returns 0 or an exit code. */

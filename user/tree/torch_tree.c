@@ -606,3 +606,20 @@ void torch_tree__finish(struct torch_tree *t, bool clean_exit)
 	if (clean_exit && t->last_ts_ns)
 		close_epoch(t, t->last_ts_ns, NULL);
 }
+
+struct span *torch_tree__current(struct torch_tree *t, uint64_t ts)
+{
+	struct span *sp = innermost(t);
+
+	if (sp && ts > t->last_ts_ns)
+		t->last_ts_ns = ts;
+	/* After a __next__ that nothing confirmed yet, a finished step has ended where that
+	 * __next__ began (the next batch's step, or the loop's end): the epoch holds now. */
+	if (sp == t->step && t->pending && t->pending_end && t->epoch &&
+	    (t->step_had_optimizer || (!t->optimizer_steps && t->step_updated)))
+		return t->epoch;
+
+	if (t->forward && t->forward->status == SPAN_OPEN && (sp == t->step || sp == t->epoch))
+		return t->forward;
+	return sp;
+}

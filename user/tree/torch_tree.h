@@ -88,5 +88,9 @@ void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev);
 /* Called when the session ends: settles spans the tree still holds back and, after a clean
  * exit, ends the last step and epoch at the last event; session__end does the rest. */
 void torch_tree__finish(struct torch_tree *t, bool clean_exit);
+/* The innermost span open at ts, now (a scope, backward, forward, step or epoch), or NULL:
+ * where a mark the job prints at ts belongs. ts counts as seen: a clean exit ends the last
+ * step and epoch after it. */
+struct span *torch_tree__current(struct torch_tree *t, uint64_t ts);
 
 #endif
