@@ -362,12 +362,10 @@ void marks__feed(struct marks_stream *st, const char *data, size_t copied, uint6
 			end_line(st, (char)b, rx, c, fn, ctx);
 		} else if (b == 0x1b) {
 			st->esc = 1;
-		} else if ((b < 0x20 && b != '\t') || b == 0x7f) {
-			st->skip = true;	/* not text */
-		} else if (st->len < MARKS_LINE_MAX - 1) {
+		} else if ((b >= 0x20 || b == '\t') && b != 0x7f && st->len < MARKS_LINE_MAX - 1) {
 			st->line[st->len++] = (char)(b == '\t' ? ' ' : b);
 		} else {
-			st->skip = true;	/* longer than a metrics line */
+			st->skip = true;	/* not text, or longer than a metrics line */
 		}
 	}
 	if (len > copied) {	/* the rest went unseen: so does the end of this line */
