@@ -184,7 +184,8 @@ enum stat_id {
 /* Marks: what a traced process writes to its stdout and stderr (fds 1 and 2), copied up to
  * CIRRON_WRITE_COPY bytes per write (a power of two); the record is sent only as long as
  * the copy (header + copied bytes), not always full size. */
-#define CIRRON_WRITE_COPY	1024
+#define CIRRON_WRITE_COPY	8192	/* Python's io.DEFAULT_BUFFER_SIZE: a block-buffered
+					 * stdout (a pipe, a file) flushes 8 KiB */
 struct write_event {
 	__u32 type;		/* EV_WRITE */
 	__u32 pid;		/* tgid, as the host sees it */

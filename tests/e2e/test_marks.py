@@ -81,6 +81,21 @@ def test_printed_metrics_become_marks(h, target):
     assert h_["marks"] == len(expected)
 
 
+def test_block_buffered_stdout(h, bpf, tmp_path):
+    """stdout to a pipe, never flushed by the job: written in 8 KiB blocks (the copy bound),
+    lines cut between blocks; every value still arrives, on the spans open at the flushes."""
+    if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
+        unavailable("python3-torch is not installed")
+    expect = tmp_path / "expected.json"
+    s, _ = run(h, Target("host", [HOST_PYTHON, str(PRINTS)], 1, 11), "--epochs", "3",
+               "--batches", "40", "--no-flush", "--expect", str(expect))
+    want = Counter((n, float(v), src) for n, v, _, src, _ in json.loads(expect.read_text()))
+    got = Counter((m["name"], m["value"], m["source"])
+                  for sp in s.spans.values() for m in sp["marks"] if "value" in m)
+    assert got == want
+    assert s.health["writes_over_bound"] == 0 and s.health["mark_lines_skipped"] == 0
+
+
 def test_megabytes_of_text_and_binary(h, bpf, tmp_path):
     if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
         unavailable("python3-torch is not installed")

@@ -3,7 +3,7 @@
 """A training loop that prints its metrics the way real jobs do, for the marks tests. Plain
 PyTorch and print(): nothing here knows the observer.
 
-    prints.py --expect FILE [--epochs E] [--batches B]
+    prints.py --expect FILE [--epochs E] [--batches B] [--no-flush]
     prints.py --flood MB [--expect FILE]
 
 Loop: after each optimizer step, an HF Trainer-style dict on stdout, a Keras-style progress
@@ -29,16 +29,19 @@ ap.add_argument("--epochs", type=int, default=2)
 ap.add_argument("--batches", type=int, default=4)
 ap.add_argument("--expect")
 ap.add_argument("--flood", type=float, default=0)
+ap.add_argument("--no-flush", action="store_true",
+                help="leave stdout block-buffered (a pipe): it is written in 8 KiB blocks")
 args = ap.parse_args()
 expected = []
 
 
 def out(stream, text):
     stream.write(text)
-    stream.flush()
+    if not args.no_flush:
+        stream.flush()
 
 
-COPY_BOUND = 1024  # the observer's copy per write (CIRRON_WRITE_COPY)
+COPY_BOUND = 8192  # the observer's copy per write (CIRRON_WRITE_COPY)
 
 
 def flood():
