@@ -11,7 +11,7 @@ VERSION := 0.1.0
 CFLAGS ?= -g -O2
 WARN := -Wall -Wextra -Werror -Werror=undef -Wno-unused-parameter
 CPPFLAGS := -I$(OUTPUT) -Ibpf -Iuser -DCIRRON_VERSION='"$(VERSION)"' -D_GNU_SOURCE
-LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -lcjson
+LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -lcjson -lm
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # user/ holds one folder per stage of the data flow (user/README.md); main.c and cli.c on top.

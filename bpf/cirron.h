@@ -126,6 +126,7 @@ enum event_type {
 	EV_NEW_LDSO,		/* watch: a process exec'd with a dynamic linker not probed yet;
 				 * args[0] = its first instruction's address (in that ld.so), or
 				 * 0: an executable not seen before (no bpf_find_vma) */
+	EV_WRITE,		/* a traced process wrote to fd 1 or 2: a struct write_event */
 	EV__COUNT,
 };
 
@@ -186,7 +187,25 @@ enum stat_id {
 	STAT_KERNEL_KEYS_FULL,	/* the per-kernel launch map was full */
 	STAT_CONTROL_DROPS,	/* the control ring was full: an exec, exit or link-map event
 				 * was lost (watch looks at /proc again) */
+	STAT_WRITE_DROPS,	/* a write_event found the ring buffer full */
 	STAT__COUNT,
+};
+
+/* Marks: what a traced process writes to its stdout and stderr (fds 1 and 2), copied up to
+ * CIRRON_WRITE_COPY bytes per write (a power of two); the record is sent only as long as
+ * the copy (header + copied bytes), not always full size. */
+#define CIRRON_WRITE_COPY	8192	/* Python's io.DEFAULT_BUFFER_SIZE: a block-buffered
+					 * stdout (a pipe, a file) flushes 8 KiB */
+struct write_event {
+	__u32 type;		/* EV_WRITE */
+	__u32 pid;		/* tgid, as the host sees it */
+	__u32 tid;
+	__u32 fd;		/* 1 or 2 */
+	__u64 ts_ns;		/* CLOCK_MONOTONIC */
+	__u64 len;		/* bytes the write asked to write */
+	__u32 copied;		/* bytes in data: min(len, CIRRON_WRITE_COPY), 0 if unreadable */
+	__u32 pad;
+	char data[CIRRON_WRITE_COPY];
 };
 
 #endif /* __CIRRON_H */

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "common/exit_codes.h"
 #include "common/log.h"
+#include "tree/marks.h"
 
 const char *argp_program_version = "cirron-probe " CIRRON_VERSION;
 const char *argp_program_bug_address = "<https://github.com/cirron/cirron-probe/issues>";
@@ -64,6 +65,8 @@ enum {
 	OPT_RANKS,
 	OPT_MAX_SPOOL_MB,
 	OPT_MATCH,
+	OPT_MARKS,
+	OPT_MARKS_REGEX,
 };
 
 /* What attach, run and watch share. */
@@ -98,7 +101,12 @@ enum {
 	  "(default: 8192); events past it are dropped and counted", 0 }, \
 	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0, \
 	  "Symbol cache (default: $XDG_CACHE_HOME or ~/.cache, /cirron-probe)", 0 }, \
-	{ "verbose", 'v', NULL, 0, "More messages on stderr (twice for debug)", 0 }
+	{ "verbose", 'v', NULL, 0, "More messages on stderr (twice for debug)", 0 }, \
+	{ "marks", OPT_MARKS, "on|off", 0, "Marks from the numbers the job prints to its stdout " \
+	  "and stderr (HF Trainer dicts, key: value and key=value progress, plain prints), on the " \
+	  "span open at the write; one event per write (default: on)", 0 }, \
+	{ "marks-regex", OPT_MARKS_REGEX, "REGEX", 0, "Also marks from the named groups " \
+	  "((?<name>...)) of this extended regular expression, per printed line", 0 }
 
 static const struct argp_option trace_options[] = {
 	{ "pid", 'p', "PID", 0, "Process to trace (attach, doctor)", 0 },
@@ -317,6 +325,26 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_CACHE_DIR:
 		o->cache_dir = arg;
 		break;
+	case OPT_MARKS:
+		if (!strcmp(arg, "on"))
+			o->marks = MARKS_ON;
+		else if (!strcmp(arg, "off"))
+			o->marks = MARKS_OFF;
+		else if (!strcmp(arg, "uprobe"))	/* the measured alternative (bench/) */
+			o->marks = MARKS_UPROBE;
+		else
+			usage_error(state, "invalid --marks: %s (on or off)", arg);
+		break;
+	case OPT_MARKS_REGEX: {
+		struct marks_regex rx;
+		char why[128];
+
+		if (marks_regex__compile(&rx, arg, why, sizeof(why)))
+			usage_error(state, "invalid --marks-regex '%s': %s", arg, why);
+		marks_regex__free(&rx);
+		o->marks_regex = arg;
+		break;
+	}
 	case OPT_MATCH: {
 		regex_t rx;
 		int rc = regcomp(&rx, arg, REG_EXTENDED | REG_NOSUB);

@@ -442,6 +442,30 @@ void attach__detach(struct observer *o, struct target *t)
 		}
 		release_one(o, r);
 	}
+	if (t->write_link)
+		link_reaper__destroy(t->write_link);
+	t->write_link = NULL;
+}
+
+int attach__write_uprobe(struct observer *o, struct target *t)
+{
+	struct bpf_uprobe_opts uo = { .sz = sizeof(uo), .func_name = "write" };
+	struct bpf_link *l;
+
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const char *base = strrchr(t->files[i].path, '/');
+
+		base = base ? base + 1 : t->files[i].path;
+		if (strncmp(base, "libc.so", 7) != 0 && strncmp(base, "libc-", 5) != 0)
+			continue;
+		l = bpf_program__attach_uprobe_opts(o->prog_write, t->pid, t->files[i].host_path,
+						    0, &uo);
+		if (!l)
+			return -errno;
+		t->write_link = l;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 int attach__python_sample(struct observer *o, struct target *t, bool on)

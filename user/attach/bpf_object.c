@@ -84,6 +84,13 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 		err = control_ring_for_tests(o);
 	if (!err)
 		err = kernel_features__configure(o);
+	/* Marks: the syscall-entry tracepoint, or (--marks uprobe) libc's write() per target */
+	if (!err)
+		err = bpf_program__set_autoload(o->skel->progs.on_write_tp,
+						o->opts->marks == MARKS_ON);
+	if (!err)
+		err = bpf_program__set_autoload(o->skel->progs.on_write_uprobe,
+						o->opts->marks == MARKS_UPROBE);
 	if (!err)
 		err = cirron_bpf__load(o->skel);
 	if (err)
@@ -95,6 +102,7 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 	o->prog_return = o->skel->progs.handle_return;
 	o->prog_dl_watch = o->skel->progs.handle_dl_watch;
 	o->probe_addrs_fd = bpf_map__fd(o->skel->maps.probe_addrs);
+	o->prog_write = o->skel->progs.on_write_uprobe;
 	o->specs_fd = bpf_map__fd(o->skel->maps.probe_specs);
 	o->hits_fd = bpf_map__fd(o->skel->maps.hits);
 	o->stats_fd = bpf_map__fd(o->skel->maps.stats);

@@ -43,6 +43,7 @@ struct observer {
 	struct bpf_program *prog_dl_watch;	/* watch's ld.so probes without cookies */
 	struct kernel_features kf;	/* probed in bpf_object__load_all */
 	int probe_addrs_fd;
+	struct bpf_program *prog_write;	/* --marks uprobe */
 	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd;
 	int py_verdicts_fd, py_stacks_fd;
 	struct probe_set probes;
@@ -59,6 +60,7 @@ struct observer {
 	bool child_reaped;
 	struct watchdog watchdog;	/* run: resumes held targets if we die */
 	struct watch watch;		/* watch: which processes to trace */
+	struct marks_regex marks_rx;	/* --marks-regex, compiled at the first write */
 };
 
 /* attach.c */
@@ -74,6 +76,8 @@ int attach__python_sample(struct observer *o, struct target *t, bool on);
  * Returns 0, 1 if that file is probed already, or -errno. */
 int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m);
 void attach__ldso_unwatch(struct observer *o);
+/* --marks uprobe: libc's write() in the target, for its pid only. Returns 0 or -errno. */
+int attach__write_uprobe(struct observer *o, struct target *t);
 
 /* bpf_object.c: load the BPF object, attach its tracepoints, set up the ring buffers
  * (events go to handle_event: observe/dispatch.c). Returns 0 or an exit code. */

@@ -14,6 +14,9 @@ enum trace_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
 #define SINK_STDOUT	(1u << 1)
 
 enum python_frames { PYF_OFF, PYF_SAMPLED, PYF_ALWAYS };
+/* on: the syscall-entry tracepoint; uprobe: libc's write() per traced pid (measured
+ * alternative, bench/mark_cost.sh) */
+enum marks_mode { MARKS_ON, MARKS_OFF, MARKS_UPROBE };
 
 struct options {
 	enum command cmd;
@@ -42,6 +45,8 @@ struct options {
 	long rank;			/* -1, or only this rank */
 	bool all;			/* no eliding of long runs of siblings */
 	bool ranks;			/* trace --ranks: the ranks side by side */
+	enum marks_mode marks;		/* marks from the job's stdout/stderr writes */
+	const char *marks_regex;	/* --marks-regex: named groups give marks */
 };
 
 #endif

@@ -15,6 +15,8 @@ int dispatch__event(void *ctx, void *data, size_t size)
 	const struct event *e = data;
 	struct target *t;
 
+	if (size >= sizeof(__u32) && e->type == EV_WRITE)	/* shorter than an event */
+		return writes__event(o, data, size);
 	if (size < sizeof(*e))
 		return 0;
 	switch (e->type) {

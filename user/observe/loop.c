@@ -58,6 +58,7 @@ void observer__free_common(struct observer *o)
 	attach__ldso_unwatch(o);
 	link_reaper__wait();
 	bpf_object__unload_all(o);
+	marks_regex__free(&o->marks_rx);
 	probe_set__free(&o->probes);
 	sym_cache__free(o->syms);
 	spool__close(&o->spool);

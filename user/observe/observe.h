@@ -79,6 +79,9 @@ void events__cuda_detail(struct observer *o, struct target *t, const struct prob
 void events__anchor(struct observer *o, struct target *t, const struct probe_result *r,
 		    const struct event *e);
 
+/* writes.c: EV_WRITE, a traced process's write to its stdout or stderr, into marks. */
+int writes__event(struct observer *o, const void *data, size_t size);
+
 /* session_attrs.c: the root span's attributes and each batch's health. */
 void attrs__set_num(cJSON *o, const char *key, double v);
 void attrs__set_str(cJSON *o, const char *key, const char *v);

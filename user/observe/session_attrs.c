@@ -255,6 +255,17 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 	}
 	if (o->opts->python_frames == PYF_SAMPLED)
 		cJSON_AddNumberToObject(h, "python_sampled_steps", (double)t->py_sample.samples);
+	if (o->opts->marks != MARKS_OFF) {
+		cJSON_AddNumberToObject(h, "writes", (double)t->writes);
+		cJSON_AddNumberToObject(h, "write_bytes", (double)t->write_bytes);
+		cJSON_AddNumberToObject(h, "writes_over_bound", (double)t->writes_over_bound);
+		cJSON_AddNumberToObject(h, "write_drops",
+					(double)sum_percpu(o->stats_fd, STAT_WRITE_DROPS));
+		cJSON_AddNumberToObject(h, "mark_lines", (double)t->marks_counts.lines);
+		cJSON_AddNumberToObject(h, "mark_lines_skipped",
+					(double)t->marks_counts.lines_skipped);
+		cJSON_AddNumberToObject(h, "marks", (double)t->marks_counts.marks);
+	}
 	cJSON_AddNumberToObject(h, "spool_bytes", (double)o->spool.bytes_written);
 	cJSON_AddNumberToObject(h, "spool_files", (double)o->spool.files_written);
 	cJSON_AddNumberToObject(h, "spool_removed_files", (double)o->spool.cap.removed_files);

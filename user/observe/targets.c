@@ -89,6 +89,8 @@ void targets__arm(struct observer *o, struct target *t)
 {
 	if (targets__track(o, t, true))
 		wlog("pid %d: cannot arm probes: %s", t->pid, strerror(errno));
+	if (o->opts->marks == MARKS_UPROBE && !t->write_link && attach__write_uprobe(o, t))
+		ilog("pid %d: no libc write() to probe for marks (yet)", t->pid);
 }
 
 void targets__scan(struct observer *o, struct target *t)

@@ -10,6 +10,7 @@
 #include "target/pytypes.h"
 #include "target/sym_cache.h"
 #include "tree/hang.h"
+#include "tree/marks.h"
 #include "tree/session.h"
 #include "tree/torch_tree.h"
 
@@ -91,6 +92,11 @@ struct target {
 	uint64_t event_counters[CIRRON_NCOUNTERS];	/* of the anchor event being handled */
 	int exit_status;	/* wait(2)-style, valid when exited */
 	bool exited;
+	/* marks from its writes to fds 1 and 2 (observe/writes.c) */
+	struct marks_stream marks_streams[2];
+	struct marks_counts marks_counts;
+	uint64_t writes, write_bytes, writes_over_bound;
+	void *write_link;	/* --marks uprobe: its bpf_link on libc's write() */
 	struct target *next;
 };
 

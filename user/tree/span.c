@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "tree/clock.h"
@@ -111,6 +112,31 @@ const char *span__format_line(const struct span *s, char *buf, int size)
 	cJSON_ArrayForEach(a, s->attrs) {
 		json__format_value(a, val, sizeof(val));
 		off = append(buf, size, off, first ? " {%s=%s" : ", %s=%s", a->string, val);
+		first = 0;
+	}
+	/* value marks (from what the job printed), as the SDK shows them: each name once, with
+	 * its last value */
+	cJSON_ArrayForEach(a, s->marks) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, "value");
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(a, "name"), *b;
+		bool later = false;
+
+		if (!cJSON_IsNumber(v) || !cJSON_IsString(n))
+			continue;
+		for (b = a->next; b && !later; b = b->next) {
+			const cJSON *bn = cJSON_GetObjectItemCaseSensitive(b, "name");
+
+			later = cJSON_IsString(bn) &&
+				cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(b, "value")) &&
+				!strcmp(bn->valuestring, n->valuestring);
+		}
+		if (later)
+			continue;
+		if (v->valuedouble != 0 && fabs(v->valuedouble) < 0.001)
+			snprintf(val, sizeof(val), "%.4g", v->valuedouble);	/* 5e-05 */
+		else
+			json__format_value(v, val, sizeof(val));
+		off = append(buf, size, off, first ? " {%s=%s" : ", %s=%s", n->valuestring, val);
 		first = 0;
 	}
 	if (!first)

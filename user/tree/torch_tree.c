@@ -16,6 +16,26 @@
 // - Without Python frames, forward is inferred: from the end of the batch's data_load (or
 //   the previous backward / optimizer step) to the start of the backward, or, when no
 //   backward follows, to the next batch (mode=eval). Its attrs say so.
+// Loops as real code writes them (issue 18):
+// - Closure optimizers (LBFGS: optimizer.step(closure)): a backward or forward that runs
+//   inside an open optimizer_step nests under it; one step per optimizer.step call.
+// - Several optimizer steps before the next DataLoader __next__ (a GAN's discriminator step,
+//   then its generator step) stay in one step, each its own optimizer_step span, named by its
+//   scope (attrs optimizer=Adam.step). Without a DataLoader there is no batch to tell by: a
+//   backward after an optimizer step begins the next step, as before.
+// - While the process has shown no optimizer step at all, steps come from DataLoader
+//   batches: a batch begins a new step once the current one was updated by hand (grad
+//   disabled outside any scope after its backward: `with torch.no_grad(): p -= lr * p.grad`);
+//   without a DataLoader, every backward begins a step. Every step says what began it
+//   (boundary=optimizer_step|data_load|backward); a step that holds the first optimizer step
+//   becomes boundary=optimizer_step, and from then on steps follow optimizer steps.
+// - inference_mode() does not pass through GradMode::set_enabled, so its validation batches
+//   look like training batches nothing trained on. Only the real end of an iterator is
+//   exhausted: the first unconfirmed __next__ after a trained batch (the training loop's
+//   StopIteration), and in a run of unconfirmed __next__ calls the last one (that loop's
+//   StopIteration); the ones between are validation batches (data_load under the epoch, an
+//   inferred eval forward after each). A run's member is held back until the next call
+//   tells which it was. Two inference_mode loops back to back look like one.
 #include <string.h>
 #include "tree/torch_tree.h"
 
@@ -88,14 +108,42 @@ static void open_epoch(struct torch_tree *t, uint64_t ts, const uint64_t *counte
 	t->train_exhausted = false;
 }
 
-static void open_step(struct torch_tree *t, uint64_t ts, const uint64_t *counters)
+/* What began the step: an optimizer step, a DataLoader batch, or a backward (no optimizer
+ * seen yet). */
+static void set_boundary(struct torch_tree *t, const char *boundary)
+{
+	cJSON *old;
+
+	if (!t->step)
+		return;
+	old = cJSON_GetObjectItemCaseSensitive(t->step->attrs, "boundary");
+	if (old && cJSON_IsString(old) && !strcmp(old->valuestring, boundary))
+		return;
+	cJSON_DeleteItemFromObjectCaseSensitive(t->step->attrs, "boundary");
+	cJSON_AddStringToObject(t->step->attrs, "boundary", boundary);
+}
+
+static void open_step(struct torch_tree *t, uint64_t ts, const uint64_t *counters,
+		      const char *boundary)
 {
 	close_step(t, ts, counters);
 	if (!t->epoch || (!t->train_iter && t->steps_in_epoch >= t->epoch_steps))
 		open_epoch(t, ts, counters);
 	t->step = session__open_at(t->s, t->epoch, "step", t->step_index++, ts, counters);
 	t->steps_in_epoch++;
-	t->step_had_optimizer = false;
+	t->step_had_optimizer = t->step_from_data = false;
+	t->step_had_backward = t->step_updated = false;
+	set_boundary(t, t->optimizer_steps ? "optimizer_step" : boundary);
+}
+
+/* The innermost open optimizer step: closures run their forward and backward inside it. */
+static struct span *open_optimizer(struct torch_tree *t)
+{
+	for (int i = t->nscopes - 1; i >= 0; i--)
+		if (t->scopes[i].kind == SK_OPTIMIZER && t->scopes[i].span &&
+		    t->scopes[i].span->status == SPAN_OPEN)
+			return t->scopes[i].span;
+	return NULL;
 }
 
 /* The innermost open span: user scopes nest inside whatever runs when they begin. */
@@ -135,7 +183,8 @@ static void mark_boundary(struct torch_tree *t, uint64_t ts)
 
 static void infer_forward(struct torch_tree *t, uint64_t ts, bool train)
 {
-	struct span *parent = train ? t->step : t->epoch, *sp;
+	struct span *opt = train ? open_optimizer(t) : NULL;
+	struct span *parent = opt ? opt : train ? t->step : t->epoch, *sp;
 	uint64_t start = t->last_data_end_ns;
 
 	if (train && !start)
@@ -179,6 +228,8 @@ static struct tree_scope *pending_scope(struct torch_tree *t)
 	return NULL;
 }
 
+static void release_held(struct torch_tree *t, bool exhausted);
+
 /* Make the pending training batch real: it was trained on. */
 static void confirm_batch(struct torch_tree *t)
 {
@@ -188,10 +239,14 @@ static void confirm_batch(struct torch_tree *t)
 	if (!t->pending)
 		return;
 	t->pending = false;
+	release_held(t, true);	/* a held __next__ before a trained batch: its loop's end */
+	t->unconfirmed_run = 0;
 	if (take_new_epoch(t, t->pending_obj))
 		open_epoch(t, t->pending_start, t->pending_start_counters);
-	if (!t->step || t->step_had_optimizer)
-		open_step(t, t->pending_start, t->pending_start_counters);
+	if (!t->step || t->step_had_optimizer || (!t->optimizer_steps && t->step_updated)) {
+		open_step(t, t->pending_start, t->pending_start_counters, "data_load");
+		t->step_from_data = true;
+	}
 	t->eval_since_train = false;
 	sp = session__open_at(t->s, t->step, "data_load", -1, t->pending_start,
 			      t->pending_start_counters);
@@ -205,26 +260,70 @@ static void confirm_batch(struct torch_tree *t)
 	}
 }
 
-/* A pending __next__ that nothing confirmed: the loop's last, StopIteration call. */
-static void settle_unconfirmed(struct torch_tree *t)
+/* A __next__ nothing trained on, as a data_load under the epoch. */
+static void unconfirmed_data_load(struct torch_tree *t, uint64_t start, uint64_t end,
+				  const uint64_t *start_counters, const uint64_t *end_counters,
+				  bool exhausted)
+{
+	struct span *sp = session__open_at(t->s, t->epoch, "data_load", -1, start, start_counters);
+
+	if (!sp)
+		return;
+	if (exhausted)
+		cJSON_AddBoolToObject(sp->attrs, "exhausted", true);
+	cJSON_AddNumberToObject(sp->attrs, "data_load_ns", (double)(end - start));
+	session__close_at(t->s, sp, end, SPAN_OK, end_counters);
+}
+
+/* The held __next__ is known now: its loop's end (exhausted), or a validation batch, whose
+ * forward ran until the next __next__ began. */
+static void release_held(struct torch_tree *t, bool exhausted)
 {
 	struct span *sp;
 
-	if (!t->pending || !t->pending_end)
+	if (!t->held)
 		return;
+	t->held = false;
+	unconfirmed_data_load(t, t->held_start, t->held_end, t->held_start_counters,
+			      t->held_end_counters, exhausted);
+	if (exhausted || t->held_next <= t->held_end)
+		return;
+	sp = session__open_at(t->s, t->epoch, "forward", -1, t->held_end, t->held_end_counters);
+	if (!sp)
+		return;
+	set_mode(sp, "eval", "inferred_from_backward");
+	cJSON_AddStringToObject(sp->attrs, "timing", "inferred");
+	session__close_at(t->s, sp, t->held_next, SPAN_OK, t->held_next_counters);
+}
+
+/* A pending __next__ that nothing confirmed: the loop's last, StopIteration call, or (under
+ * inference_mode, which the tree cannot see) a validation batch. next_ts: the start of the
+ * __next__ that follows it (0: none follows: grad mode changed, or the session ends). */
+static void settle_unconfirmed(struct torch_tree *t, uint64_t next_ts)
+{
+	if (!t->pending || !t->pending_end) {
+		if (!next_ts)
+			release_held(t, true);
+		return;
+	}
 	t->pending = false;
 	t->last_data_end_ns = 0;
 	t->train_exhausted = true;
-	if (t->step && t->step_had_optimizer)	/* the loop's last step ended there */
-		close_step(t, t->pending_start, t->pending_start_counters);
-	sp = session__open_at(t->s, t->epoch, "data_load", -1, t->pending_start,
-			      t->pending_start_counters);
-	if (!sp)
+	if (t->step && (t->step_had_optimizer || (!t->optimizer_steps && t->step_updated)))
+		close_step(t, t->pending_start, t->pending_start_counters);	/* the loop's last */
+	release_held(t, false);	/* another unconfirmed __next__ followed it: a batch */
+	if (t->unconfirmed_run++ == 0 || !next_ts) {
+		unconfirmed_data_load(t, t->pending_start, t->pending_end,
+				      t->pending_start_counters, t->pending_end_counters, true);
 		return;
-	cJSON_AddBoolToObject(sp->attrs, "exhausted", true);
-	cJSON_AddNumberToObject(sp->attrs, "data_load_ns",
-				(double)(t->pending_end - t->pending_start));
-	session__close_at(t->s, sp, t->pending_end, SPAN_OK, t->pending_end_counters);
+	}
+	t->held = true;
+	t->held_start = t->pending_start;
+	t->held_end = t->pending_end;
+	t->held_next = next_ts;
+	memcpy(t->held_start_counters, t->pending_start_counters, sizeof(t->held_start_counters));
+	memcpy(t->held_end_counters, t->pending_end_counters, sizeof(t->held_end_counters));
+	snapshot(t, t->held_next_counters);
 }
 
 static void push_scope(struct torch_tree *t, struct span *sp, int kind)
@@ -237,8 +336,11 @@ static void on_data_enter(struct torch_tree *t, const struct tree_event *ev)
 {
 	struct span *sp;
 
-	infer_forward(t, ev->ts_ns, false);	/* the previous batch had no backward */
-	settle_unconfirmed(t);
+	/* the previous batch had no backward; an unconfirmed one has its forward (if it was a
+	 * batch at all) settled with it */
+	if (!t->pending || !t->pending_end)
+		infer_forward(t, ev->ts_ns, false);
+	settle_unconfirmed(t, ev->ts_ns);
 	if (t->grad_enabled) {
 		t->pending = true;
 		t->pending_start = ev->ts_ns;
@@ -298,14 +400,24 @@ static void on_scope_enter(struct torch_tree *t, const struct tree_event *ev)
 	if (t->pending && t->grad_enabled && kind != SK_COLLECTIVE)
 		confirm_batch(t);
 	if (kind == SK_OPTIMIZER) {
+		const char *hash = strchr(ev->name, '#');
+
 		infer_forward(t, ev->ts_ns, false);
-		if (!t->step)
-			open_step(t, ev->ts_ns, NULL);
+		/* without a batch to tell by, each optimizer.step call is a step (LBFGS) */
+		if (!t->step || (t->step_had_optimizer && !t->step_from_data && !open_optimizer(t)))
+			open_step(t, ev->ts_ns, NULL, "optimizer_step");
 		t->step_had_optimizer = true;
 		t->optimizer_steps++;
+		set_boundary(t, "optimizer_step");
 		sp = session__open(t->s, innermost(t), "optimizer_step", -1, ev->ts_ns);
-		if (sp)
+		if (sp) {
 			cJSON_AddStringToObject(sp->attrs, "scope", ev->name);
+			cJSON_AddStringToObject(sp->attrs, "optimizer", hash ? hash + 1 : ev->name);
+		}
+		/* a closure's forward begins here at the earliest */
+		t->last_data_end_ns = 0;
+		t->last_boundary_ns = ev->ts_ns;
+		mark_boundary(t, ev->ts_ns);
 	} else if (kind == SK_COLLECTIVE && t->pending) {
 		/* after a __next__ nothing confirmed yet (the epoch's last, say): the last step
 		 * ended where that __next__ began, so this is the epoch's */
@@ -368,12 +480,17 @@ static void on_backward(struct torch_tree *t, const struct tree_event *ev, bool 
 		return;
 	}
 	confirm_batch(t);
-	if (!t->step || t->step_had_optimizer)	/* a loop without DataLoader */
+	/* A loop without DataLoader: a backward after an optimizer step begins the next step,
+	 * and so does every backward while no optimizer step has been seen. A backward inside
+	 * an open optimizer step (a closure) is part of it. */
+	if (!t->step || (!open_optimizer(t) && !t->step_from_data &&
+			 (t->step_had_optimizer || (!t->optimizer_steps && t->step_had_backward))))
 		open_step(t, t->last_boundary_ns ? t->last_boundary_ns : ev->ts_ns,
-			  t->last_boundary_ns ? t->boundary_counters : NULL);
+			  t->last_boundary_ns ? t->boundary_counters : NULL, "backward");
 	infer_forward(t, ev->ts_ns, true);
 	close_span(t, &t->backward, ev->ts_ns, NULL);
 	t->backward = session__open(t->s, innermost(t), "backward", -1, ev->ts_ns);
+	t->step_had_backward = true;
 }
 
 static void on_forward(struct torch_tree *t, const struct tree_event *ev, bool enter)
@@ -386,10 +503,10 @@ static void on_forward(struct torch_tree *t, const struct tree_event *ev, bool e
 	}
 	if (t->forward)
 		return;	/* a nested module call */
-	if (t->grad_enabled)
+	if (t->grad_enabled && ev->value != 0)	/* a module in eval mode trains nothing */
 		confirm_batch(t);
-	t->forward = session__open(t->s, t->grad_enabled && t->step ? t->step : innermost(t),
-				   "forward", -1, ev->ts_ns);
+	t->forward = session__open(t->s, t->grad_enabled && t->step && !open_optimizer(t)
+				   ? t->step : innermost(t), "forward", -1, ev->ts_ns);
 	if (!t->forward)
 		return;
 	if (ev->value >= 0)
@@ -425,6 +542,7 @@ static void on_lost(struct torch_tree *t, const struct tree_event *ev)
 	t->pending = false;
 	t->last_data_end_ns = t->last_boundary_ns = 0;
 	t->exact_forward_seen = false;
+	t->held = false;
 	if (t->step && !cJSON_GetObjectItemCaseSensitive(t->step->attrs, "events_lost"))
 		cJSON_AddNumberToObject(t->step->attrs, "events_lost", ev->value);
 }
@@ -456,10 +574,18 @@ void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 		on_backward(t, ev, ev->kind == TI_BACKWARD_ENTER);
 		break;
 	case TI_GRAD_MODE:
-		if (!ev->value && !t->nscopes)
-			settle_unconfirmed(t);	/* validation begins after the last batch */
-		if (ev->value && !t->grad_enabled && !t->nscopes)
+		if (!ev->value && !t->nscopes) {
+			settle_unconfirmed(t, 0);	/* validation begins after the last batch */
+			if (t->step_had_backward && !t->backward)
+				t->step_updated = true;	/* or an update by hand */
+		}
+		if (ev->value && !t->grad_enabled && !t->nscopes) {
 			t->last_data_end_ns = 0;	/* validation is over: no forward spans it */
+			if (t->step_updated && !t->step_had_optimizer) {
+				t->last_boundary_ns = ev->ts_ns;	/* the update ended here */
+				mark_boundary(t, ev->ts_ns);
+			}
+		}
 		t->grad_enabled = ev->value != 0;
 		break;
 	case TI_FORWARD_ENTER:
@@ -473,10 +599,27 @@ void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 
 void torch_tree__finish(struct torch_tree *t, bool clean_exit)
 {
-	settle_unconfirmed(t);
+	settle_unconfirmed(t, 0);
 	t->last_data_end_ns = 0;
 	/* A clean exit ends the last step and epoch with the last thing seen: the loop ran
 	 * to completion. After a crash or a detach they stay as they are (open). */
 	if (clean_exit && t->last_ts_ns)
 		close_epoch(t, t->last_ts_ns, NULL);
+}
+
+struct span *torch_tree__current(struct torch_tree *t, uint64_t ts)
+{
+	struct span *sp = innermost(t);
+
+	if (sp && ts > t->last_ts_ns)
+		t->last_ts_ns = ts;
+	/* After a __next__ that nothing confirmed yet, a finished step has ended where that
+	 * __next__ began (the next batch's step, or the loop's end): the epoch holds now. */
+	if (sp == t->step && t->pending && t->pending_end && t->epoch &&
+	    (t->step_had_optimizer || (!t->optimizer_steps && t->step_updated)))
+		return t->epoch;
+
+	if (t->forward && t->forward->status == SPAN_OPEN && (sp == t->step || sp == t->epoch))
+		return t->forward;
+	return sp;
 }

@@ -70,6 +70,17 @@ struct torch_tree {
 	long optimizer_steps;
 	uint64_t last_ts_ns;	/* the training thread's last event */
 	long events_lost;	/* told by TI_LOST */
+	/* Loops as real code writes them (issue 18) */
+	bool step_from_data;	/* the step began at a training batch */
+	bool step_had_backward;
+	bool step_updated;	/* grad was disabled outside any scope after the step's backward:
+				 * a hand-written parameter update (no optimizer) */
+	long unconfirmed_run;	/* unconfirmed __next__ calls since the last trained batch */
+	bool held;		/* an unconfirmed __next__ not yet known to be a batch of an
+				 * inference_mode loop or that loop's end (see settle_unconfirmed) */
+	uint64_t held_start, held_end, held_next;	/* held_next: the next __next__'s start */
+	uint64_t held_start_counters[SESSION_NCOUNTERS], held_end_counters[SESSION_NCOUNTERS];
+	uint64_t held_next_counters[SESSION_NCOUNTERS];
 };
 
 void torch_tree__init(struct torch_tree *t, struct session *s, long epoch_steps);
@@ -77,5 +88,9 @@ void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev);
 /* Called when the session ends: settles spans the tree still holds back and, after a clean
  * exit, ends the last step and epoch at the last event; session__end does the rest. */
 void torch_tree__finish(struct torch_tree *t, bool clean_exit);
+/* The innermost span open at ts, now (a scope, backward, forward, step or epoch), or NULL:
+ * where a mark the job prints at ts belongs. ts counts as seen: a clean exit ends the last
+ * step and epoch after it. */
+struct span *torch_tree__current(struct torch_tree *t, uint64_t ts);
 
 #endif
