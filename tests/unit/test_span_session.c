@@ -359,6 +359,20 @@ static const char *status_of(const cJSON *batch, const char *name)
 	return cJSON_GetStringValue(item(span_named(batch, name), "status"));
 }
 
+/* A host name the kernel leaves as "(none)" still gives an id the schema and file names take. */
+static void id_of_an_odd_host_name(void)
+{
+	struct session_ids odd = ids;
+	char id[SESSION_ID_MAX];
+
+	odd.host = "(none)";
+	session__format_id(&odd, id, sizeof(id));
+	ASSERT_STREQ(id, "_none_-4242-987654", "characters outside [A-Za-z0-9._-] become _");
+	odd.host = "";
+	session__format_id(&odd, id, sizeof(id));
+	ASSERT_STREQ(id, "unknown-4242-987654", "no host name");
+}
+
 static void session_new(void)
 {
 	struct session *s = session__new(&ids, T0);
@@ -772,6 +786,7 @@ int main(void)
 	RUN_TEST(json_u64_exact);
 	RUN_TEST(span_to_json);
 	RUN_TEST(marks_capped);
+	RUN_TEST(id_of_an_odd_host_name);
 	RUN_TEST(session_new);
 	RUN_TEST(open_close_nesting);
 	RUN_TEST(batch_order_and_streaming);

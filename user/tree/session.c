@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +66,12 @@ void session__format_id(const struct session_ids *ids, char *buf, size_t size)
 {
 	char host[sizeof(((struct session *)0)->host)];
 
-	snprintf(host, sizeof(host), "%s", ids->host);
+	/* The id names spool files: a host name such as the kernel's default "(none)" keeps
+	 * only file-name-safe characters (the schema's id pattern). */
+	snprintf(host, sizeof(host), "%s", *ids->host ? ids->host : "unknown");
+	for (char *c = host; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-')
+			*c = '_';
 	if (ids->observation > 1)
 		snprintf(buf, size, "%s-%d-%" PRIu64 ".%d", host, ids->pid, ids->start_ticks,
 			 ids->observation);
