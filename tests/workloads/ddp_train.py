@@ -13,6 +13,7 @@ the first step, for attach tests; --stall-rank stops that rank for S seconds aft
 (the others then wait for it in the next step's gradient all-reduce: a hang across ranks)."""
 import argparse
 import functools
+import os
 import time
 
 import torch
@@ -21,6 +22,12 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
+
+
+def say(line):
+    """One write per line: the ranks share a pipe, and print() may write the text and its
+    newline apart (unbuffered stdout), so two ranks' lines could interleave."""
+    os.write(1, (line + "\n").encode())
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--epochs", type=int, default=2)
@@ -78,9 +85,9 @@ while True:
         opt.zero_grad()
         steps += 1
         if steps == 1:
-            print(f"ready rank={rank}", flush=True)
+            say(f"ready rank={rank}")
         if rank == args.stall_rank and steps == args.stall_step:
-            print(f"stalling rank={rank}", flush=True)
+            say(f"stalling rank={rank}")
             time.sleep(args.stall_seconds)
     epoch += 1
 print(f"DONE rank={rank} steps={steps}", flush=True)
