@@ -29,6 +29,7 @@ def say(line):
     newline apart (unbuffered stdout), so two ranks' lines could interleave."""
     os.write(1, (line + "\n").encode())
 
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--epochs", type=int, default=2)
 ap.add_argument("--batches", type=int, default=4)
