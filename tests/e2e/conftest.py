@@ -109,6 +109,36 @@ def root_user(built):
         unavailable("this test switches to an unprivileged user, which needs root")
 
 
+# ---- the real users' stack: a venv on pyenv's CPython with the official torch wheel ----------
+
+VENV_SCRIPT = ROOT / "tests" / "scripts" / "make-venv.sh"
+PYENV_PYTHON = Path(os.environ.get("CIRRON_PYENV_PYTHON",
+                                   str(Path.home() / ".pyenv/versions/3.11.7/bin/python3.11")))
+DEBIAN_TORCH = Path("/usr/lib/python3/dist-packages")
+
+
+@pytest.fixture(scope="session")
+def venv():
+    """Builds once (cached outside the repo, keyed by its pinned requirements) and returns the
+    venv: pyenv's CPython 3.11 + torch==2.13.0 (official CPU wheel), transformers, accelerate,
+    lightning, keras (tests/scripts/make-venv.sh)."""
+    r = subprocess.run([str(VENV_SCRIPT)], capture_output=True, text=True, timeout=1800)
+    if r.returncode != 0:
+        unavailable(f"cannot build the venv: {r.stderr.strip()[-500:]}")
+    return Path(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def pyenv_python():
+    """A non-Debian CPython 3.11 (pyenv's, unstripped) that imports Debian's torch 1.13 with
+    PYTHONPATH (same minor version, same ABI)."""
+    if not PYENV_PYTHON.exists():
+        unavailable(f"{PYENV_PYTHON} is missing (pyenv's CPython 3.11)")
+    if not (DEBIAN_TORCH / "torch" / "lib" / "libtorch_cpu.so").exists():
+        unavailable("python3-torch is not installed")
+    return PYENV_PYTHON
+
+
 # ---- per-test hard timeout -----------------------------------------------------------------
 
 class TestTimeout(Exception):

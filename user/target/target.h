@@ -74,6 +74,7 @@ struct target {
 	struct py_types py_types;	/* --python-frames: classes of called objects */
 	struct py_calls py_calls;
 	struct py_sample py_sample;	/* --python-frames sampled */
+	char py_why[160];		/* why the CPython tier could not attach, or "" */
 	struct hang_watch hang;		/* how long spans usually take; the last hang told */
 	cJSON *hangs;			/* hang records for the next spool batch, or NULL */
 	long closed_since_flush;	/* spans closed since the last batch */
