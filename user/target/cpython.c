@@ -156,3 +156,148 @@ int cpython__find_slot_tp_call(int pid, const struct mapped_file *f, uint64_t *f
 		}
 	return -ENOENT;
 }
+
+/* Where sys.modules lies, per minor version (offsets from CPython's internal headers of
+ * 3.11.7, 3.12.1 and 3.13.0, release builds): _PyRuntime.interpreters.head,
+ * PyInterpreterState.modules (3.12+: imports.modules), compact ASCII data. */
+static const struct {
+	uint32_t minor;
+	uint64_t interpreters_head, modules, ascii_data;
+} runtime_layouts[] = {
+	{ 11, 40, 888, 48 },
+	{ 12, 40, 944, 40 },
+	{ 13, 632, 7656, 40 },
+};
+
+#define DICT_KEYS	32	/* PyDictObject.ma_keys */
+#define DICT_VALUES	40
+#define DK_LOG2_INDEX	9	/* PyDictKeysObject, 3.11+ */
+#define DK_KIND		10
+#define DK_NENTRIES	24
+#define DK_INDICES	32
+#define MD_DICT		16	/* PyModuleObject.md_dict */
+#define STR_LENGTH	16
+#define MAX_ENTRIES	8192
+
+/* Reads a compact ASCII str into buf; false if it is not one or longer than size - 1. */
+static bool read_str(int pid, uint64_t obj, uint64_t ascii_data, char *buf, size_t size)
+{
+	int64_t len;
+
+	if (!obj || !procfs__read_mem(pid, obj + STR_LENGTH, &len, sizeof(len)) || len < 0 ||
+	    (uint64_t)len >= size || !procfs__read_mem(pid, obj + ascii_data, buf, (size_t)len))
+		return false;
+	buf[len] = 0;
+	return true;
+}
+
+/* Calls match(key, value, ctx) for each entry of a combined dict (string keys) until it
+ * returns true. Returns true if one did. */
+static bool dict_each(int pid, uint64_t dict, uint64_t ascii_data,
+		      bool (*match)(const char *key, uint64_t value, void *ctx), void *ctx)
+{
+	uint64_t keys, values, nentries, *e;
+	uint8_t log2_index, kind;
+	size_t esize;
+	bool hit = false;
+
+	if (!procfs__read_mem(pid, dict + DICT_KEYS, &keys, sizeof(keys)) || !keys ||
+	    !procfs__read_mem(pid, dict + DICT_VALUES, &values, sizeof(values)) || values ||
+	    !procfs__read_mem(pid, keys + DK_LOG2_INDEX, &log2_index, 1) ||
+	    !procfs__read_mem(pid, keys + DK_KIND, &kind, 1) ||
+	    !procfs__read_mem(pid, keys + DK_NENTRIES, &nentries, sizeof(nentries)) ||
+	    log2_index > 24 || nentries > MAX_ENTRIES)
+		return false;
+	esize = kind == 0 ? 3 : 2;	/* DICT_KEYS_GENERAL {hash, key, value}, else {key, value} */
+	e = calloc(nentries ? nentries : 1, esize * 8);
+	if (!e)
+		return false;
+	if (procfs__read_mem(pid, keys + DK_INDICES + (1ull << log2_index), e, nentries * esize * 8))
+		for (uint64_t i = 0; i < nentries && !hit; i++) {
+			uint64_t key = e[i * esize + esize - 2], value = e[i * esize + esize - 1];
+			char name[64];
+
+			if (value && read_str(pid, key, ascii_data, name, sizeof(name)))
+				hit = match(name, value, ctx);
+		}
+	free(e);
+	return hit;
+}
+
+struct module_match {
+	const char *const *names;
+	size_t n;
+	size_t best;		/* index into names of the first found so far, n if none */
+	uint64_t module;
+};
+
+static bool match_module(const char *key, uint64_t value, void *ctx)
+{
+	struct module_match *m = ctx;
+
+	for (size_t i = 0; i < m->best; i++)
+		if (!strcmp(key, m->names[i])) {
+			m->best = i;
+			m->module = value;
+		}
+	return m->best == 0;
+}
+
+struct version_match {
+	uint64_t ascii_data;
+	int pid;
+	char *buf;
+	size_t size;
+};
+
+static bool match_version(const char *key, uint64_t value, void *ctx)
+{
+	struct version_match *v = ctx;
+
+	return !strcmp(key, "__version__") && read_str(v->pid, value, v->ascii_data, v->buf, v->size);
+}
+
+/* A lazy module (transformers' _LazyModule) answers __version__ from its _objects dict. */
+static bool match_lazy_objects(const char *key, uint64_t value, void *ctx)
+{
+	struct version_match *v = ctx;
+
+	return !strcmp(key, "_objects") && dict_each(v->pid, value, v->ascii_data, match_version, v);
+}
+
+int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file *f,
+		      uint32_t hex, const char *const *names, size_t n, char *version,
+		      size_t size)
+{
+	struct sym_query q = { .name = "_PyRuntime" };
+	struct module_match m = { .names = names, .n = n, .best = n };
+	struct version_match v = { .pid = pid, .buf = version, .size = size };
+	uint64_t interp, modules, dict;
+	bool cached;
+	size_t li;
+	int err;
+
+	for (li = 0; li < sizeof(runtime_layouts) / sizeof(runtime_layouts[0]); li++)
+		if (runtime_layouts[li].minor == (hex >> 16 & 0xff))
+			break;
+	if (li == sizeof(runtime_layouts) / sizeof(runtime_layouts[0]))
+		return -ENOTSUP;
+	err = sym_cache__resolve(syms, f->host_path, &q, 1, &cached);
+	free(q.found);
+	if (err != 1)
+		return -ENOENT;
+	v.ascii_data = runtime_layouts[li].ascii_data;
+	if (!procfs__read_mem(pid, f->bias + q.vaddr + runtime_layouts[li].interpreters_head,
+			      &interp, sizeof(interp)) || !interp ||
+	    !procfs__read_mem(pid, interp + runtime_layouts[li].modules, &modules,
+			      sizeof(modules)) || !modules)
+		return -ENOENT;
+	dict_each(pid, modules, v.ascii_data, match_module, &m);
+	if (m.best == n)
+		return -ENOENT;
+	version[0] = 0;
+	if (procfs__read_mem(pid, m.module + MD_DICT, &dict, sizeof(dict)) && dict &&
+	    !dict_each(pid, dict, v.ascii_data, match_version, &v))
+		dict_each(pid, dict, v.ascii_data, match_lazy_objects, &v);
+	return (int)m.best;
+}

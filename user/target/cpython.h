@@ -26,4 +26,12 @@ int cpython__check_debug_offsets(struct sym_cache *syms, int pid, const struct m
  * function's file offset, or -ENOENT when no single entry matches. */
 int cpython__find_slot_tp_call(int pid, const struct mapped_file *f, uint64_t *file_offset);
 
+/* Which of names (most wanted first) the target has imported: looks them up in sys.modules
+ * (the main interpreter's, through _PyRuntime; 3.11 to 3.13) and reads the module's
+ * __version__ into version ("" if it has none). Returns the index in names, -ENOENT if none
+ * is imported (yet), -ENOTSUP for a version whose layout is not known. */
+int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file *f,
+		      uint32_t hex, const char *const *names, size_t n, char *version,
+		      size_t size);
+
 #endif
