@@ -27,6 +27,7 @@ if [[ -z "$py" ]]; then
 		 "$(command -v python3.11 || true)"; do
 		if [[ -x "$c" ]] && "$c" -c 'import venv, ensurepip' 2>/dev/null; then
 			py="$c"
+			break
 		fi
 	done
 fi
