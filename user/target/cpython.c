@@ -57,7 +57,7 @@ int cpython__check_debug_offsets(struct sym_cache *syms, int pid, const struct m
 	struct {
 		char cookie[8];
 		uint64_t version;
-	} d;
+	} d = {};
 	int err = read_symbol(syms, pid, f, "_PyRuntime", &d, sizeof(d));
 
 	if (err)
@@ -182,7 +182,7 @@ static const struct {
 /* Reads a compact ASCII str into buf; false if it is not one or longer than size - 1. */
 static bool read_str(int pid, uint64_t obj, uint64_t ascii_data, char *buf, size_t size)
 {
-	int64_t len;
+	int64_t len = 0;
 
 	if (!obj || !procfs__read_mem(pid, obj + STR_LENGTH, &len, sizeof(len)) || len < 0 ||
 	    (uint64_t)len >= size || !procfs__read_mem(pid, obj + ascii_data, buf, (size_t)len))
@@ -196,8 +196,8 @@ static bool read_str(int pid, uint64_t obj, uint64_t ascii_data, char *buf, size
 static bool dict_each(int pid, uint64_t dict, uint64_t ascii_data,
 		      bool (*match)(const char *key, uint64_t value, void *ctx), void *ctx)
 {
-	uint64_t keys, values, nentries, *e;
-	uint8_t log2_index, kind;
+	uint64_t keys = 0, values = 0, nentries = 0, *e;
+	uint8_t log2_index = 0, kind = 0;
 	size_t esize;
 	bool hit = false;
 
@@ -272,7 +272,7 @@ int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file 
 	struct sym_query q = { .name = "_PyRuntime" };
 	struct module_match m = { .names = names, .n = n, .best = n };
 	struct version_match v = { .pid = pid, .buf = version, .size = size };
-	uint64_t interp, modules, dict;
+	uint64_t interp = 0, modules = 0, dict = 0;
 	bool cached;
 	size_t li;
 	int err;

@@ -36,8 +36,8 @@ static bool read_name(int pid, uint64_t type, char *buf, size_t size)
 struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t obj)
 {
 	struct py_type *t;
-	uint64_t type, base, mro;
-	int64_t nmro;
+	uint64_t type, base, mro = 0;
+	int64_t nmro = 0;
 	char name[64];
 
 	if (!procfs__read_mem(pid, obj + OB_TYPE, &type, sizeof(type)))
