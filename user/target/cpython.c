@@ -4,8 +4,10 @@
 // What the CPython tier needs to know about a build it has no build-id entry for: its
 // version (struct layouts follow the minor version) and, when the symbol table is stripped,
 // where slot_tp_call lies.
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,13 +250,50 @@ struct version_match {
 	int pid;
 	char *buf;
 	size_t size;
+	const char *key;	/* "__version__" or "__file__" */
 };
 
 static bool match_version(const char *key, uint64_t value, void *ctx)
 {
 	struct version_match *v = ctx;
 
-	return !strcmp(key, "__version__") && read_str(v->pid, value, v->ascii_data, v->buf, v->size);
+	return !strcmp(key, v->key) && read_str(v->pid, value, v->ascii_data, v->buf, v->size);
+}
+
+/* A package still being imported has no __version__ yet, but its __file__ is set first:
+ * the version in the name of <name>-<version>.dist-info beside the package directory (seen
+ * through /proc/PID/root). */
+static bool version_from_dist_info(int pid, const char *name, const char *file, char *buf,
+				   size_t size)
+{
+	char dir[PATH_MAX], *slash;
+	size_t n = strlen(name);
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/root%s", pid, file);
+	for (int up = 0; up < 2; up++) {	/* .../site-packages/<name>/__init__.py */
+		slash = strrchr(dir, '/');
+		if (!slash)
+			return false;
+		*slash = 0;
+	}
+	d = opendir(dir);
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (len > n + 11 && !strncmp(e->d_name, name, n) && e->d_name[n] == '-' &&
+		    !strcmp(e->d_name + len - 10, ".dist-info") && len - n - 11 < size) {
+			memcpy(buf, e->d_name + n + 1, len - n - 11);
+			buf[len - n - 11] = 0;
+			found = true;
+		}
+	}
+	closedir(d);
+	return found;
 }
 
 /* A lazy module (transformers' _LazyModule) answers __version__ from its _objects dict. */
@@ -271,7 +310,8 @@ int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file 
 {
 	struct sym_query q = { .name = "_PyRuntime" };
 	struct module_match m = { .names = names, .n = n, .best = n };
-	struct version_match v = { .pid = pid, .buf = version, .size = size };
+	struct version_match v = { .pid = pid, .buf = version, .size = size, .key = "__version__" };
+	char file[PATH_MAX - 32];
 	uint64_t interp = 0, modules = 0, dict = 0;
 	bool cached;
 	size_t li;
@@ -296,8 +336,15 @@ int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file 
 	if (m.best == n)
 		return -ENOENT;
 	version[0] = 0;
-	if (procfs__read_mem(pid, m.module + MD_DICT, &dict, sizeof(dict)) && dict &&
-	    !dict_each(pid, dict, v.ascii_data, match_version, &v))
-		dict_each(pid, dict, v.ascii_data, match_lazy_objects, &v);
+	if (!procfs__read_mem(pid, m.module + MD_DICT, &dict, sizeof(dict)) || !dict ||
+	    dict_each(pid, dict, v.ascii_data, match_version, &v) ||
+	    dict_each(pid, dict, v.ascii_data, match_lazy_objects, &v))
+		return (int)m.best;
+	v.key = "__file__";
+	v.buf = file;
+	v.size = sizeof(file);
+	if (dict_each(pid, dict, v.ascii_data, match_version, &v) &&
+	    !version_from_dist_info(pid, names[m.best], file, version, size))
+		version[0] = 0;
 	return (int)m.best;
 }

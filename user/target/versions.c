@@ -10,6 +10,7 @@
 #include "target/sym_cache.h"
 #include "target/target.h"
 #include "target/versions.h"
+#include "tree/clock.h"
 
 int versions__torch_from_path(const char *host_path, char *buf, size_t size)
 {
@@ -102,9 +103,10 @@ static void detect_python(struct sym_cache *syms, struct target *t, cJSON *a)
 
 /* A framework on top of torch, from the modules the target has imported (sys.modules, read
  * from its memory), most specific first: not guessed from what is installed. Frameworks are
- * imported after torch, so this is tried again at each flush until one is found (or the
- * tries run out: a plain torch job). */
-#define FRAMEWORK_TRIES 120
+ * imported after torch, so this is tried again at each library load and flush until one is
+ * found with its version, for the session's first FRAMEWORK_WINDOW_NS (a plain torch job
+ * never imports one). */
+#define FRAMEWORK_WINDOW_NS (600ull * 1000000000ull)
 
 static void detect_framework(struct sym_cache *syms, struct target *t, cJSON *a)
 {
@@ -113,9 +115,9 @@ static void detect_framework(struct sym_cache *syms, struct target *t, cJSON *a)
 	static const char *const names[] = { "keras", "lightning", "lightning", "transformers" };
 	char v[64];
 
-	if (t->framework_found || t->framework_tries >= FRAMEWORK_TRIES)
+	if (t->framework_found || t->framework_unsupported ||
+	    clock__wall_ns() - t->session->root->start_ns > FRAMEWORK_WINDOW_NS)
 		return;
-	t->framework_tries++;
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct mapped_file *f = &t->files[i];
 		uint32_t hex;
@@ -126,7 +128,7 @@ static void detect_framework(struct sym_cache *syms, struct target *t, cJSON *a)
 		k = cpython__imported(syms, t->pid, f, hex, modules,
 				      sizeof(modules) / sizeof(modules[0]), v, sizeof(v));
 		if (k == -ENOTSUP) {
-			t->framework_tries = FRAMEWORK_TRIES;
+			t->framework_unsupported = true;
 			return;
 		}
 		if (k < 0)
