@@ -30,7 +30,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers vmlinux clean bench trixie-root install
+.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers vmlinux clean bench trixie-root venv install
 
 all: cirron-probe
 
@@ -161,7 +161,13 @@ test-unit: $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 trixie-root:
 	$(Q)tests/scripts/make-trixie-root.sh
 
-test-e2e: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin trixie-root
+# The real users' stack: a venv on pyenv's CPython 3.11 (or any python3.11 with venv) with the
+# official torch 2.13 CPU wheel, transformers, accelerate, lightning, keras, all pinned: built
+# once (about 3 minutes), cached outside the repository, keyed by its requirements.
+venv:
+	$(Q)tests/scripts/make-venv.sh >/dev/null
+
+test-e2e: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin trixie-root venv
 	$(Q)$(PYTHON) -m pytest -q -rs tests/e2e
 
 # user/'s stages include only the stages below them (user/README.md)

@@ -10,6 +10,7 @@ PKGS=(
 	libbpf-dev bpftool libelf-dev zlib1g-dev libcjson-dev
 	python3 python3-pytest python3-jsonschema	# e2e tests
 	python3-torch debootstrap		# PyTorch targets: host torch, trixie root
+	python3-venv				# the venv of official wheels, where pyenv is absent
 	util-linux mount procps			# setpriv, mountpoint; mount; ps
 )
 

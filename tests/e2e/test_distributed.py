@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Copyright (c) 2026 cirron-probe authors
 """Distributed jobs: 3 ranks of DistributedDataParallel on gloo (CPU), launched by the real
-torchrun (trixie: torch 2.6) or by a launcher that sets the same environment (host: bookworm's
+torchrun (trixie: torch 2.6; the venv: the official torch 2.13 wheel on pyenv's CPython) or by
+a launcher that sets the same environment (host: bookworm's
 torchrun does not run on Python 3.11). One session per rank, the launcher not a rank,
 collectives as collective_wait spans, and the merged view across ranks."""
 import os
@@ -22,11 +23,15 @@ EPOCHS, BATCHES = 2, 4
 pytestmark = pytest.mark.timeout(300)
 
 
-@pytest.fixture(params=["torchrun", "launcher"])
+@pytest.fixture(params=["torchrun", "launcher", "venv-torchrun"])
 def job(request, bpf):
     """argv of a 3-rank job: (argv prefix before the script's own args, launcher imports torch)"""
     if request.param == "launcher":
         return [HOST_PYTHON, str(LAUNCH), "--nproc", "3", str(DDP)], False
+    if request.param == "venv-torchrun":    # --standalone: a free port of its own
+        venv = request.getfixturevalue("venv")
+        return [str(venv / "bin" / "torchrun"), "--standalone", "--nproc_per_node", "3",
+                str(DDP)], True
     root = request.getfixturevalue("trixie_root")
     for f in (DDP, TORCHRUN):
         shutil.copy(f, root / "work" / f.name)

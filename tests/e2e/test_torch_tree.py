@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, TIME_SCALE, only_session, unavailable
+from conftest import DEBIAN_TORCH, ROOT, TIME_SCALE, only_session, unavailable
 
 TRAIN = ROOT / "tests" / "workloads" / "train.py"
 HOST_PYTHON = "/usr/bin/python3"      # Debian's, the one python3-torch imports under
@@ -21,8 +21,10 @@ TRIXIE_ROOT = Path(os.environ.get("CIRRON_TRIXIE_ROOT", "/var/cache/cirron-probe
 
 
 class Target:
-    """Where the training script runs: the host's Python 3.11 + torch 1.13, or a Debian
-    trixie root (Python 3.13 + torch 2.6) entered with chroot, the observer outside."""
+    """Where the training script runs: the host's Python 3.11 + torch 1.13, a Debian trixie
+    root (Python 3.13 + torch 2.6) entered with chroot, the observer outside, pyenv's
+    CPython 3.11.7 with Debian's torch 1.13 (PYTHONPATH), or the venv on pyenv's CPython with
+    the official torch 2.13 CPU wheel."""
 
     def __init__(self, name, argv, torch_major, python_minor):
         self.name, self.argv = name, argv
@@ -48,12 +50,18 @@ def trixie_root():
         subprocess.run(["umount", "-l", str(proc)], check=False)
 
 
-@pytest.fixture(params=["host", "trixie"])
+@pytest.fixture(params=["host", "trixie", "pyenv", "venv"])
 def target(request, bpf):
     if request.param == "host":
         if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
             unavailable("python3-torch is not installed")
         return Target("host", [HOST_PYTHON, str(TRAIN)], 1, 11)
+    if request.param == "pyenv":    # env execs in place: the pid stays (attach tests)
+        py = request.getfixturevalue("pyenv_python")
+        return Target("pyenv", ["env", f"PYTHONPATH={DEBIAN_TORCH}", str(py), str(TRAIN)], 1, 11)
+    if request.param == "venv":
+        venv = request.getfixturevalue("venv")
+        return Target("venv", [str(venv / "bin" / "python"), str(TRAIN)], 2, 11)
     root = request.getfixturevalue("trixie_root")
     return Target("trixie", ["chroot", str(root), "python3", "/work/train.py"], 2, 13)
 

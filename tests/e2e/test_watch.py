@@ -370,6 +370,32 @@ def test_torchrun_in_another_root(h, bpf, trixie_root, tmp_path):  # noqa: F811
     shutil.rmtree(trixie_root / inside[1:], ignore_errors=True)
 
 
+def test_venv_torchrun_picked_up(h, bpf, venv):
+    """The official torch 2.13 wheel in a venv on pyenv's CPython, 3 ranks under the venv's
+    own torchrun, started after the agent: every rank traced, the launcher tagged."""
+    root = h.spool_root()
+    # only this job (torch processes of other test runs on the machine are left alone)
+    w = start_watch(h, root, "--match", re.escape(str(DDP)))
+    job = h.start([str(venv / "bin" / "torchrun"), "--standalone", "--nproc_per_node", "3",
+                   str(DDP)])
+    assert job.finish(240) == 0, job.err.text[-2000:]
+    # the agent saw each exit and wrote the session's final batch
+    ended = re.compile(r"session \S+ ended \(exit\)")
+    deadline = time.monotonic() + 60
+    while sum(1 for ln in list(w.err.lines) if ended.search(ln)) < 4:
+        assert time.monotonic() < deadline, w.err.text[-3000:]
+        time.sleep(0.1)
+    stop_watch(w)
+    sessions = read_spool(root).values()
+    roles = sorted(s.root["attrs"]["role"] for s in sessions)
+    assert roles == ["launcher", "rank", "rank", "rank"], [s.root["attrs"] for s in sessions]
+    for s in sessions:
+        if s.root["attrs"]["role"] == "rank":
+            assert s.root["attrs"]["torch_version"].startswith("2.13.0")
+            assert len(named(s, "step")) == EPOCHS * BATCHES
+            check_well_formed(s)
+
+
 def test_systemd_unit_runs_as_written(h, bpf, tmp_path):
     """The unit's ExecStart, with the spool under tmp, is a valid watch command line."""
     text = UNIT.read_text()

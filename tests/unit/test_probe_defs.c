@@ -97,13 +97,26 @@ static void load_embedded(void)
 			ASSERT_EQ(p->aux_offset, 24, "aux offset");
 		}
 	}
-	/* every known CPython build says where module attributes live */
+	/* every known CPython build, and every minor version from 3.11 on, says where module
+	 * attributes live (3.10 lays instance dicts out differently: no object_layout); each
+	 * minor version 3.10-3.13 has its entry */
 	const struct probe_group *cpython = group(&s, "cpython");
+	unsigned int versions = 0;
 
 	if (ASSERT_OK_PTR(cpython, "cpython group"))
-		for (size_t j = 0; j < cpython->n; j++)
-			if (cpython->probes[j].meaning == MEAN_PY_CALL)
-				ASSERT_TRUE(cpython->probes[j].py_layout.known, "object_layout");
+		for (size_t j = 0; j < cpython->n; j++) {
+			const struct probe_def *d = &cpython->probes[j];
+
+			if (d->meaning != MEAN_PY_CALL)
+				continue;
+			if (d->py_version) {
+				ASSERT_TRUE(!d->build_id, "by version, not by build");
+				versions |= 1u << (d->py_version >> 16 & 0xff);
+			}
+			if (d->py_version != 0x030a0000)
+				ASSERT_TRUE(d->py_layout.known, "object_layout");
+		}
+	ASSERT_EQ(versions, (1u << 10) | (1u << 11) | (1u << 12) | (1u << 13), "3.10-3.13");
 	probe_set__free(&s);
 	ASSERT_EQ(s.n, 0, "freed");
 	ASSERT_NULL(s.groups, "freed groups");

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,8 +17,10 @@
 #include "attach/link_reaper.h"
 #include "attach/observer.h"
 #include "common/log.h"
+#include "target/cpython.h"
 #include "target/elf_syms.h"
 #include "target/procfs.h"
+#include "target/versions.h"
 
 /* Ids 1 .. CIRRON_WATCH_FIRST_ID - 1; the ones above are watch's ld.so probes. An id whose
  * old links are still being destroyed is not given out again. */
@@ -183,6 +186,61 @@ static uint64_t skip_endbr64(int fd, uint64_t off)
 	return off;
 }
 
+/* What the CPython tier found in one file: its version, whether a build-id entry took it. */
+struct py_find {
+	int version_err;	/* 1: not read yet */
+	uint32_t hex;
+	bool taken;		/* a py_call probe resolved in this file */
+	bool wanted;		/* the group has py_call probes and --python-frames asks for them */
+	const char *why;	/* the last reason a py_call probe did not resolve */
+};
+
+/* A CPython probe keyed by minor version ("python_version"): taken when the file holds that
+ * version and no build-id entry took it; the offset is the symbol's where the symbol table
+ * has slot_tp_call (pyenv, conda, python.org builds), else found in the slotdefs table. */
+static int resolve_by_version(struct observer *o, struct target *t, const struct mapped_file *f,
+			      const struct probe_def *d, const struct sym_query *q,
+			      struct probe_result *r, struct py_find *pf)
+{
+	char v[32];
+
+	if (pf->version_err == 1)
+		pf->version_err = cpython__version(o->syms, t->pid, f, &pf->hex);
+	if (pf->version_err) {
+		pf->why = "cannot read the CPython version (no Py_Version, no version in the file name)";
+		return -ENOENT;
+	}
+	if ((pf->hex & 0xffff0000) != d->py_version) {
+		if (!pf->why) {
+			versions__format_python(pf->hex, v, sizeof(v));
+			snprintf(t->py_why, sizeof(t->py_why), "CPython %s: no layout for this "
+				 "version in probes/cpython.json", v);
+			pf->why = t->py_why;
+		}
+		return -ENOENT;
+	}
+	if (pf->taken)
+		return -ENOENT;	/* a build-id entry (the fast path) has it */
+	if ((pf->hex >> 16 & 0xff) >= 13 &&
+	    cpython__check_debug_offsets(o->syms, t->pid, f, pf->hex) == -EINVAL) {
+		pf->why = "_Py_DebugOffsets in _PyRuntime disagree with the version (not a "
+			  "release build of a known layout)";
+		return -ENOENT;
+	}
+	if (q->found) {
+		r->symbol = strdup(q->found);
+		r->file_offset = skip_endbr64(f->fd, q->file_offset);
+		return 0;
+	}
+	if (cpython__find_slot_tp_call(t->pid, f, &r->file_offset)) {
+		pf->why = "slot_tp_call is neither in the symbol table nor in the slotdefs table";
+		return -ENOENT;
+	}
+	r->symbol = strdup("slot_tp_call (found in slotdefs)");
+	r->file_offset = skip_endbr64(f->fd, r->file_offset);
+	return 0;
+}
+
 /* Resolves and attaches every probe of group g in file f. Returns probes attached. */
 static int attach_group(struct observer *o, struct target *t, size_t fi,
 			const struct probe_group *g)
@@ -191,6 +249,7 @@ static int attach_group(struct observer *o, struct target *t, size_t fi,
 	size_t n = g->n, i;
 	struct sym_query *q = calloc(2 * n, sizeof(*q));
 	int attached = 0, err, build_id_ok = 0;
+	struct py_find pf = { .version_err = 1 };
 	char build_id[128];
 	bool cached;
 
@@ -222,7 +281,12 @@ static int attach_group(struct observer *o, struct target *t, size_t fi,
 			r->err = -ENOENT;	/* not asked for: reported like an absent probe */
 			continue;
 		}
-		if (d->build_id) {	/* a static function of one known build */
+		pf.wanted |= d->meaning == MEAN_PY_CALL;
+		if (d->py_version) {
+			r->err = resolve_by_version(o, t, f, d, &q[i], r, &pf);
+			if (r->err)
+				continue;
+		} else if (d->build_id) {	/* a static function of one known build */
 			if (!build_id_ok)
 				build_id_ok = elf_syms__build_id(f->host_path, build_id,
 								 sizeof(build_id)) ? -1 : 1;
@@ -254,7 +318,20 @@ static int attach_group(struct observer *o, struct target *t, size_t fi,
 		if (r->err && !d->optional)
 			wlog("pid %d: cannot attach %s in %s: %s", t->pid, d->symbol, f->path,
 			     strerror(-r->err));
+		if (r->err && d->meaning == MEAN_PY_CALL)
+			pf.why = "slot_tp_call found, but its uprobe could not be attached";
+		pf.taken |= !r->err && d->meaning == MEAN_PY_CALL;
 		attached += !r->err && r->id;
+	}
+	/* Only when every way failed: python_frames=unavailable, the reason in health, one
+	 * line on stderr. */
+	if (pf.wanted && !pf.taken) {
+		if (pf.why != t->py_why)
+			snprintf(t->py_why, sizeof(t->py_why), "%s", pf.why ? pf.why :
+				 "no entry in probes/cpython.json matches this CPython build");
+		wlog("pid %d: Python frames unavailable in %s: %s", t->pid, f->path, t->py_why);
+	} else if (pf.taken) {
+		t->py_why[0] = 0;
 	}
 	err = attached;
 out:

@@ -57,7 +57,8 @@ void attrs__device(struct target *t)
 
 /* How forward spans are found: "exact" (slot_tp_call probed), "sampled" (probed during one
  * step in N, the others inferred), "off" (not asked for), or "unavailable" (asked for, but
- * this CPython build is not in probes/cpython.json: forward is inferred, as with off). */
+ * no way found slot_tp_call or the layout of this CPython, t->py_why says why: forward is
+ * inferred, as with off). */
 static const char *python_frames_state(const struct observer *o, const struct target *t)
 {
 	if (o->opts->python_frames == PYF_OFF)
@@ -88,6 +89,8 @@ void attrs__libraries(const struct observer *o, struct target *t)
 	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "libraries", libs))
 		cJSON_AddItemToObject(a, "libraries", libs);
 	attrs__set_str(a, "python_frames", python_frames_state(o, t));
+	if (!strcmp(python_frames_state(o, t), "unavailable") && t->py_why[0])
+		attrs__set_str(a, "python_frames_reason", t->py_why);
 	attrs__device(t);
 	session__touch_root(t->session);
 }
@@ -253,6 +256,9 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 		cJSON_AddNumberToObject(h, "steps", (double)t->tree.step_index);
 		cJSON_AddNumberToObject(h, "uprobe_hits_per_step", (double)hits / (double)steps);
 	}
+	if (o->opts->python_frames != PYF_OFF && t->py_why[0] &&
+	    !strcmp(python_frames_state(o, t), "unavailable"))
+		cJSON_AddStringToObject(h, "python_frames_reason", t->py_why);
 	if (o->opts->python_frames == PYF_SAMPLED)
 		cJSON_AddNumberToObject(h, "python_sampled_steps", (double)t->py_sample.samples);
 	if (o->opts->marks != MARKS_OFF) {

@@ -139,6 +139,8 @@ void sessions__flush(struct observer *o, struct target *t, bool final)
 
 	if (!t->session)
 		return;
+	if (!t->exited)
+		versions__detect(o->syms, t);	/* frameworks come after torch */
 	attrs__cuda(o, t);
 	seq = t->session->seq;
 	t->closed_since_flush = 0;

@@ -40,6 +40,29 @@ static void elf_handle__close(struct elf_handle *h)
 	close(h->fd);
 }
 
+int elf_syms__segments(const char *path, struct elf_segment *v, size_t max)
+{
+	struct elf_handle h;
+	size_t n, i, k = 0;
+	GElf_Phdr ph;
+	int err = elf_handle__open(path, &h);
+
+	if (err)
+		return err;
+	if (elf_getphdrnum(h.elf, &n)) {
+		elf_handle__close(&h);
+		return -EINVAL;
+	}
+	for (i = 0; i < n && k < max; i++) {
+		if (!gelf_getphdr(h.elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		v[k++] = (struct elf_segment){ .vaddr = ph.p_vaddr, .memsz = ph.p_memsz,
+			.offset = ph.p_offset, .filesz = ph.p_filesz, .flags = ph.p_flags };
+	}
+	elf_handle__close(&h);
+	return (int)k;
+}
+
 /* File offset of the code at vaddr: find the PT_LOAD segment that holds it. */
 static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
 {

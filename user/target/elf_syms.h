@@ -25,6 +25,14 @@ int elf_syms__first_load_vaddr(const char *path, uint64_t *vaddr);
 /* The GNU build-id as lowercase hex. Returns 0, -ENOENT if the file has none, or -errno. */
 int elf_syms__build_id(const char *path, char *hex, size_t size);
 
+/* A PT_LOAD program header. */
+struct elf_segment {
+	uint64_t vaddr, memsz, offset, filesz;
+	uint32_t flags;		/* PF_R, PF_W, PF_X */
+};
+/* Fills v with the file's PT_LOAD segments (at most max). Returns how many, or -errno. */
+int elf_syms__segments(const char *path, struct elf_segment *v, size_t max);
+
 /* Function symbols of one file, sorted by address, for address -> name lookups. */
 struct sym_table;
 struct sym_table *sym_table__load(const char *path);

@@ -2,6 +2,7 @@
 // Copyright (c) 2026 cirron-probe authors
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/log.h"
@@ -182,6 +183,20 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 			     "(file offset, e.g. \"0x3b5fc00\")", origin, d->symbol);
 			return -EINVAL;
 		}
+	}
+	if (cJSON_GetObjectItemCaseSensitive(p, "python_version")) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "python_version");
+		unsigned int major, minor;
+		char end;
+
+		if (!cJSON_IsString(v) ||
+		    sscanf(v->valuestring, "%u.%u%c", &major, &minor, &end) != 2 ||
+		    major != 3 || minor > 99 || d->build_id) {
+			elog("%s: %s: \"python_version\" must be \"3.N\" (and no \"build_id\")",
+			     origin, d->symbol);
+			return -EINVAL;
+		}
+		d->py_version = major << 24 | minor << 16;
 	}
 	if (aux_off && (!cJSON_IsNumber(aux_off) || !(aux_off->valuedouble >= 0 &&
 						       aux_off->valuedouble <= 65536) ||

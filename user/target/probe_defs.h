@@ -40,6 +40,7 @@ struct probe_def {
 	char *aux_symbol;	/* data symbol whose address (+ aux_offset) goes to probe_spec.aux */
 	uint64_t aux_offset;
 	struct py_layout py_layout;	/* py_call probes: this build's object layout */
+	uint32_t py_version;	/* "python_version": 3.N as 0x030N0000: any build of that minor */
 	char *scope_name;	/* scope probes: a fixed span name (else the name argument) */
 };
 

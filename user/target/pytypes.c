@@ -3,7 +3,7 @@
 //
 // Reads PyObject / PyTypeObject fields of a running target (procfs__read_mem). The
 // offsets used here have been stable on x86-64 from CPython 3.8 to 3.13: ob_type +8,
-// tp_name +24, tp_base +256.
+// tp_name +24, tp_base +256, tp_mro +344 (a tuple: ob_size +16, items +24).
 #include <stdio.h>
 #include <string.h>
 #include "target/procfs.h"
@@ -12,7 +12,10 @@
 #define OB_TYPE		8
 #define TP_NAME		24
 #define TP_BASE		256
-#define MAX_BASES	16
+#define TP_MRO		344
+#define TUPLE_SIZE	16
+#define TUPLE_ITEMS	24
+#define MAX_BASES	32
 
 static bool read_name(int pid, uint64_t type, char *buf, size_t size)
 {
@@ -33,7 +36,8 @@ static bool read_name(int pid, uint64_t type, char *buf, size_t size)
 struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t obj)
 {
 	struct py_type *t;
-	uint64_t type, base;
+	uint64_t type, base, mro = 0;
+	int64_t nmro = 0;
 	char name[64];
 
 	if (!procfs__read_mem(pid, obj + OB_TYPE, &type, sizeof(type)))
@@ -48,7 +52,24 @@ struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t obj)
 	t->type = type;
 	t->kind = PYK_OTHER;
 	snprintf(t->name, sizeof(t->name), "%s", name);
-	/* Walk the base classes: Module makes it a model part, _Loss a loss function. */
+	/* Walk the MRO (tp_base alone misses mixins: a Keras model on torch is a Module only
+	 * through its third base): Module makes it a model part, _Loss a loss function. */
+	if (procfs__read_mem(pid, type + TP_MRO, &mro, sizeof(mro)) && mro &&
+	    procfs__read_mem(pid, mro + TUPLE_SIZE, &nmro, sizeof(nmro)) && nmro > 0) {
+		for (int64_t i = 0; i < nmro && i < MAX_BASES; i++) {
+			if (!procfs__read_mem(pid, mro + TUPLE_ITEMS + 8 * (uint64_t)i, &base,
+					      sizeof(base)) || !read_name(pid, base, name, sizeof(name)))
+				break;
+			if (!strcmp(name, "_Loss") || !strcmp(name, "_WeightedLoss")) {
+				t->kind = PYK_LOSS;
+				break;
+			}
+			if (!strcmp(name, "Module"))
+				t->kind = PYK_MODULE;
+		}
+		return t;
+	}
+	/* no MRO yet (a class being built): the tp_base chain */
 	base = type;
 	for (int depth = 0; depth < MAX_BASES && base; depth++) {
 		if (!read_name(pid, base, name, sizeof(name)))

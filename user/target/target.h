@@ -76,6 +76,9 @@ struct target {
 	struct py_types py_types;	/* --python-frames: classes of called objects */
 	struct py_calls py_calls;
 	struct py_sample py_sample;	/* --python-frames sampled */
+	char py_why[160];		/* why the CPython tier could not attach, or "" */
+	bool framework_found;		/* framework= names one from sys.modules */
+	bool framework_unsupported;	/* a CPython whose sys.modules we cannot read */
 	struct hang_watch hang;		/* how long spans usually take; the last hang told */
 	cJSON *hangs;			/* hang records for the next spool batch, or NULL */
 	long closed_since_flush;	/* spans closed since the last batch */

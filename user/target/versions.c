@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "target/cpython.h"
 #include "target/procfs.h"
 #include "target/sym_cache.h"
 #include "target/target.h"
 #include "target/versions.h"
+#include "tree/clock.h"
 
 int versions__torch_from_path(const char *host_path, char *buf, size_t size)
 {
@@ -45,6 +47,14 @@ int versions__torch_from_path(const char *host_path, char *buf, size_t size)
 void versions__format_python(uint32_t hex, char *buf, size_t size)
 {
 	snprintf(buf, size, "%u.%u.%u", hex >> 24, (hex >> 16) & 0xff, (hex >> 8) & 0xff);
+}
+
+static void attrs_set(cJSON *a, const char *key, const char *v)
+{
+	if (cJSON_GetObjectItemCaseSensitive(a, key))
+		cJSON_ReplaceItemInObjectCaseSensitive(a, key, cJSON_CreateString(v));
+	else
+		cJSON_AddStringToObject(a, key, v);
 }
 
 static void detect_torch(struct target *t, cJSON *a)
@@ -91,10 +101,53 @@ static void detect_python(struct sym_cache *syms, struct target *t, cJSON *a)
 	}
 }
 
+/* A framework on top of torch, from the modules the target has imported (sys.modules, read
+ * from its memory), most specific first: not guessed from what is installed. Frameworks are
+ * imported after torch, so this is tried again at each library load and flush until one is
+ * found with its version, for the session's first FRAMEWORK_WINDOW_NS (a plain torch job
+ * never imports one). */
+#define FRAMEWORK_WINDOW_NS (600ull * 1000000000ull)
+
+static void detect_framework(struct sym_cache *syms, struct target *t, cJSON *a)
+{
+	static const char *const modules[] = { "keras", "lightning", "pytorch_lightning",
+		"transformers" };
+	static const char *const names[] = { "keras", "lightning", "lightning", "transformers" };
+	char v[64];
+
+	if (t->framework_found || t->framework_unsupported ||
+	    clock__wall_ns() - t->session->root->start_ns > FRAMEWORK_WINDOW_NS)
+		return;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct mapped_file *f = &t->files[i];
+		uint32_t hex;
+		int k;
+
+		if (!strstr(f->path, "python") || cpython__version(syms, t->pid, f, &hex))
+			continue;
+		k = cpython__imported(syms, t->pid, f, hex, modules,
+				      sizeof(modules) / sizeof(modules[0]), v, sizeof(v));
+		if (k == -ENOTSUP) {
+			t->framework_unsupported = true;
+			return;
+		}
+		if (k < 0)
+			continue;
+		attrs_set(a, "framework", names[k]);
+		attrs_set(a, "framework_version", v[0] ? v : "unknown");
+		/* sys.modules holds a package from the start of its import: its __version__
+		 * may come later */
+		t->framework_found = v[0] != 0;
+		session__touch_root(t->session);
+		return;
+	}
+}
+
 void versions__detect(struct sym_cache *syms, struct target *t)
 {
 	if (!t->session)
 		return;
 	detect_torch(t, t->session->root->attrs);
 	detect_python(syms, t, t->session->root->attrs);
+	detect_framework(syms, t, t->session->root->attrs);
 }

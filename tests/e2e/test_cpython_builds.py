@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Copyright (c) 2026 cirron-probe authors
+"""The CPython tier on builds probes/cpython.json has no build-id entry for, made from
+Debian's stripped python3.11 (a copy with another build-id: the fast path misses, the symbol
+table has no slot_tp_call, so the slotdefs table must find it), and a fake 3.14 (the same
+copy with Py_Version patched): it degrades with a clear reason, the tree stays whole."""
+import struct
+import subprocess
+
+import pytest
+
+from conftest import only_session, unavailable
+from test_torch_tree import STEP, TRAIN, check_steps, check_well_formed, children, named
+
+DEBIAN_PYTHON = "/usr/bin/python3.11"
+DEBIAN_BUILD_ID = "571d98e01096d5c1c32420d229a6731a0a50d2a0"
+pytestmark = pytest.mark.timeout(240)
+
+
+def patched_python(tmp_path, name, version_hex=None):
+    """A copy of Debian's python3.11 with its build-id changed (and Py_Version, if asked)."""
+    data = bytearray(open(DEBIAN_PYTHON, "rb").read())
+    bid = bytes.fromhex(DEBIAN_BUILD_ID)
+    i = data.find(bid)
+    if i < 0:
+        unavailable("not Debian bookworm's python3.11 3.11.2 (build-id differs)")
+    data[i] ^= 0xff
+    if version_hex is not None:
+        out = subprocess.run(["readelf", "-W", "--dyn-syms", "-l", DEBIAN_PYTHON],
+                             capture_output=True, text=True, check=True).stdout
+        (va,) = [int(ln.split()[1], 16) for ln in out.splitlines() if ln.split()[-1:] == ["Py_Version"]]
+        for ln in out.splitlines():
+            f = ln.split()
+            if f and f[0] == "LOAD" and int(f[2], 16) <= va < int(f[2], 16) + int(f[4], 16):
+                off = int(f[1], 16) + va - int(f[2], 16)
+        assert struct.unpack_from("<I", data, off)[0] >> 16 == 0x030b
+        struct.pack_into("<I", data, off, version_hex)
+    path = tmp_path / name
+    path.write_bytes(bytes(data))
+    path.chmod(0o755)
+    return path
+
+
+def trace(h, python, *args):
+    root = h.spool_root()
+    p = h.observer("run", "--output", "spool", "--python-frames", "always", "--", str(python),
+                   str(TRAIN), *args, path=root)
+    assert p.finish(180) == 0, p.err.text[-3000:]
+    return only_session(root), p.err.text
+
+
+def test_stripped_build_found_by_slotdefs(h, bpf, tmp_path):
+    py = patched_python(tmp_path, "python3.11")
+    s, _ = trace(h, py, "--epochs", "2", "--batches", "3", "--val-batches", "1")
+    check_well_formed(s)
+    check_steps(s, 6, STEP)
+    a = s.root["attrs"]
+    assert a["python_frames"] == "exact" and "python_frames_reason" not in a, a
+    (probe,) = [p for p in s.health["probes"] if p["symbol"].startswith("slot_tp_call")]
+    assert probe["symbol"] == "slot_tp_call (found in slotdefs)" and probe["attached"], probe
+    for st in named(s, "step"):
+        (fwd,) = children(s, st, "forward")
+        assert fwd["attrs"]["module"] == "Sequential" and "timing" not in fwd["attrs"]
+    for e in named(s, "epoch"):
+        assert [f["attrs"]["mode"] for f in children(s, e, "forward")] == ["eval"]
+
+
+def test_unknown_version_degrades_with_a_reason(h, bpf, tmp_path):
+    py = patched_python(tmp_path, "python3.14", version_hex=0x030E00F0)
+    s, err = trace(h, py, "--epochs", "1", "--batches", "3")
+    check_well_formed(s)
+    check_steps(s, 3, STEP)
+    a = s.root["attrs"]
+    assert a["python_version"] == "3.14.0"
+    assert a["python_frames"] == "unavailable", a
+    assert "CPython 3.14.0" in a["python_frames_reason"], a
+    assert "CPython 3.14.0" in s.health["python_frames_reason"]
+    lines = [ln for ln in err.splitlines() if "Python frames unavailable" in ln]
+    assert len(lines) == 1 and "3.14.0" in lines[0], err
+    assert all(f["attrs"]["timing"] == "inferred" for f in named(s, "forward"))

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// What the CPython tier needs to know about a build it has no build-id entry for: its
+// version (struct layouts follow the minor version) and, when the symbol table is stripped,
+// where slot_tp_call lies.
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "target/cpython.h"
+#include "target/procfs.h"
+#include "target/sym_cache.h"
+#include "target/target.h"
+
+#define TP_CALL		128	/* offsetof(PyTypeObject, tp_call), 3.8 to 3.14 on 64-bit */
+#define MAX_SEGS	16
+#define MAX_NAMES	64
+#define MAX_DATA	(64u << 20)
+
+static int read_symbol(struct sym_cache *syms, int pid, const struct mapped_file *f,
+		       const char *name, void *buf, size_t len)
+{
+	struct sym_query q = { .name = name };
+	bool cached;
+	int err = sym_cache__resolve(syms, f->host_path, &q, 1, &cached);
+
+	free(q.found);
+	if (err != 1)
+		return -ENOENT;
+	return procfs__read_mem(pid, f->bias + q.vaddr, buf, len) ? 0 : -EIO;
+}
+
+int cpython__version(struct sym_cache *syms, int pid, const struct mapped_file *f,
+		     uint32_t *hex)
+{
+	const char *base = strrchr(f->path, '/'), *p;
+	unsigned int major, minor;
+
+	if (!read_symbol(syms, pid, f, "Py_Version", hex, sizeof(*hex)) && *hex >> 24 == 3)
+		return 0;
+	base = base ? base + 1 : f->path;
+	p = strstr(base, "python");
+	if (p && sscanf(p, "python%u.%u", &major, &minor) == 2 && major == 3 && minor < 100) {
+		*hex = major << 24 | minor << 16;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int cpython__check_debug_offsets(struct sym_cache *syms, int pid, const struct mapped_file *f,
+				 uint32_t hex)
+{
+	struct {
+		char cookie[8];
+		uint64_t version;
+	} d = {};
+	int err = read_symbol(syms, pid, f, "_PyRuntime", &d, sizeof(d));
+
+	if (err)
+		return err == -ENOENT ? -ENOENT : -EINVAL;
+	if (memcmp(d.cookie, "xdebugpy", 8) != 0 || (d.version >> 16) != (hex >> 16))
+		return -EINVAL;
+	return 0;
+}
+
+static bool in_exec(const struct elf_segment *s, int n, uint64_t vaddr)
+{
+	for (int i = 0; i < n; i++)
+		if ((s[i].flags & PF_X) && vaddr >= s[i].vaddr && vaddr < s[i].vaddr + s[i].memsz)
+			return true;
+	return false;
+}
+
+/* Runtime addresses of every "__call__" string in the read-only segments (a linker may
+ * merge it into the tail of a longer string: any occurrence counts). */
+static int find_names(const struct mapped_file *f, const struct elf_segment *s, int n,
+		      uint64_t *addrs)
+{
+	static const char name[] = "__call__";
+	int found = 0;
+
+	for (int i = 0; i < n && found < MAX_NAMES; i++) {
+		char *buf, *p;
+
+		if ((s[i].flags & (PF_W | PF_X)) || !s[i].filesz || s[i].filesz > MAX_DATA)
+			continue;
+		buf = malloc(s[i].filesz);
+		if (!buf)
+			return -ENOMEM;
+		if (pread(f->fd, buf, s[i].filesz, (off_t)s[i].offset) != (ssize_t)s[i].filesz) {
+			free(buf);
+			continue;
+		}
+		for (p = buf; found < MAX_NAMES &&
+		     (p = memmem(p, s[i].filesz - (size_t)(p - buf), name, sizeof(name)));
+		     p += sizeof(name))
+			addrs[found++] = f->bias + s[i].vaddr + (uint64_t)(p - buf);
+		free(buf);
+	}
+	return found;
+}
+
+int cpython__find_slot_tp_call(int pid, const struct mapped_file *f, uint64_t *file_offset)
+{
+	struct elf_segment s[MAX_SEGS];
+	uint64_t names[MAX_NAMES], func = 0;
+	int n = elf_syms__segments(f->host_path, s, MAX_SEGS), nnames, matches = 0;
+
+	if (n <= 0 || f->fd < 0)
+		return -ENOENT;
+	nnames = find_names(f, s, n, names);
+	if (nnames <= 0)
+		return -ENOENT;
+	for (int i = 0; i < n; i++) {
+		uint64_t *data, start = (s[i].vaddr + 7) & ~7ull, end = s[i].vaddr + s[i].filesz;
+		size_t words;
+
+		if (!(s[i].flags & PF_W) || !s[i].filesz || s[i].filesz > MAX_DATA)
+			continue;
+		data = malloc(s[i].filesz);
+		if (!data)
+			return -ENOMEM;
+		/* relocated pointers: read the live copy, aligned to 8 */
+		words = (size_t)(end - start) / 8;
+		if (!procfs__read_mem(pid, f->bias + start, data, words * 8)) {
+			free(data);
+			continue;
+		}
+		/* struct wrapperbase { name; int offset; function; wrapper; doc; ... } */
+		for (size_t w = 0; w + 3 < words; w++) {
+			bool named = false;
+
+			for (int k = 0; k < nnames && !named; k++)
+				named = data[w] == names[k];
+			if (!named || (uint32_t)data[w + 1] != TP_CALL ||
+			    !in_exec(s, n, data[w + 2] - f->bias) ||
+			    !in_exec(s, n, data[w + 3] - f->bias))
+				continue;
+			if (func != data[w + 2])
+				matches++;
+			func = data[w + 2];
+		}
+		free(data);
+	}
+	if (matches != 1)
+		return -ENOENT;
+	for (int i = 0; i < n; i++)
+		if ((s[i].flags & PF_X) && func - f->bias >= s[i].vaddr &&
+		    func - f->bias < s[i].vaddr + s[i].filesz) {
+			*file_offset = func - f->bias - s[i].vaddr + s[i].offset;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* Where sys.modules lies, per minor version (offsets from CPython's internal headers of
+ * 3.11.7, 3.12.1 and 3.13.0, release builds): _PyRuntime.interpreters.head,
+ * PyInterpreterState.modules (3.12+: imports.modules), compact ASCII data. */
+static const struct {
+	uint32_t minor;
+	uint64_t interpreters_head, modules, ascii_data;
+} runtime_layouts[] = {
+	{ 11, 40, 888, 48 },
+	{ 12, 40, 944, 40 },
+	{ 13, 632, 7656, 40 },
+};
+
+#define DICT_KEYS	32	/* PyDictObject.ma_keys */
+#define DICT_VALUES	40
+#define DK_LOG2_INDEX	9	/* PyDictKeysObject, 3.11+ */
+#define DK_KIND		10
+#define DK_NENTRIES	24
+#define DK_INDICES	32
+#define MD_DICT		16	/* PyModuleObject.md_dict */
+#define STR_LENGTH	16
+#define MAX_ENTRIES	8192
+
+/* Reads a compact ASCII str into buf; false if it is not one or longer than size - 1. */
+static bool read_str(int pid, uint64_t obj, uint64_t ascii_data, char *buf, size_t size)
+{
+	int64_t len = 0;
+
+	if (!obj || !procfs__read_mem(pid, obj + STR_LENGTH, &len, sizeof(len)) || len < 0 ||
+	    (uint64_t)len >= size || !procfs__read_mem(pid, obj + ascii_data, buf, (size_t)len))
+		return false;
+	buf[len] = 0;
+	return true;
+}
+
+/* Calls match(key, value, ctx) for each entry of a combined dict (string keys) until it
+ * returns true. Returns true if one did. */
+static bool dict_each(int pid, uint64_t dict, uint64_t ascii_data,
+		      bool (*match)(const char *key, uint64_t value, void *ctx), void *ctx)
+{
+	uint64_t keys = 0, values = 0, nentries = 0, *e;
+	uint8_t log2_index = 0, kind = 0;
+	size_t esize;
+	bool hit = false;
+
+	if (!procfs__read_mem(pid, dict + DICT_KEYS, &keys, sizeof(keys)) || !keys ||
+	    !procfs__read_mem(pid, dict + DICT_VALUES, &values, sizeof(values)) || values ||
+	    !procfs__read_mem(pid, keys + DK_LOG2_INDEX, &log2_index, 1) ||
+	    !procfs__read_mem(pid, keys + DK_KIND, &kind, 1) ||
+	    !procfs__read_mem(pid, keys + DK_NENTRIES, &nentries, sizeof(nentries)) ||
+	    log2_index > 24 || nentries > MAX_ENTRIES)
+		return false;
+	esize = kind == 0 ? 3 : 2;	/* DICT_KEYS_GENERAL {hash, key, value}, else {key, value} */
+	e = calloc(nentries ? nentries : 1, esize * 8);
+	if (!e)
+		return false;
+	if (procfs__read_mem(pid, keys + DK_INDICES + (1ull << log2_index), e, nentries * esize * 8))
+		for (uint64_t i = 0; i < nentries && !hit; i++) {
+			uint64_t key = e[i * esize + esize - 2], value = e[i * esize + esize - 1];
+			char name[64];
+
+			if (value && read_str(pid, key, ascii_data, name, sizeof(name)))
+				hit = match(name, value, ctx);
+		}
+	free(e);
+	return hit;
+}
+
+struct module_match {
+	const char *const *names;
+	size_t n;
+	size_t best;		/* index into names of the first found so far, n if none */
+	uint64_t module;
+};
+
+static bool match_module(const char *key, uint64_t value, void *ctx)
+{
+	struct module_match *m = ctx;
+
+	for (size_t i = 0; i < m->best; i++)
+		if (!strcmp(key, m->names[i])) {
+			m->best = i;
+			m->module = value;
+		}
+	return m->best == 0;
+}
+
+struct version_match {
+	uint64_t ascii_data;
+	int pid;
+	char *buf;
+	size_t size;
+	const char *key;	/* "__version__" or "__file__" */
+};
+
+static bool match_version(const char *key, uint64_t value, void *ctx)
+{
+	struct version_match *v = ctx;
+
+	return !strcmp(key, v->key) && read_str(v->pid, value, v->ascii_data, v->buf, v->size);
+}
+
+/* A package still being imported has no __version__ yet, but its __file__ is set first:
+ * the version in the name of <name>-<version>.dist-info beside the package directory (seen
+ * through /proc/PID/root). */
+static bool version_from_dist_info(int pid, const char *name, const char *file, char *buf,
+				   size_t size)
+{
+	char dir[PATH_MAX], *slash;
+	size_t n = strlen(name);
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/root%s", pid, file);
+	for (int up = 0; up < 2; up++) {	/* .../site-packages/<name>/__init__.py */
+		slash = strrchr(dir, '/');
+		if (!slash)
+			return false;
+		*slash = 0;
+	}
+	d = opendir(dir);
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (len > n + 11 && !strncmp(e->d_name, name, n) && e->d_name[n] == '-' &&
+		    !strcmp(e->d_name + len - 10, ".dist-info") && len - n - 11 < size) {
+			memcpy(buf, e->d_name + n + 1, len - n - 11);
+			buf[len - n - 11] = 0;
+			found = true;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* A lazy module (transformers' _LazyModule) answers __version__ from its _objects dict. */
+static bool match_lazy_objects(const char *key, uint64_t value, void *ctx)
+{
+	struct version_match *v = ctx;
+
+	return !strcmp(key, "_objects") && dict_each(v->pid, value, v->ascii_data, match_version, v);
+}
+
+int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file *f,
+		      uint32_t hex, const char *const *names, size_t n, char *version,
+		      size_t size)
+{
+	struct sym_query q = { .name = "_PyRuntime" };
+	struct module_match m = { .names = names, .n = n, .best = n };
+	struct version_match v = { .pid = pid, .buf = version, .size = size, .key = "__version__" };
+	char file[PATH_MAX - 32];
+	uint64_t interp = 0, modules = 0, dict = 0;
+	bool cached;
+	size_t li;
+	int err;
+
+	for (li = 0; li < sizeof(runtime_layouts) / sizeof(runtime_layouts[0]); li++)
+		if (runtime_layouts[li].minor == (hex >> 16 & 0xff))
+			break;
+	if (li == sizeof(runtime_layouts) / sizeof(runtime_layouts[0]))
+		return -ENOTSUP;
+	err = sym_cache__resolve(syms, f->host_path, &q, 1, &cached);
+	free(q.found);
+	if (err != 1)
+		return -ENOENT;
+	v.ascii_data = runtime_layouts[li].ascii_data;
+	if (!procfs__read_mem(pid, f->bias + q.vaddr + runtime_layouts[li].interpreters_head,
+			      &interp, sizeof(interp)) || !interp ||
+	    !procfs__read_mem(pid, interp + runtime_layouts[li].modules, &modules,
+			      sizeof(modules)) || !modules)
+		return -ENOENT;
+	dict_each(pid, modules, v.ascii_data, match_module, &m);
+	if (m.best == n)
+		return -ENOENT;
+	version[0] = 0;
+	if (!procfs__read_mem(pid, m.module + MD_DICT, &dict, sizeof(dict)) || !dict ||
+	    dict_each(pid, dict, v.ascii_data, match_version, &v) ||
+	    dict_each(pid, dict, v.ascii_data, match_lazy_objects, &v))
+		return (int)m.best;
+	v.key = "__file__";
+	v.buf = file;
+	v.size = sizeof(file);
+	if (dict_each(pid, dict, v.ascii_data, match_version, &v) &&
+	    !version_from_dist_info(pid, names[m.best], file, version, size))
+		version[0] = 0;
+	return (int)m.best;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_CPYTHON_H
+#define __CIRRON_CPYTHON_H
+
+#include <stdint.h>
+
+struct mapped_file;
+struct sym_cache;
+
+/* PY_VERSION_HEX of the CPython that file f holds (f defines the eval loop): Py_Version
+ * (exported from 3.11 on) read from the target, else the version in the file name
+ * (python3.10, libpython3.10.so.1.0), with micro and release 0. Returns 0 or -ENOENT. */
+int cpython__version(struct sym_cache *syms, int pid, const struct mapped_file *f,
+		     uint32_t *hex);
+
+/* 3.13 and later: _PyRuntime starts with _Py_DebugOffsets (cookie "xdebugpy", then the
+ * version). Returns 0 if it is there and names the same minor version, -ENOENT if the file
+ * has no _PyRuntime, -EINVAL if it disagrees (not a build whose layout we know). */
+int cpython__check_debug_offsets(struct sym_cache *syms, int pid, const struct mapped_file *f,
+				 uint32_t hex);
+
+/* slot_tp_call without symbols: CPython's slotdefs table (writable data, read from the
+ * target) holds {"__call__", offsetof(PyTypeObject, tp_call), slot_tp_call, wrap_call, ...};
+ * every heap type with a Python __call__ gets that function as tp_call. Returns 0 and the
+ * function's file offset, or -ENOENT when no single entry matches. */
+int cpython__find_slot_tp_call(int pid, const struct mapped_file *f, uint64_t *file_offset);
+
+/* Which of names (most wanted first) the target has imported: looks them up in sys.modules
+ * (the main interpreter's, through _PyRuntime; 3.11 to 3.13) and reads the module's
+ * __version__ into version ("" if it has none). Returns the index in names, -ENOENT if none
+ * is imported (yet), -ENOTSUP for a version whose layout is not known. */
+int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file *f,
+		      uint32_t hex, const char *const *names, size_t n, char *version,
+		      size_t size);
+
+#endif
