@@ -17,6 +17,11 @@ missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Real consumers of the outputs (e2e tests): node + npm run the Chrome trace engine
+# (tests/scripts/install-trace-engine.sh). Any node >= 18 will do (one from another source
+# too), so these are asked for only when the command is missing.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if ((${#missing[@]})); then
 	if [[ $(id -u) != 0 ]]; then
 		echo "install-deps: missing packages: ${missing[*]} (run as root to install)" >&2

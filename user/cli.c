@@ -24,6 +24,8 @@ const char *argp_program_bug_address = "<https://github.com/cirron/cirron-probe/
 	"  6  the target exited while attaching\n" \
 	"  7  trace, health: corrupt or foreign files in the spool were skipped\n" \
 	"  8  trace, health: no spool to read (DIR/spool missing or unreadable)\n" \
+	"  9  the -o FILE cannot be written\n" \
+	"  10 --metrics ADDR:PORT cannot be listened on (address in use, not local)\n" \
 	"  64 usage error\n"
 
 static const char top_doc[] =
@@ -63,6 +65,8 @@ enum {
 	OPT_RANKS,
 	OPT_MAX_SPOOL_MB,
 	OPT_MATCH,
+	OPT_METRICS,
+	OPT_SYS_INTERVAL,
 };
 
 /* What attach, run and watch share. */
@@ -119,13 +123,15 @@ static const struct argp_option watch_options[] = {
 
 static const struct argp_option read_options[] = {
 	READ_OPTIONS,
-	{ "format", OPT_FORMAT, "FMT", 0, "text (default), json (nested) or csv (one row per span)",
-	  0 },
+	{ "format", OPT_FORMAT, "FMT", 0, "text (default), json (nested), csv (one row per span) "
+	  "or perfetto (Chrome Trace Event JSON for ui.perfetto.dev and chrome://tracing)", 0 },
 	{ "name", OPT_NAME, "NAME", 0, "Only spans of this name, one line each", 0 },
 	{ "last", OPT_LAST, "N", 0, "The N most recently ended spans, one line each", 0 },
 	{ "all", OPT_ALL, NULL, 0, "Show every span: no eliding of long runs of siblings", 0 },
 	{ "ranks", OPT_RANKS, NULL, 0, "The ranks of a distributed job side by side: step times, "
 	  "phase medians, the straggler and the phase that makes it slow, where open ranks are", 0 },
+	{ "out-file", 'o', "FILE", 0, "With --format perfetto: write to FILE (replaced whole, "
+	  "atomically) instead of stdout", 0 },
 	{},
 };
 
@@ -227,8 +233,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			o->format = FORMAT_JSON;
 		else if (!strcmp(arg, "csv"))
 			o->format = FORMAT_CSV;
+		else if (!strcmp(arg, "perfetto"))
+			o->format = FORMAT_PERFETTO;
 		else
-			usage_error(state, "invalid --format '%s': use text, json or csv", arg);
+			usage_error(state, "invalid --format '%s': use text, json, csv or perfetto",
+				    arg);
 		break;
 	case OPT_NAME:
 		o->name = arg;
@@ -256,6 +265,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->pid = (int)v;
 		break;
 	case 'o':
+		if (reads_spool(o->cmd)) {
+			if (!*arg)
+				usage_error(state, "empty -o FILE");
+			o->out_file = arg;
+			break;
+		}
 		if (cli__parse_sinks(arg, &o->sinks))
 			usage_error(state, "invalid --output '%s': use spool, stdout, both "
 				   "comma-separated, or none", arg);
@@ -352,6 +367,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error(state, "run needs a command: cirron-probe run -- CMD ARGS...");
 		if (o->max_spool_bytes && !(o->sinks & SINK_SPOOL))
 			usage_error(state, "--max-spool-mb needs the spool output");
+		if (o->out_file && o->cmd == CMD_TRACE && o->format != FORMAT_PERFETTO)
+			usage_error(state, "-o FILE is for --format perfetto");
+		if (o->format == FORMAT_PERFETTO && (o->name || o->last || o->all))
+			usage_error(state, "--format perfetto exports whole sessions: no --name, "
+				    "--last or --all");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -14,6 +14,8 @@ enum exit_code {
 	EXIT_TARGET_GONE = 6,		/* the target exited while we attached */
 	EXIT_CORRUPT_INPUT = 7,		/* read-back found corrupt or foreign files */
 	EXIT_NO_SPOOL = 8,		/* read-back: DIR/spool missing or unreadable */
+	EXIT_OUTPUT_UNWRITABLE = 9,	/* -o FILE cannot be written */
+	EXIT_METRICS_LISTEN = 10,	/* --metrics ADDR:PORT cannot be listened on (in use) */
 	EXIT_USAGE = 64,		/* bad command line (argp's convention) */
 };
 

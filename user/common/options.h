@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 enum command { CMD_NONE, CMD_ATTACH, CMD_RUN, CMD_WATCH, CMD_DOCTOR, CMD_TRACE, CMD_HEALTH };
-enum trace_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
+enum trace_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_PERFETTO };
 
 #define SINK_SPOOL	(1u << 0)
 #define SINK_STDOUT	(1u << 1)
@@ -42,6 +42,12 @@ struct options {
 	long rank;			/* -1, or only this rank */
 	bool all;			/* no eliding of long runs of siblings */
 	bool ranks;			/* trace --ranks: the ranks side by side */
+	/* issue 14: outputs */
+	const char *out_file;		/* trace --format perfetto, report: -o FILE (else stdout) */
+	const char *metrics_addr;	/* attach, run, watch: --metrics ADDR:PORT, or NULL */
+	uint32_t metrics_ip;		/* its IPv4 address, network order */
+	uint16_t metrics_port;		/* host order */
+	double sys_interval_s;		/* --sys-interval: system stats period; 0 off */
 };
 
 #endif

@@ -7,6 +7,7 @@
 #include "common/exit_codes.h"
 #include "common/log.h"
 #include "read/export.h"
+#include "read/perfetto.h"
 #include "read/trace.h"
 #include "read/trace_ranks.h"
 #include "read/view.h"
@@ -279,7 +280,11 @@ void trace__print(FILE *f, const struct spool_view *v, const struct options *o)
 int trace__main(const struct options *o)
 {
 	struct spool_view v = {};
-	int err = view__load(o, &v);
+	int err;
+
+	if (o->format == FORMAT_PERFETTO)
+		return perfetto__main(o);	/* streams: no view in memory */
+	err = view__load(o, &v);
 
 	if (!err) {
 		if (o->ranks)
