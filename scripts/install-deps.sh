@@ -11,6 +11,7 @@ PKGS=(
 	python3 python3-pytest python3-jsonschema	# e2e tests
 	python3-torch debootstrap		# PyTorch targets: host torch, trixie root
 	util-linux mount procps			# setpriv, mountpoint; mount; ps
+	prometheus rsyslog chromium		# output consumers the e2e tests start on loopback
 )
 
 missing=()
@@ -28,6 +29,13 @@ if ((${#missing[@]})); then
 		exit 1
 	fi
 	echo "install-deps: installing ${missing[*]}"
+	# The tests start Prometheus and rsyslog themselves, with their own configs: their
+	# packages' services are not started by the install (policy-rc.d, for the install only).
+	if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+		printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+		chmod 755 /usr/sbin/policy-rc.d
+		trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+	fi
 	apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi

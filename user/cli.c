@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "common/exit_codes.h"
 #include "common/log.h"
+#include "sink/metrics.h"
 
 const char *argp_program_version = "cirron-probe " CIRRON_VERSION;
 const char *argp_program_bug_address = "<https://github.com/cirron/cirron-probe/issues>";
@@ -66,6 +67,7 @@ enum {
 	OPT_MAX_SPOOL_MB,
 	OPT_MATCH,
 	OPT_METRICS,
+	OPT_METRICS_GRACE,
 	OPT_SYS_INTERVAL,
 };
 
@@ -101,7 +103,12 @@ enum {
 	  "(default: 8192); events past it are dropped and counted", 0 }, \
 	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0, \
 	  "Symbol cache (default: $XDG_CACHE_HOME or ~/.cache, /cirron-probe)", 0 }, \
-	{ "verbose", 'v', NULL, 0, "More messages on stderr (twice for debug)", 0 }
+	{ "verbose", 'v', NULL, 0, "More messages on stderr (twice for debug)", 0 }, \
+	{ "metrics", OPT_METRICS, "ADDR:PORT", 0, "Serve Prometheus metrics at " \
+	  "http://ADDR:PORT/metrics (IPv4; port 0: any free one, printed on stderr); nothing " \
+	  "listens without it", 0 }, \
+	{ "metrics-grace", OPT_METRICS_GRACE, "SEC", 0, "Keep the series of an ended session " \
+	  "SEC seconds (default: 300)", 0 }
 
 static const struct argp_option trace_options[] = {
 	{ "pid", 'p', "PID", 0, "Process to trace (attach, doctor)", 0 },
@@ -348,6 +355,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		o->verbose++;
 		break;
+	case OPT_METRICS:
+		if (metrics__parse_addr(arg, &o->metrics_ip, &o->metrics_port))
+			usage_error(state, "invalid --metrics '%s': use ADDR:PORT, an IPv4 address "
+				    "and a port (127.0.0.1:9464)", arg);
+		o->metrics_addr = arg;
+		break;
+	case OPT_METRICS_GRACE:
+		if (!strcmp(arg, "0"))
+			o->metrics_grace_s = 0;
+		else if (parse_seconds(arg, &o->metrics_grace_s))
+			usage_error(state, "invalid --metrics-grace: %s", arg);
+		break;
 	case ARGP_KEY_ARG:
 		if (reads_spool(o->cmd) && state->arg_num == 0 && *arg) {
 			o->path = arg;	/* trace [DIR] */
@@ -367,6 +386,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error(state, "run needs a command: cirron-probe run -- CMD ARGS...");
 		if (o->max_spool_bytes && !(o->sinks & SINK_SPOOL))
 			usage_error(state, "--max-spool-mb needs the spool output");
+		if (o->metrics_addr && o->cmd == CMD_DOCTOR)
+			usage_error(state, "--metrics is for attach, run and watch");
 		if (o->out_file && o->cmd == CMD_TRACE && o->format != FORMAT_PERFETTO)
 			usage_error(state, "-o FILE is for --format perfetto");
 		if (o->format == FORMAT_PERFETTO && (o->name || o->last || o->all))
@@ -419,7 +440,8 @@ int cli__parse(int argc, char **argv, struct options *o)
 
 	*o = (struct options){ .sinks = SINK_SPOOL, .path = "./.cirron", .flush_interval_s = 1.0,
 				  .epoch_steps = 1000, .sample_every = 100,
-				  .hang_factor = 10, .hang_min_s = 5, .ringbuf_kb = 8192, .rank = -1 };
+				  .hang_factor = 10, .hang_min_s = 5, .ringbuf_kb = 8192, .rank = -1,
+				  .metrics_grace_s = 300, .sys_interval_s = 1 };
 	if (argc < 2) {
 		fputs(top_doc, stderr);
 		return EXIT_USAGE;

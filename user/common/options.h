@@ -47,6 +47,7 @@ struct options {
 	const char *metrics_addr;	/* attach, run, watch: --metrics ADDR:PORT, or NULL */
 	uint32_t metrics_ip;		/* its IPv4 address, network order */
 	uint16_t metrics_port;		/* host order */
+	double metrics_grace_s;		/* series of ended sessions stay this long */
 	double sys_interval_s;		/* --sys-interval: system stats period; 0 off */
 };
 

@@ -18,6 +18,7 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "observe/observe.h"
+#include "sink/metrics.h"
 #include "target/procfs.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -113,6 +114,7 @@ static void check_hangs(struct observer *o)
 		if (!t->hangs)
 			t->hangs = cJSON_CreateArray();
 		cJSON_AddItemToArray(t->hangs, rec);
+		metrics__hang(o->metrics, t->session);
 		sessions__flush(o, t, false);
 	}
 }
@@ -154,6 +156,18 @@ int observer__main(const struct options *opts)
 			goto out;
 		}
 	}
+	if (opts->metrics_addr) {	/* before anything is attached: a busy port stops us here */
+		o->metrics = metrics__listen(opts->metrics_ip, opts->metrics_port,
+					     opts->metrics_grace_s, &err);
+		if (!o->metrics) {
+			elog("cannot listen on --metrics %s: %s", opts->metrics_addr, strerror(-err));
+			err = EXIT_METRICS_LISTEN;
+			goto out;
+		}
+		elog("metrics at http://%.*s:%u/metrics",
+		     (int)(strrchr(opts->metrics_addr, ':') - opts->metrics_addr),
+		     opts->metrics_addr, metrics__port(o->metrics));
+	}
 	if (!fs__have_bpf_caps()) {
 		elog("no permission to trace: run as root, or grant CAP_BPF, CAP_PERFMON and "
 		     "CAP_SYS_PTRACE");
@@ -194,6 +208,7 @@ int observer__main(const struct options *opts)
 		check_alive(o);
 		check_hangs(o);
 		now = clock__mono_ns();
+		metrics__serve(o->metrics, now);
 		if (now - last_flush >= flush_ns) {
 			for (struct target *t = o->targets; t; t = t->next)
 				sessions__flush(o, t, false);
@@ -233,6 +248,7 @@ int observer__main(const struct options *opts)
 	}
 out:
 	observer__free_common(o);
+	metrics__free(o->metrics);
 	watchdog__disarm(&o->watchdog);	/* after the links are gone: nothing stops them now */
 	watch__free(&o->watch);
 	free(o);
