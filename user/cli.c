@@ -68,12 +68,14 @@ enum {
 	OPT_MATCH,
 	OPT_METRICS,
 	OPT_METRICS_GRACE,
+	OPT_SYSLOG_SOCKET,
 	OPT_SYS_INTERVAL,
 };
 
 /* What attach, run and watch share. */
 #define OBSERVE_OPTIONS \
-	{ "output", 'o', "SINKS", 0, "Comma list of spool, stdout; or none (default: spool)", 0 }, \
+	{ "output", 'o', "SINKS", 0, "Comma list of spool, stdout, log (syslog); or none " \
+	  "(default: spool)", 0 }, \
 	{ "path", 'd', "DIR", 0, "Spool root; batches go to DIR/spool (default: ./.cirron)", 0 }, \
 	{ "flush-interval", OPT_FLUSH, "SEC", 0, "Seconds between spool batches (default: 1)", 0 }, \
 	{ "duration", OPT_DURATION, "SEC", 0, "Detach after SEC seconds (default: until exit)", 0 }, \
@@ -108,7 +110,9 @@ enum {
 	  "http://ADDR:PORT/metrics (IPv4; port 0: any free one, printed on stderr); nothing " \
 	  "listens without it", 0 }, \
 	{ "metrics-grace", OPT_METRICS_GRACE, "SEC", 0, "Keep the series of an ended session " \
-	  "SEC seconds (default: 300)", 0 }
+	  "SEC seconds (default: 300)", 0 }, \
+	{ "syslog-socket", OPT_SYSLOG_SOCKET, "PATH", 0, "With --output log: the syslog " \
+	  "daemon's socket (default: /dev/log)", 0 }
 
 static const struct argp_option trace_options[] = {
 	{ "pid", 'p', "PID", 0, "Process to trace (attach, doctor)", 0 },
@@ -187,6 +191,8 @@ int cli__parse_sinks(const char *arg, unsigned int *sinks)
 			*sinks |= SINK_SPOOL;
 		else if (!strcmp(tok, "stdout"))
 			*sinks |= SINK_STDOUT;
+		else if (!strcmp(tok, "log"))
+			*sinks |= SINK_LOG;
 		else
 			return -EINVAL;
 	}
@@ -279,7 +285,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			break;
 		}
 		if (cli__parse_sinks(arg, &o->sinks))
-			usage_error(state, "invalid --output '%s': use spool, stdout, both "
+			usage_error(state, "invalid --output '%s': use spool, stdout, log, "
 				   "comma-separated, or none", arg);
 		break;
 	case 'd':
@@ -361,6 +367,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				    "and a port (127.0.0.1:9464)", arg);
 		o->metrics_addr = arg;
 		break;
+	case OPT_SYSLOG_SOCKET:
+		if (!*arg)
+			usage_error(state, "empty --syslog-socket");
+		o->syslog_socket = arg;
+		break;
 	case OPT_METRICS_GRACE:
 		if (!strcmp(arg, "0"))
 			o->metrics_grace_s = 0;
@@ -441,7 +452,8 @@ int cli__parse(int argc, char **argv, struct options *o)
 	*o = (struct options){ .sinks = SINK_SPOOL, .path = "./.cirron", .flush_interval_s = 1.0,
 				  .epoch_steps = 1000, .sample_every = 100,
 				  .hang_factor = 10, .hang_min_s = 5, .ringbuf_kb = 8192, .rank = -1,
-				  .metrics_grace_s = 300, .sys_interval_s = 1 };
+				  .metrics_grace_s = 300, .sys_interval_s = 1,
+				  .syslog_socket = "/dev/log" };
 	if (argc < 2) {
 		fputs(top_doc, stderr);
 		return EXIT_USAGE;

@@ -12,6 +12,7 @@ enum trace_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_PERFETTO };
 
 #define SINK_SPOOL	(1u << 0)
 #define SINK_STDOUT	(1u << 1)
+#define SINK_LOG	(1u << 2)	/* syslog, one message per closed span */
 
 enum python_frames { PYF_OFF, PYF_SAMPLED, PYF_ALWAYS };
 
@@ -48,6 +49,7 @@ struct options {
 	uint32_t metrics_ip;		/* its IPv4 address, network order */
 	uint16_t metrics_port;		/* host order */
 	double metrics_grace_s;		/* series of ended sessions stay this long */
+	const char *syslog_socket;	/* --output log: the syslog daemon's socket */
 	double sys_interval_s;		/* --sys-interval: system stats period; 0 off */
 };
 

@@ -18,6 +18,7 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "observe/observe.h"
+#include "sink/log_sink.h"
 #include "sink/metrics.h"
 #include "target/procfs.h"
 
@@ -156,6 +157,14 @@ int observer__main(const struct options *opts)
 			goto out;
 		}
 	}
+	if (opts->sinks & SINK_LOG) {
+		err = log_sink__open(opts->syslog_socket);
+		if (err) {
+			elog("cannot reach syslog at %s: %s", opts->syslog_socket, strerror(-err));
+			err = EXIT_FAILURE_RUNTIME;
+			goto out;
+		}
+	}
 	if (opts->metrics_addr) {	/* before anything is attached: a busy port stops us here */
 		o->metrics = metrics__listen(opts->metrics_ip, opts->metrics_port,
 					     opts->metrics_grace_s, &err);
@@ -249,6 +258,10 @@ int observer__main(const struct options *opts)
 out:
 	observer__free_common(o);
 	metrics__free(o->metrics);
+	if (log_sink__dropped())
+		wlog("--output log: %llu messages the syslog daemon did not take were dropped",
+		     (unsigned long long)log_sink__dropped());
+	log_sink__close();
 	watchdog__disarm(&o->watchdog);	/* after the links are gone: nothing stops them now */
 	watch__free(&o->watch);
 	free(o);

@@ -9,13 +9,16 @@
 #include <sys/wait.h>
 #include "common/log.h"
 #include "observe/observe.h"
+#include "sink/log_sink.h"
 #include "sink/metrics.h"
 #include "sink/stdout_sink.h"
 #include "target/procfs.h"
 #include "target/versions.h"
 
-/* --metrics: the observer's endpoint (one observer per process), for on_span_closed. */
+/* --metrics: the observer's endpoint; --output log (one observer per process), for
+ * on_span_closed. */
 static struct metrics *span_metrics;
+static bool log_spans;
 
 /* Every closed span: its duration teaches hang detection what is usual; the stdout sink
  * prints it; --metrics counts it. */
@@ -28,6 +31,8 @@ static void on_span_closed(const struct session *s, const struct span *sp, void 
 	hang__span_closed(&t->hang, sp);
 	if (t->print_spans)
 		stdout_sink__span(sp);
+	if (log_spans)
+		log_sink__span(sp);
 }
 
 /* The CUDA counters carried by the anchor event being handled (snapshotted in BPF). */
@@ -109,6 +114,7 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	t->print_spans = o->opts->sinks & SINK_STDOUT;
 	t->session->on_close = on_span_closed;
 	span_metrics = o->metrics;
+	log_spans = o->opts->sinks & SINK_LOG;
 	t->session->on_close_ctx = t;
 	hang__init(&t->hang, o->opts->hang_factor, o->opts->hang_min_s);
 	a = t->session->root->attrs;
