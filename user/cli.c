@@ -112,7 +112,10 @@ enum {
 	{ "metrics-grace", OPT_METRICS_GRACE, "SEC", 0, "Keep the series of an ended session " \
 	  "SEC seconds (default: 300)", 0 }, \
 	{ "syslog-socket", OPT_SYSLOG_SOCKET, "PATH", 0, "With --output log: the syslog " \
-	  "daemon's socket (default: /dev/log)", 0 }
+	  "daemon's socket (default: /dev/log)", 0 }, \
+	{ "sys-interval", OPT_SYS_INTERVAL, "SEC", 0, "Sample each traced process's CPU, memory, " \
+	  "threads, I/O and context switches, and the node's network and disk bytes, from /proc " \
+	  "every SEC seconds into the spool; 0: off (default: 1)", 0 }
 
 static const struct argp_option trace_options[] = {
 	{ "pid", 'p', "PID", 0, "Process to trace (attach, doctor)", 0 },
@@ -366,6 +369,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error(state, "invalid --metrics '%s': use ADDR:PORT, an IPv4 address "
 				    "and a port (127.0.0.1:9464)", arg);
 		o->metrics_addr = arg;
+		break;
+	case OPT_SYS_INTERVAL:
+		if (!strcmp(arg, "0"))
+			o->sys_interval_s = 0;
+		else if (parse_seconds(arg, &o->sys_interval_s))
+			usage_error(state, "invalid --sys-interval: %s (seconds, 0 for off)", arg);
 		break;
 	case OPT_SYSLOG_SOCKET:
 		if (!*arg)

@@ -159,6 +159,12 @@ def test_prometheus_scrapes_a_running_job(h, torch_ok):
         last = prom_query(api, f'time() - cirron_last_step_timestamp_seconds{{pid="{pid}"}}')
         assert -5 < float(last[0]["value"][1]) < 30, last
         assert prom_query(api, f'cirron_hang{{pid="{pid}"}}')[0]["value"][1] == "0"
+        rss = wait_until("the process's memory (--sys-interval)", lambda: prom_query(
+            api, f'cirron_process_resident_memory_bytes{{pid="{pid}"}} > 10e6'))
+        assert float(rss[0]["value"][1]) < 64e9
+        cpu = prom_query(api, f'cirron_process_cpu_seconds_total{{pid="{pid}"}}')
+        assert {x["metric"]["mode"] for x in cpu} == {"user", "system"}
+        assert prom_query(api, 'cirron_node_network_bytes_total{direction="rx"}')
         hits = prom_query(api, f'cirron_uprobe_hits_total{{pid="{pid}"}}')
         assert float(hits[0]["value"][1]) > 0
         prom.signal(signal.SIGTERM)

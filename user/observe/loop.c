@@ -21,6 +21,7 @@
 #include "sink/log_sink.h"
 #include "sink/metrics.h"
 #include "target/procfs.h"
+#include "target/sysstat.h"
 
 static volatile sig_atomic_t stop_requested;
 /* What SIGINT, SIGTERM and SIGPIPE were when we started: the command `run` starts gets
@@ -120,6 +121,33 @@ static void check_hangs(struct observer *o)
 	}
 }
 
+/* --sys-interval: one sample per traced process, for its next batch and --metrics. */
+static void sample_sys(struct observer *o)
+{
+	struct sys_sample node = {}, s;
+	bool have_node = false;
+
+	for (struct target *t = o->targets; t; t = t->next) {
+		cJSON *js;
+
+		if (!t->session)
+			continue;
+		if (!have_node) {
+			sysstat__node(&node);
+			have_node = true;
+		}
+		s = node;
+		s.ts_ns = clock__wall_ns();
+		if (sysstat__proc(t->pid, &s))
+			continue;	/* gone: its exit is handled elsewhere */
+		js = sysstat__to_json(&s);
+		metrics__sys(o->metrics, t->session, js);
+		if (!t->sys)
+			t->sys = cJSON_CreateArray();
+		cJSON_AddItemToArray(t->sys, js);
+	}
+}
+
 static bool done(struct observer *o)
 {
 	if (o->opts->cmd == CMD_WATCH)
@@ -133,6 +161,7 @@ int observer__main(const struct options *opts)
 {
 	struct observer *o = calloc(1, sizeof(*o));
 	uint64_t start, last_flush, flush_ns = (uint64_t)(opts->flush_interval_s * 1e9);
+	uint64_t last_sys = 0, sys_ns = (uint64_t)(opts->sys_interval_s * 1e9);
 	struct sigaction sa = { .sa_handler = on_signal };
 	int err;
 
@@ -218,6 +247,10 @@ int observer__main(const struct options *opts)
 		check_hangs(o);
 		now = clock__mono_ns();
 		metrics__serve(o->metrics, now);
+		if (sys_ns && now - last_sys >= sys_ns) {
+			sample_sys(o);
+			last_sys = now;
+		}
 		if (now - last_flush >= flush_ns) {
 			for (struct target *t = o->targets; t; t = t->next)
 				sessions__flush(o, t, false);

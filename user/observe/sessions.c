@@ -160,6 +160,10 @@ void sessions__flush(struct observer *o, struct target *t, bool final)
 		cJSON_AddItemToObject(batch, "hangs", t->hangs);
 		t->hangs = NULL;
 	}
+	if (t->sys) {
+		cJSON_AddItemToObject(batch, "sys", t->sys);
+		t->sys = NULL;
+	}
 	if (o->opts->sinks & SINK_SPOOL) {
 		err = spool__write(&o->spool, t->session->id, seq, batch);
 		if (err)

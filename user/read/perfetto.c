@@ -40,6 +40,7 @@ struct pf_writer {
 	size_t cap, n;
 	long *pids;		/* used by earlier sessions */
 	size_t npids;
+	cJSON *sys_prev;	/* the session's previous --sys-interval sample: rates */
 };
 
 /* Copies text with every integer token of EXACT_MIN_DIGITS digits or more, outside strings,
@@ -272,6 +273,63 @@ static void emit_hang(struct pf_writer *w, const cJSON *h)
 	emit(w, ev);
 }
 
+static void counter(struct pf_writer *w, const char *name, uint64_t ts, const char *k1,
+		    double v1, const char *k2, double v2)
+{
+	cJSON *ev = event(w, "C", name), *args;
+
+	cJSON_AddNumberToObject(ev, "ts", us(w, ts));
+	args = cJSON_AddObjectToObject(ev, "args");
+	cJSON_AddNumberToObject(args, k1, v1);
+	if (k2)
+		cJSON_AddNumberToObject(args, k2, v2);
+	emit(w, ev);
+}
+
+static double delta(const cJSON *a, const cJSON *b, const char *key)
+{
+	uint64_t x = 0, y = 0;
+
+	get_exact(a, key, &x);
+	get_exact(b, key, &y);
+	return y > x ? (double)(y - x) : 0;
+}
+
+/* A --sys-interval sample as counter tracks: memory and threads as they are; CPU as a share
+ * of one core, bytes and context switches per second, since the previous sample. */
+static void emit_sys(struct pf_writer *w, const cJSON *js)
+{
+	uint64_t ts, prev_ts = 0, v;
+	double dt;
+
+	if (!cJSON_IsObject(js) || !get_exact(js, "ts_ns", &ts))
+		return;
+	if (get_exact(js, "rss_bytes", &v))
+		counter(w, "sys: rss (bytes)", ts, "rss", (double)v, NULL, 0);
+	if (get_exact(js, "threads", &v))
+		counter(w, "sys: threads", ts, "threads", (double)v, NULL, 0);
+	if (w->sys_prev && get_exact(w->sys_prev, "ts_ns", &prev_ts) && ts > prev_ts) {
+		const cJSON *p = w->sys_prev;
+
+		dt = (double)(ts - prev_ts) / 1e9;
+		counter(w, "sys: cpu (% of a core)", ts, "user",
+			delta(p, js, "cpu_user_ns") / 1e7 / dt, "system",
+			delta(p, js, "cpu_system_ns") / 1e7 / dt);
+		counter(w, "sys: io (bytes/s)", ts, "read", delta(p, js, "read_bytes") / dt,
+			"write", delta(p, js, "write_bytes") / dt);
+		counter(w, "sys: context switches (/s)", ts, "voluntary",
+			delta(p, js, "ctx_voluntary") / dt, "involuntary",
+			delta(p, js, "ctx_involuntary") / dt);
+		counter(w, "node: network (bytes/s)", ts, "rx", delta(p, js, "net_rx_bytes") / dt,
+			"tx", delta(p, js, "net_tx_bytes") / dt);
+		counter(w, "node: disk (bytes/s)", ts, "read",
+			delta(p, js, "disk_read_bytes") / dt, "write",
+			delta(p, js, "disk_write_bytes") / dt);
+	}
+	cJSON_Delete(w->sys_prev);
+	w->sys_prev = cJSON_Duplicate(js, true);
+}
+
 static size_t slot(const struct pf_writer *w, uint64_t id)
 {
 	size_t i = (size_t)((id * 0x9e3779b97f4a7c15ull) >> 17) & (w->cap - 1);
@@ -361,6 +419,8 @@ static void end_session(struct pf_writer *w)
 	}
 	w->n = 0;
 	w->in_session = false;
+	cJSON_Delete(w->sys_prev);
+	w->sys_prev = NULL;
 }
 
 void pf_writer__session(struct pf_writer *w, const char *id, const char *host, long pid,
@@ -500,6 +560,8 @@ int pf_writer__batch(struct pf_writer *w, const char *text, char *why, size_t wh
 	}
 	cJSON_ArrayForEach(js, cJSON_GetObjectItemCaseSensitive(b, "hangs"))
 		emit_hang(w, js);
+	cJSON_ArrayForEach(js, cJSON_GetObjectItemCaseSensitive(b, "sys"))
+		emit_sys(w, js);
 	cJSON_Delete(b);
 	return 0;
 bad:

@@ -63,6 +63,40 @@ static const struct {
 };
 #define NCUDA (sizeof(cuda_metrics) / sizeof(cuda_metrics[0]))
 
+/* --sys-interval samples: the process's own values (per session) ... */
+static const struct {
+	const char *key, *metric, *type, *label, *help;
+	double scale;
+} sys_metrics[] = {
+	{ "cpu_user_ns", "cirron_process_cpu_seconds_total", "counter", "mode=\"user\"",
+	  "CPU time of the traced process, by mode", 1e-9 },
+	{ "cpu_system_ns", "cirron_process_cpu_seconds_total", NULL, "mode=\"system\"", NULL, 1e-9 },
+	{ "rss_bytes", "cirron_process_resident_memory_bytes", "gauge", NULL,
+	  "Resident memory of the traced process", 1 },
+	{ "threads", "cirron_process_threads", "gauge", NULL, "Threads of the traced process", 1 },
+	{ "read_bytes", "cirron_process_io_bytes_total", "counter", "direction=\"read\"",
+	  "Storage bytes the traced process read and wrote (/proc/PID/io)", 1 },
+	{ "write_bytes", "cirron_process_io_bytes_total", NULL, "direction=\"write\"", NULL, 1 },
+	{ "ctx_voluntary", "cirron_process_context_switches_total", "counter",
+	  "kind=\"voluntary\"", "Context switches of the traced process", 1 },
+	{ "ctx_involuntary", "cirron_process_context_switches_total", NULL,
+	  "kind=\"involuntary\"", NULL, 1 },
+};
+#define NSYS (sizeof(sys_metrics) / sizeof(sys_metrics[0]))
+
+/* ... and the node's (no session labels). */
+static const struct {
+	const char *key, *metric, *label, *help;
+} node_metrics[] = {
+	{ "net_rx_bytes", "cirron_node_network_bytes_total", "direction=\"rx\"",
+	  "Bytes the node's network interfaces (all but lo) received and sent" },
+	{ "net_tx_bytes", "cirron_node_network_bytes_total", "direction=\"tx\"", NULL },
+	{ "disk_read_bytes", "cirron_node_disk_bytes_total", "direction=\"read\"",
+	  "Bytes the node's disks read and wrote" },
+	{ "disk_write_bytes", "cirron_node_disk_bytes_total", "direction=\"write\"", NULL },
+};
+#define NNODE (sizeof(node_metrics) / sizeof(node_metrics[0]))
+
 struct series {
 	const struct session *s;	/* NULL once ended */
 	char labels[640];		/* host="...",pid="...",... */
@@ -76,6 +110,8 @@ struct series {
 	double health[NHEALTH];
 	double cuda[NCUDA];
 	bool has_cuda;
+	double sys[NSYS];
+	bool has_sys[NSYS];
 	struct series *next;
 };
 
@@ -94,6 +130,8 @@ struct metrics {
 	uint64_t grace_ns;
 	struct series *series;
 	double ringbuf_drops, spool_bytes;	/* observer-wide, from the newest health */
+	double node[NNODE];			/* from the newest --sys-interval sample */
+	bool has_node;
 	uint64_t scrapes;
 	struct conn conns[METRICS_MAX_CONNS];
 };
@@ -283,6 +321,39 @@ void metrics__flush(struct metrics *m, const struct session *s, const cJSON *hea
 	}
 }
 
+/* A number, or the raw digits json__add_u64 writes. */
+static bool sample_num(const cJSON *o, const char *key, double *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (cJSON_IsNumber(v))
+		*out = v->valuedouble;
+	else if (cJSON_IsRaw(v) && v->valuestring)
+		*out = strtod(v->valuestring, NULL);
+	else
+		return false;
+	return true;
+}
+
+void metrics__sys(struct metrics *m, const struct session *s, const cJSON *sample)
+{
+	struct series *x = m ? get(m, s) : NULL;
+	double v;
+
+	if (!x)
+		return;
+	for (size_t i = 0; i < NSYS; i++)
+		if (sample_num(sample, sys_metrics[i].key, &v)) {
+			x->sys[i] = v * sys_metrics[i].scale;
+			x->has_sys[i] = true;
+		}
+	for (size_t i = 0; i < NNODE; i++)
+		if (sample_num(sample, node_metrics[i].key, &v)) {
+			m->node[i] = v;
+			m->has_node = true;
+		}
+}
+
 void metrics__hang(struct metrics *m, const struct session *s)
 {
 	struct series *x = m ? get(m, s) : NULL;
@@ -394,6 +465,19 @@ char *metrics__render(struct metrics *m, size_t *len)
 			sample(f, cuda_metrics[i].metric, x, cuda_metrics[i].label ? extra : NULL,
 			       x->cuda[i]);
 		}
+	}
+	for (size_t i = 0; i < NSYS; i++) {
+		if (sys_metrics[i].type)
+			family(f, sys_metrics[i].metric, sys_metrics[i].type, sys_metrics[i].help);
+		for (x = m->series; x; x = x->next)
+			if (x->has_sys[i])
+				sample(f, sys_metrics[i].metric, x, sys_metrics[i].label, x->sys[i]);
+	}
+	for (size_t i = 0; i < NNODE && m->has_node; i++) {
+		if (node_metrics[i].help)
+			family(f, node_metrics[i].metric, "counter", node_metrics[i].help);
+		fprintf(f, "%s{%s} %.17g\n", node_metrics[i].metric, node_metrics[i].label,
+			m->node[i]);
 	}
 	if (fclose(f)) {
 		free(buf);

@@ -32,6 +32,8 @@ void metrics__span_closed(struct metrics *m, const struct session *s, const stru
 /* At each batch: labels (role, launcher_pid may have changed), the observer's health, the
  * root's CUDA totals. */
 void metrics__flush(struct metrics *m, const struct session *s, const cJSON *health);
+/* A --sys-interval sample (the spool's "sys" object): the process and node gauges. */
+void metrics__sys(struct metrics *m, const struct session *s, const cJSON *sample);
 /* A hang record was written: cirron_hang is 1 until the session's next span closes. */
 void metrics__hang(struct metrics *m, const struct session *s);
 /* The session is over (its memory is about to go): its series stay grace_s more. */

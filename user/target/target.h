@@ -76,6 +76,7 @@ struct target {
 	struct py_sample py_sample;	/* --python-frames sampled */
 	struct hang_watch hang;		/* how long spans usually take; the last hang told */
 	cJSON *hangs;			/* hang records for the next spool batch, or NULL */
+	cJSON *sys;			/* --sys-interval samples for the next batch, or NULL */
 	long closed_since_flush;	/* spans closed since the last batch */
 	long steps_at_base;		/* health: steps and hits when steps were first seen */
 	uint64_t hits_at_base;
