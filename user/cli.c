@@ -42,6 +42,7 @@ static const char top_doc[] =
 	"  doctor -p PID        show what was found in the target and which probes resolve\n"
 	"  trace [DIR]          show the spans spooled under DIR (default ./.cirron)\n"
 	"  health [DIR]         show the observer's health (drops, probes, hits) per session\n"
+	"  report [DIR]         write the spool as one HTML page (-o FILE, default report.html)\n"
 	"\n"
 	"Run 'cirron-probe COMMAND --help' for the options of a command.\n"
 	EXIT_CODES_DOC;
@@ -154,6 +155,13 @@ static const struct argp_option health_options[] = {
 	{},
 };
 
+static const struct argp_option report_options[] = {
+	READ_OPTIONS,
+	{ "out-file", 'o', "FILE", 0, "Write the page to FILE (default: ./report.html), replaced "
+	  "whole, atomically", 0 },
+	{},
+};
+
 static int parse_seconds(const char *arg, double *out)
 {
 	char *end;
@@ -232,7 +240,7 @@ static long parse_count(const struct argp_state *state, const char *what, const 
 
 static bool reads_spool(enum command cmd)
 {
-	return cmd == CMD_TRACE || cmd == CMD_HEALTH;
+	return cmd == CMD_TRACE || cmd == CMD_HEALTH || cmd == CMD_REPORT;
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -449,6 +457,11 @@ static const struct {
 	{ "health", CMD_HEALTH, "Show each spooled session's observer health from its newest "
 	  "batch: ring buffer drops, events, probes attached and failed, uprobe hits, spool "
 	  "size, and hits per probe. Writes nothing.", health_options },
+	{ "report", CMD_REPORT, "Write the spool under DIR (default ./.cirron) as one "
+	  "self-contained HTML page (no network): per rank, step time over the steps, phases per "
+	  "step, data-load stall share, numeric marks, hangs, attributes and health, and the "
+	  "trace --ranks findings. Long runs are drawn downsampled, and the page says so.\v"
+	  "Example: cirron-probe report /var/lib/cirron-probe -o job.html", report_options },
 };
 
 int cli__parse(int argc, char **argv, struct options *o)

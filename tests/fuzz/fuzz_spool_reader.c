@@ -13,6 +13,7 @@
 #include <string.h>
 #include "read/health.h"
 #include "read/perfetto.h"
+#include "read/report.h"
 #include "read/spool_reader.h"
 #include "read/trace.h"
 #include "read/trace_ranks.h"
@@ -110,6 +111,7 @@ static void print_all(const struct spool_view *v)
 	health__print(devnull, v, &o);
 	o.rank = -1;
 	trace_ranks__print(devnull, v, &o);
+	report__write(devnull, v, &o);
 }
 
 /* The streaming Perfetto exporter, fed the same files as one session: its output must parse

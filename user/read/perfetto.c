@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include <cjson/cJSON.h>
 #include "common/exit_codes.h"
 #include "common/log.h"
+#include "read/outfile.h"
 #include "read/perfetto.h"
 #include "tree/session.h"
 
@@ -203,15 +203,18 @@ static void emit_marks(struct pf_writer *w, const cJSON *marks)
 		ev = event(w, "C", name->valuestring);
 		cJSON_AddNumberToObject(ev, "ts", us(w, ts));
 		args = cJSON_AddObjectToObject(ev, "args");
-		cJSON_ArrayForEach(f, m)
-			if (cJSON_IsNumber(f) && strcmp(f->string, "ts_ns") && strcmp(f->string, "tid"))
+		cJSON_ArrayForEach(f, m) {
+			if (cJSON_IsNumber(f) && strcmp(f->string, "ts_ns") != 0 &&
+			    strcmp(f->string, "tid") != 0)
 				cJSON_AddNumberToObject(args, f->string, f->valuedouble);
+		}
 		if (!args->child) {
 			cJSON_SetValuestring(cJSON_GetObjectItemCaseSensitive(ev, "ph"), "i");
 			cJSON_AddStringToObject(ev, "s", "t");
-			cJSON_ArrayForEach(f, m)
-				if (strcmp(f->string, "ts_ns") && strcmp(f->string, "name"))
+			cJSON_ArrayForEach(f, m) {
+				if (strcmp(f->string, "ts_ns") != 0 && strcmp(f->string, "name") != 0)
 					cJSON_AddItemToObject(args, f->string, cJSON_Duplicate(f, true));
+			}
 			unquote_numbers(args);
 		}
 		emit(w, ev);
@@ -474,9 +477,9 @@ static const char *check_span(const cJSON *js, uint64_t *id, uint64_t *end)
 		return "end_ns";
 	if (*end && get_exact(js, "duration_ns", &dur) && dur <= UINT64_MAX - start)
 		*end = start + dur;
-	if (!cJSON_IsString(status) || (strcmp(status->valuestring, "ok") &&
-					strcmp(status->valuestring, "open") &&
-					strcmp(status->valuestring, "incomplete")))
+	if (!cJSON_IsString(status) || (strcmp(status->valuestring, "ok") != 0 &&
+					strcmp(status->valuestring, "open") != 0 &&
+					strcmp(status->valuestring, "incomplete") != 0))
 		return "status";
 	if (!strcmp(status->valuestring, "open"))
 		*end = 0;
@@ -522,7 +525,7 @@ int pf_writer__batch(struct pf_writer *w, const char *text, char *why, size_t wh
 		return -EINVAL;
 	format = cJSON_GetObjectItemCaseSensitive(b, "format");
 	spans = cJSON_GetObjectItemCaseSensitive(b, "spans");
-	if (!cJSON_IsString(format) || strcmp(format->valuestring, SPOOL_FORMAT)) {
+	if (!cJSON_IsString(format) || strcmp(format->valuestring, SPOOL_FORMAT) != 0) {
 		snprintf(why, why_size, "format is not " SPOOL_FORMAT);
 		goto bad;
 	}
@@ -558,10 +561,12 @@ int pf_writer__batch(struct pf_writer *w, const char *text, char *why, size_t wh
 			return -ENOMEM;
 		}
 	}
-	cJSON_ArrayForEach(js, cJSON_GetObjectItemCaseSensitive(b, "hangs"))
+	cJSON_ArrayForEach(js, cJSON_GetObjectItemCaseSensitive(b, "hangs")) {
 		emit_hang(w, js);
-	cJSON_ArrayForEach(js, cJSON_GetObjectItemCaseSensitive(b, "sys"))
+	}
+	cJSON_ArrayForEach(js, cJSON_GetObjectItemCaseSensitive(b, "sys")) {
 		emit_sys(w, js);
+	}
 	cJSON_Delete(b);
 	return 0;
 bad:
@@ -693,44 +698,14 @@ static void read_meta(struct psession *s, const char *dir)
 			s->pid = (long)pid;
 			s->rank = (long)rank;
 			s->start_ns = w;
-			cJSON_ArrayForEach(js, sp)
+			cJSON_ArrayForEach(js, sp) {
 				if (get_exact(js, "start_ns", &start) && start < s->start_ns)
 					s->start_ns = start;
+			}
 			s->ok = s->host != NULL;
 		}
 		cJSON_Delete(b);
 	}
-}
-
-static int open_output(const char *out_file, char **tmp, FILE **f)
-{
-	char *copy = strdup(out_file), *base;
-	int fd;
-
-	*tmp = NULL;
-	if (!copy)
-		return -ENOMEM;
-	base = basename(copy);
-	if (asprintf(tmp, "%.*s.%s.XXXXXX", (int)(base - copy), out_file, base) < 0) {
-		*tmp = NULL;
-		free(copy);
-		return -ENOMEM;
-	}
-	free(copy);
-	fd = mkstemp(*tmp);
-	if (fd < 0 || !(*f = fdopen(fd, "w"))) {
-		int err = -errno;
-
-		if (fd >= 0) {
-			close(fd);
-			unlink(*tmp);
-		}
-		free(*tmp);
-		*tmp = NULL;
-		return err;
-	}
-	fchmod(fd, 0644);
-	return 0;
 }
 
 static void free_listing(struct bfile *files, size_t n, struct psession *ss, size_t ns)
@@ -749,7 +724,8 @@ int perfetto__main(const struct options *o)
 	struct psession *ss = NULL;
 	size_t nfiles = 0, ns = 0, skipped = 0;
 	struct dirent **list;
-	char *dir, *tmp = NULL, why[256];
+	struct outfile of = {};
+	char *dir, why[256];
 	uint64_t base = UINT64_MAX;
 	struct pf_writer *w;
 	FILE *out = stdout;
@@ -785,7 +761,7 @@ int perfetto__main(const struct options *o)
 		goto oom;
 	for (size_t i = 0; i < nfiles; i++) {
 		if (!ns || files[i].id_len != ss[ns - 1].files->id_len ||
-		    memcmp(files[i].name, ss[ns - 1].files->name, files[i].id_len))
+		    memcmp(files[i].name, ss[ns - 1].files->name, files[i].id_len) != 0)
 			ss[ns++] = (struct psession){ .files = &files[i] };
 		ss[ns - 1].nfiles++;
 	}
@@ -798,13 +774,17 @@ int perfetto__main(const struct options *o)
 		s->chosen = s->ok && (!o->session || !strcmp(o->session, id)) &&
 			    (o->rank < 0 || o->rank == s->rank);
 	}
-	if (o->ranks)	/* the newest session of each rank */
-		for (size_t i = 0; i < ns; i++)
-			for (size_t j = 0; j < ns && ss[i].chosen; j++)
-				if (j != i && ss[j].chosen && ss[j].rank == ss[i].rank &&
-				    (ss[j].start_ns > ss[i].start_ns ||
-				     (ss[j].start_ns == ss[i].start_ns && j > i)))
-					ss[i].chosen = false;
+	for (size_t i = 0; o->ranks && i < ns; i++) {	/* the newest session of each rank */
+		const struct psession *a = &ss[i];
+
+		for (size_t j = 0; j < ns; j++) {
+			const struct psession *b = &ss[j];
+
+			if (j != i && a->chosen && b->chosen && b->rank == a->rank &&
+			    (b->start_ns > a->start_ns || (b->start_ns == a->start_ns && j > i)))
+				ss[i].chosen = false;
+		}
+	}
 	qsort(ss, ns, sizeof(*ss), by_rank_start);
 	for (size_t i = 0; i < ns; i++)
 		if (ss[i].chosen && ss[i].start_ns < base)
@@ -814,7 +794,8 @@ int perfetto__main(const struct options *o)
 		base = 0;
 	}
 	if (o->out_file) {
-		err = open_output(o->out_file, &tmp, &out);
+		err = outfile__open(&of, o->out_file);
+		out = of.f;
 		if (err) {
 			elog("cannot write %s: %s", o->out_file, strerror(-err));
 			free_listing(files, nfiles, ss, ns);
@@ -849,26 +830,27 @@ int perfetto__main(const struct options *o)
 		}
 	}
 	err = pf_writer__finish(w);
-	if (!err && out != stdout && (fflush(out) || fsync(fileno(out))))
-		err = -errno;
-	if (out != stdout && fclose(out) && !err)
-		err = -errno;
-	if (!err && tmp && rename(tmp, o->out_file))
-		err = -errno;
+	if (out != stdout) {
+		int cerr = outfile__commit(&of);
+
+		err = err ? err : cerr;
+	}
 	if (err) {
 		elog("cannot write %s: %s", o->out_file ? o->out_file : "stdout", strerror(-err));
 		rc = EXIT_OUTPUT_UNWRITABLE;
 	} else if (skipped) {
 		rc = EXIT_CORRUPT_INPUT;
 	}
-	if (tmp && rc == EXIT_OUTPUT_UNWRITABLE)
-		unlink(tmp);
-	free(tmp);
 	free_listing(files, nfiles, ss, ns);
 	free(dir);
 	return rc;
 oom:
 	elog("out of memory reading %s", dir);
+	if (of.f) {
+		fclose(of.f);
+		unlink(of.tmp);
+		free(of.tmp);
+	}
 	free_listing(files, nfiles, ss, ns);
 	free(dir);
 	return EXIT_FAILURE_RUNTIME;

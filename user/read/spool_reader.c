@@ -344,9 +344,10 @@ static int merge_batch(struct spool_view *v, cJSON *b, const struct rsession *me
 			return -ENOMEM;
 		cJSON_AddItemToArray(s->hangs, cJSON_Duplicate(js, true));
 	}
-	cJSON_ArrayForEach(js, cJSON_GetObjectItemCaseSensitive(b, "sys"))
+	cJSON_ArrayForEach(js, cJSON_GetObjectItemCaseSensitive(b, "sys")) {
 		if (merge_sys(s, js))
 			return -ENOMEM;
+	}
 	cJSON_ArrayForEach(js, spans) {
 		if (read_span(js, &in))
 			continue;	/* not reached: the caller checked every span */

@@ -507,9 +507,9 @@ static void respond(struct metrics *m, struct conn *c)
 	c->in[c->nin < sizeof(c->in) ? c->nin : sizeof(c->in) - 1] = 0;
 	sscanf(c->in, "%7s %63s", method, target);
 	head_only = !strcmp(method, "HEAD");
-	if (strcmp(method, "GET") && !head_only) {
+	if (strcmp(method, "GET") != 0 && !head_only) {
 		status = "405 Method Not Allowed";
-	} else if (strcmp(target, "/metrics") && strncmp(target, "/metrics?", 9)) {
+	} else if (strcmp(target, "/metrics") != 0 && strncmp(target, "/metrics?", 9) != 0) {
 		status = "404 Not Found";
 	} else {
 		m->scrapes++;
@@ -517,7 +517,7 @@ static void respond(struct metrics *m, struct conn *c)
 		if (!body)
 			status = "500 Internal Server Error";
 	}
-	if (strncmp(status, "200", 3)) {
+	if (strncmp(status, "200", 3) != 0) {
 		free(body);
 		type = "text/plain; charset=utf-8";
 		if (asprintf(&body, "%s\n", status) < 0)
