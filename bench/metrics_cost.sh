@@ -5,7 +5,7 @@
 # `cirron-probe run --output spool`, ROUNDS times each, interleaved: without --metrics, with
 # --metrics and nobody scraping, and with a scraper fetching /metrics every SCRAPE_S seconds.
 # The observer's CPU time (user + system, /usr/bin/time) per mode, its median, and one
-# scrape's size and time.
+# scrape's size and time; then the CPU time of one request, alone (metrics_scrape_cost.py).
 #   METRICS_STEPS=50000 ROUNDS=3 SCRAPE_S=0.1 bench/metrics_cost.sh
 source "$(dirname "$0")/lib.sh"
 STEPS=${METRICS_STEPS:-50000}
@@ -44,6 +44,9 @@ for ((r = 0; r < ROUNDS; r++)); do
 		log "metrics_cost: round $r $mode: ${cpu[$mode]}"
 	done
 done
+build_bench_bins >/dev/null 2>&1 || true
+per=$($PY bench/metrics_scrape_cost.py "$PROBE" "$PWD/.output/tests/cuda_calls" "${REQUESTS:-2000}" 10)
+log "metrics_cost: $per"
 scrapes=$(grep -c . "$TMPB/scrapes" || true)
 size=$(awk '$1 > 0 {print $1}' "$TMPB/scrapes" | median)
 took=$(awk '$1 > 0 {print $2 * 1000}' "$TMPB/scrapes" | median)
@@ -54,6 +57,9 @@ took=$(awk '$1 > 0 {print $2 * 1000}' "$TMPB/scrapes" | median)
 	echo "spool\`, $ROUNDS rounds, modes interleaved; the observer's user + system CPU seconds"
 	echo "(/usr/bin/time). scraped: curl fetches /metrics every $SCRAPE_S s while the job runs"
 	echo "($scrapes scrapes in all; a page of $size bytes, $(fmt '%.2f' "$took") ms per request, median)."
+	echo
+	echo "Per request, measured alone (bench/metrics_scrape_cost.py: one live session, sequential"
+	echo "requests, the observer's own CPU time): \`$per\`."
 	echo
 	echo "| mode | observer CPU (s), median | runs |"
 	echo "|---|---|---|"
