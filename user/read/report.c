@@ -128,7 +128,7 @@ static void collect_marks(struct mark_series *ms, size_t *nms, const struct rspa
 			snprintf(key, sizeof(key), "%s%s%s", name->valuestring,
 				 strcmp(fld->string, "value") ? "." : "",
 				 strcmp(fld->string, "value") ? fld->string : "");
-			for (k = 0; k < *nms && strcmp(ms[k].name, key); k++)
+			for (k = 0; k < *nms && strcmp(ms[k].name, key) != 0; k++)
 				;
 			if (k == *nms) {
 				if (*nms == MARK_SERIES_MAX)
@@ -321,7 +321,7 @@ static int by_rank(const void *a, const void *b)
 
 void report__write(FILE *f, const struct spool_view *v, const struct options *o)
 {
-	struct rsession **order = calloc(v->nsessions + 1, sizeof(*order));
+	struct rsession **order = calloc(v->nsessions + 1, sizeof(void *));
 	char *ranks = NULL, when[64];
 	size_t len = 0, n = 0;
 	time_t now = time(NULL);
@@ -358,7 +358,7 @@ void report__write(FILE *f, const struct spool_view *v, const struct options *o)
 		if (view__wanted(o, v->sessions[i]))
 			order[n++] = v->sessions[i];
 	if (n > 1)
-		qsort(order, n, sizeof(*order), by_rank);
+		qsort(order, n, sizeof(void *), by_rank);
 	for (size_t i = 0; i < n; i++)
 		session_section(f, order[i], i);
 	if (!n)
