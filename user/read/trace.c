@@ -180,11 +180,11 @@ static void print_sys(FILE *f, const struct rsession *s)
 static void print_text_session(FILE *f, const struct rsession *s, bool all)
 {
 	view__print_header(f, s);
-	print_sys(f, s);
 	print_hangs(f, s);
 	print_open_path(f, s);
 	for (size_t i = 0; i < s->ntops; i++)
 		print_tree(f, s->tops[i], 0, all);
+	print_sys(f, s);	/* last: the lines above keep their places */
 }
 
 struct pick {
