@@ -62,6 +62,23 @@ def engine_load(trace_engine, path):
     return got
 
 
+def nests(s, sp):
+    """Whether sp lies within its parent and overlaps none of its siblings, in the spool."""
+    end = sp["end_ns"] or max(b["written_ns"] for b in s.batches)
+    parent = s.spans.get(sp["parent_id"]) if sp["parent_id"] else None
+    if parent and parent["end_ns"] and not (parent["start_ns"] <= sp["start_ns"]
+                                            and end <= parent["end_ns"]):
+        return False
+    for o in s.spans.values():
+        if o is sp or o["parent_id"] != sp["parent_id"] or not o["end_ns"]:
+            continue
+        if o["start_ns"] < end and sp["start_ns"] < o["end_ns"] and not (
+                o["start_ns"] <= sp["start_ns"] and end <= o["end_ns"]) and not (
+                sp["start_ns"] <= o["start_ns"] and o["end_ns"] <= end):
+            return False
+    return True
+
+
 def check_sessions(got, sessions):
     """Every span of every session is a complete event the engine put in its tree, below the
     event of the span's parent; the process is named rank N (host, pid)."""
@@ -76,7 +93,11 @@ def check_sessions(got, sessions):
         for sid, sp in s.spans.items():
             e = spans[sid]
             assert e["name"] == sp["name"] and e["status"] == sp["status"], (e, sp)
-            assert e["in_tree"], e
+            if not e["in_tree"]:
+                # the engine drops an event that is not nested in time; allowed only where
+                # the spool's own times do not nest (seen under heavy load in DDP jobs)
+                assert not nests(s, sp), (e, sp)
+                continue
             # the engine nests by time: under the span's parent, or under a sibling (or its
             # descendant) whose time holds it (an inferred eval forward can hold a
             # collective_wait the tree keeps beside it)
