@@ -93,7 +93,8 @@ $(OUTPUT)/tests/spin: tests/targets/spin.c | $(OUTPUT)/tests
 # read); findings land in .output/fuzz/ as crash-*, leak-*, timeout-* (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 300
 FUZZ_SRCS := $(addprefix user/,read/spool_reader.c read/view.c read/trace.c read/trace_ranks.c \
-	read/export.c read/health.c tree/span.c tree/clock.c common/log.c)
+	read/export.c read/health.c tree/span.c tree/clock.c common/log.c read/perfetto.c \
+	read/report.c read/outfile.c)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_FLAGS := -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	-dict=tests/fuzz/spool.dict -artifact_prefix=$(OUTPUT)/fuzz/ -print_final_stats=1

@@ -12,18 +12,31 @@ PKGS=(
 	python3-torch debootstrap		# PyTorch targets: host torch, trixie root
 	python3-venv				# the venv of official wheels, where pyenv is absent
 	util-linux mount procps			# setpriv, mountpoint; mount; ps
+	prometheus rsyslog chromium		# output consumers the e2e tests start on loopback
 )
 
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Real consumers of the outputs (e2e tests): node + npm run the Chrome trace engine
+# (tests/scripts/install-trace-engine.sh). Any node >= 18 will do (one from another source
+# too), so these are asked for only when the command is missing.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if ((${#missing[@]})); then
 	if [[ $(id -u) != 0 ]]; then
 		echo "install-deps: missing packages: ${missing[*]} (run as root to install)" >&2
 		exit 1
 	fi
 	echo "install-deps: installing ${missing[*]}"
+	# The tests start Prometheus and rsyslog themselves, with their own configs: their
+	# packages' services are not started by the install (policy-rc.d, for the install only).
+	if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+		printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+		chmod 755 /usr/sbin/policy-rc.d
+		trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+	fi
 	apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi

@@ -10,6 +10,7 @@
 #include "common/exit_codes.h"
 #include "common/log.h"
 #include "tree/marks.h"
+#include "sink/metrics.h"
 
 const char *argp_program_version = "cirron-probe " CIRRON_VERSION;
 const char *argp_program_bug_address = "<https://github.com/cirron/cirron-probe/issues>";
@@ -26,6 +27,8 @@ const char *argp_program_bug_address = "<https://github.com/cirron/cirron-probe/
 	"  7  trace, health: corrupt or foreign files in the spool were skipped\n" \
 	"  8  trace, health: no spool to read (DIR/spool missing or unreadable)\n" \
 	"  9  the kernel lacks what the BPF object needs (BTF, BPF ring buffer)\n" \
+	"  10 the -o FILE cannot be written\n" \
+	"  11 --metrics ADDR:PORT cannot be listened on (address in use, not local)\n" \
 	"  64 usage error\n"
 
 static const char top_doc[] =
@@ -41,6 +44,7 @@ static const char top_doc[] =
 	"  doctor -p PID        show what was found in the target and which probes resolve\n"
 	"  trace [DIR]          show the spans spooled under DIR (default ./.cirron)\n"
 	"  health [DIR]         show the observer's health (drops, probes, hits) per session\n"
+	"  report [DIR]         write the spool as one HTML page (-o FILE, default report.html)\n"
 	"\n"
 	"Run 'cirron-probe COMMAND --help' for the options of a command.\n"
 	EXIT_CODES_DOC;
@@ -67,11 +71,16 @@ enum {
 	OPT_MATCH,
 	OPT_MARKS,
 	OPT_MARKS_REGEX,
+	OPT_METRICS,
+	OPT_METRICS_GRACE,
+	OPT_SYSLOG_SOCKET,
+	OPT_SYS_INTERVAL,
 };
 
 /* What attach, run and watch share. */
 #define OBSERVE_OPTIONS \
-	{ "output", 'o', "SINKS", 0, "Comma list of spool, stdout; or none (default: spool)", 0 }, \
+	{ "output", 'o', "SINKS", 0, "Comma list of spool, stdout, log (syslog); or none " \
+	  "(default: spool)", 0 }, \
 	{ "path", 'd', "DIR", 0, "Spool root; batches go to DIR/spool (default: ./.cirron)", 0 }, \
 	{ "flush-interval", OPT_FLUSH, "SEC", 0, "Seconds between spool batches (default: 1)", 0 }, \
 	{ "duration", OPT_DURATION, "SEC", 0, "Detach after SEC seconds (default: until exit)", 0 }, \
@@ -106,7 +115,17 @@ enum {
 	  "and stderr (HF Trainer dicts, key: value and key=value progress, plain prints), on the " \
 	  "span open at the write; one event per write (default: on)", 0 }, \
 	{ "marks-regex", OPT_MARKS_REGEX, "REGEX", 0, "Also marks from the named groups " \
-	  "((?<name>...)) of this extended regular expression, per printed line", 0 }
+	  "((?<name>...)) of this extended regular expression, per printed line", 0 }, \
+	{ "metrics", OPT_METRICS, "ADDR:PORT", 0, "Serve Prometheus metrics at " \
+	  "http://ADDR:PORT/metrics (IPv4; port 0: any free one, printed on stderr); nothing " \
+	  "listens without it", 0 }, \
+	{ "metrics-grace", OPT_METRICS_GRACE, "SEC", 0, "Keep the series of an ended session " \
+	  "SEC seconds (default: 300)", 0 }, \
+	{ "syslog-socket", OPT_SYSLOG_SOCKET, "PATH", 0, "With --output log: the syslog " \
+	  "daemon's socket (default: /dev/log)", 0 }, \
+	{ "sys-interval", OPT_SYS_INTERVAL, "SEC", 0, "Sample each traced process's CPU, memory, " \
+	  "threads, I/O and context switches, and the node's network and disk bytes, from /proc " \
+	  "every SEC seconds into the spool; 0: off (default: 1)", 0 }
 
 static const struct argp_option trace_options[] = {
 	{ "pid", 'p', "PID", 0, "Process to trace (attach, doctor)", 0 },
@@ -128,18 +147,27 @@ static const struct argp_option watch_options[] = {
 
 static const struct argp_option read_options[] = {
 	READ_OPTIONS,
-	{ "format", OPT_FORMAT, "FMT", 0, "text (default), json (nested) or csv (one row per span)",
-	  0 },
+	{ "format", OPT_FORMAT, "FMT", 0, "text (default), json (nested), csv (one row per span) "
+	  "or perfetto (Chrome Trace Event JSON for ui.perfetto.dev and chrome://tracing)", 0 },
 	{ "name", OPT_NAME, "NAME", 0, "Only spans of this name, one line each", 0 },
 	{ "last", OPT_LAST, "N", 0, "The N most recently ended spans, one line each", 0 },
 	{ "all", OPT_ALL, NULL, 0, "Show every span: no eliding of long runs of siblings", 0 },
 	{ "ranks", OPT_RANKS, NULL, 0, "The ranks of a distributed job side by side: step times, "
 	  "phase medians, the straggler and the phase that makes it slow, where open ranks are", 0 },
+	{ "out-file", 'o', "FILE", 0, "With --format perfetto: write to FILE (replaced whole, "
+	  "atomically) instead of stdout", 0 },
 	{},
 };
 
 static const struct argp_option health_options[] = {
 	READ_OPTIONS,
+	{},
+};
+
+static const struct argp_option report_options[] = {
+	READ_OPTIONS,
+	{ "out-file", 'o', "FILE", 0, "Write the page to FILE (default: ./report.html), replaced "
+	  "whole, atomically", 0 },
 	{},
 };
 
@@ -183,6 +211,8 @@ int cli__parse_sinks(const char *arg, unsigned int *sinks)
 			*sinks |= SINK_SPOOL;
 		else if (!strcmp(tok, "stdout"))
 			*sinks |= SINK_STDOUT;
+		else if (!strcmp(tok, "log"))
+			*sinks |= SINK_LOG;
 		else
 			return -EINVAL;
 	}
@@ -219,7 +249,7 @@ static long parse_count(const struct argp_state *state, const char *what, const 
 
 static bool reads_spool(enum command cmd)
 {
-	return cmd == CMD_TRACE || cmd == CMD_HEALTH;
+	return cmd == CMD_TRACE || cmd == CMD_HEALTH || cmd == CMD_REPORT;
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -236,8 +266,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			o->format = FORMAT_JSON;
 		else if (!strcmp(arg, "csv"))
 			o->format = FORMAT_CSV;
+		else if (!strcmp(arg, "perfetto"))
+			o->format = FORMAT_PERFETTO;
 		else
-			usage_error(state, "invalid --format '%s': use text, json or csv", arg);
+			usage_error(state, "invalid --format '%s': use text, json, csv or perfetto",
+				    arg);
 		break;
 	case OPT_NAME:
 		o->name = arg;
@@ -265,8 +298,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->pid = (int)v;
 		break;
 	case 'o':
+		if (reads_spool(o->cmd)) {
+			if (!*arg)
+				usage_error(state, "empty -o FILE");
+			o->out_file = arg;
+			break;
+		}
 		if (cli__parse_sinks(arg, &o->sinks))
-			usage_error(state, "invalid --output '%s': use spool, stdout, both "
+			usage_error(state, "invalid --output '%s': use spool, stdout, log, "
 				   "comma-separated, or none", arg);
 		break;
 	case 'd':
@@ -362,6 +401,29 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		o->verbose++;
 		break;
+	case OPT_METRICS:
+		if (metrics__parse_addr(arg, &o->metrics_ip, &o->metrics_port))
+			usage_error(state, "invalid --metrics '%s': use ADDR:PORT, an IPv4 address "
+				    "and a port (127.0.0.1:9464)", arg);
+		o->metrics_addr = arg;
+		break;
+	case OPT_SYS_INTERVAL:
+		if (!strcmp(arg, "0"))
+			o->sys_interval_s = 0;
+		else if (parse_seconds(arg, &o->sys_interval_s))
+			usage_error(state, "invalid --sys-interval: %s (seconds, 0 for off)", arg);
+		break;
+	case OPT_SYSLOG_SOCKET:
+		if (!*arg)
+			usage_error(state, "empty --syslog-socket");
+		o->syslog_socket = arg;
+		break;
+	case OPT_METRICS_GRACE:
+		if (!strcmp(arg, "0"))
+			o->metrics_grace_s = 0;
+		else if (parse_seconds(arg, &o->metrics_grace_s))
+			usage_error(state, "invalid --metrics-grace: %s", arg);
+		break;
 	case ARGP_KEY_ARG:
 		if (reads_spool(o->cmd) && state->arg_num == 0 && *arg) {
 			o->path = arg;	/* trace [DIR] */
@@ -381,6 +443,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error(state, "run needs a command: cirron-probe run -- CMD ARGS...");
 		if (o->max_spool_bytes && !(o->sinks & SINK_SPOOL))
 			usage_error(state, "--max-spool-mb needs the spool output");
+		if (o->metrics_addr && o->cmd == CMD_DOCTOR)
+			usage_error(state, "--metrics is for attach, run and watch");
+		if (o->out_file && o->cmd == CMD_TRACE && o->format != FORMAT_PERFETTO)
+			usage_error(state, "-o FILE is for --format perfetto");
+		if (o->format == FORMAT_PERFETTO && (o->name || o->last || o->all))
+			usage_error(state, "--format perfetto exports whole sessions: no --name, "
+				    "--last or --all");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -417,6 +486,11 @@ static const struct {
 	{ "health", CMD_HEALTH, "Show each spooled session's observer health from its newest "
 	  "batch: ring buffer drops, events, probes attached and failed, uprobe hits, spool "
 	  "size, and hits per probe. Writes nothing.", health_options },
+	{ "report", CMD_REPORT, "Write the spool under DIR (default ./.cirron) as one "
+	  "self-contained HTML page (no network): per rank, step time over the steps, phases per "
+	  "step, data-load stall share, numeric marks, hangs, attributes and health, and the "
+	  "trace --ranks findings. Long runs are drawn downsampled, and the page says so.\v"
+	  "Example: cirron-probe report /var/lib/cirron-probe -o job.html", report_options },
 };
 
 int cli__parse(int argc, char **argv, struct options *o)
@@ -428,7 +502,9 @@ int cli__parse(int argc, char **argv, struct options *o)
 
 	*o = (struct options){ .sinks = SINK_SPOOL, .path = "./.cirron", .flush_interval_s = 1.0,
 				  .epoch_steps = 1000, .sample_every = 100,
-				  .hang_factor = 10, .hang_min_s = 5, .ringbuf_kb = 8192, .rank = -1 };
+				  .hang_factor = 10, .hang_min_s = 5, .ringbuf_kb = 8192, .rank = -1,
+				  .metrics_grace_s = 300, .sys_interval_s = 1,
+				  .syslog_socket = "/dev/log" };
 	if (argc < 2) {
 		fputs(top_doc, stderr);
 		return EXIT_USAGE;

@@ -7,6 +7,7 @@
 #include "doctor.h"
 #include "observe/observe.h"
 #include "read/health.h"
+#include "read/report.h"
 #include "read/trace.h"
 
 int main(int argc, char **argv)
@@ -30,6 +31,8 @@ int main(int argc, char **argv)
 		return trace__main(&opts);
 	case CMD_HEALTH:
 		return health__main(&opts);
+	case CMD_REPORT:
+		return report__main(&opts);
 	default:
 		return EXIT_USAGE;
 	}

@@ -3,7 +3,8 @@
 //
 // libFuzzer harness for the spool reader: what `trace` and `health` do with the files of a
 // spool directory, minus the directory. An input is one or more files, each "NAME\nTEXT",
-// separated by 0x1e (a byte JSON text cannot hold unescaped); see tests/fuzz/README.md.
+// separated by 0x1e (a byte JSON text cannot hold unescaped); see tests/fuzz/README.md. The
+// same files also go through the streaming Perfetto exporter (trace --format perfetto).
 // Beyond crashes, leaks and UB, it aborts when the tree built is not a tree or the JSON
 // export does not parse.
 #include <stdint.h>
@@ -11,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "read/health.h"
+#include "read/perfetto.h"
+#include "read/report.h"
 #include "read/spool_reader.h"
 #include "read/trace.h"
 #include "read/trace_ranks.h"
@@ -108,10 +111,47 @@ static void print_all(const struct spool_view *v)
 	health__print(devnull, v, &o);
 	o.rank = -1;
 	trace_ranks__print(devnull, v, &o);
+	report__write(devnull, v, &o);
+}
+
+/* The streaming Perfetto exporter, fed the same files as one session: its output must parse
+ * as one JSON object whatever the input. */
+static struct pf_writer *perfetto_begin(char **buf, size_t *len, FILE **f)
+{
+	struct pf_writer *w;
+
+	*f = open_memstream(buf, len);
+	if (!*f)
+		abort();
+	w = pf_writer__new(*f, 1);
+	if (!w)
+		abort();
+	pf_writer__session(w, "fuzz-1-1", "fuzz", 1, 0);
+	return w;
+}
+
+static void perfetto_end(struct pf_writer *w, char **buf, FILE *f)
+{
+	cJSON *j;
+
+	pf_writer__finish(w);
+	if (fclose(f))	/* sets *buf */
+		abort();
+	j = cJSON_Parse(*buf);
+	if (!cJSON_IsObject(j) || !cJSON_IsArray(cJSON_GetObjectItem(j, "traceEvents"))) {
+		fprintf(stderr, "fuzz_spool_reader: --format perfetto output does not parse\n");
+		abort();
+	}
+	cJSON_Delete(j);
+	free(*buf);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	char *pf_buf = NULL;
+	size_t pf_len;
+	FILE *pf_file;
+	struct pf_writer *pf = perfetto_begin(&pf_buf, &pf_len, &pf_file);
 	struct spool_view v = {};
 	const uint8_t *p = data, *end = data + size;
 	char why[256];
@@ -130,9 +170,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (nl)
 			*nl = 0;
 		spool_view__add_batch(&v, rec, nl ? nl + 1 : rec + strlen(rec), why, sizeof(why));
+		pf_writer__batch(pf, nl ? nl + 1 : rec + strlen(rec), why, sizeof(why));
 		free(rec);
 		p += len + (sep != NULL);
 	}
+	perfetto_end(pf, &pf_buf, pf_file);
 	if (spool_view__build(&v))
 		abort();	/* out of memory: libFuzzer's -rss_limit_mb reports it first */
 	for (size_t i = 0; i < v.nsessions; i++)

@@ -22,6 +22,7 @@
 struct cirron_bpf;
 struct ring_buffer;
 struct bpf_program;
+struct metrics;
 
 /* The loader's state: the BPF object and which probe id is attached where, the traced
  * processes, the sinks and the node agent's filter. It is declared at this stage, the first
@@ -61,6 +62,7 @@ struct observer {
 	struct watchdog watchdog;	/* run: resumes held targets if we die */
 	struct watch watch;		/* watch: which processes to trace */
 	struct marks_regex marks_rx;	/* --marks-regex, compiled at the first write */
+	struct metrics *metrics;	/* --metrics: the /metrics endpoint, or NULL */
 };
 
 /* attach.c */

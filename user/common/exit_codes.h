@@ -15,6 +15,8 @@ enum exit_code {
 	EXIT_CORRUPT_INPUT = 7,		/* read-back found corrupt or foreign files */
 	EXIT_NO_SPOOL = 8,		/* read-back: DIR/spool missing or unreadable */
 	EXIT_KERNEL_UNSUPPORTED = 9,	/* the kernel lacks BTF or the BPF ring buffer */
+	EXIT_OUTPUT_UNWRITABLE = 10,	/* -o FILE cannot be written */
+	EXIT_METRICS_LISTEN = 11,	/* --metrics ADDR:PORT cannot be listened on (in use) */
 	EXIT_USAGE = 64,		/* bad command line (argp's convention) */
 };
 

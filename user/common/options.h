@@ -7,11 +7,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum command { CMD_NONE, CMD_ATTACH, CMD_RUN, CMD_WATCH, CMD_DOCTOR, CMD_TRACE, CMD_HEALTH };
-enum trace_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
+enum command { CMD_NONE, CMD_ATTACH, CMD_RUN, CMD_WATCH, CMD_DOCTOR, CMD_TRACE, CMD_HEALTH,
+	       CMD_REPORT };
+enum trace_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_PERFETTO };
 
 #define SINK_SPOOL	(1u << 0)
 #define SINK_STDOUT	(1u << 1)
+#define SINK_LOG	(1u << 2)	/* syslog, one message per closed span */
 
 enum python_frames { PYF_OFF, PYF_SAMPLED, PYF_ALWAYS };
 /* on: the syscall-entry tracepoint; uprobe: libc's write() per traced pid (measured
@@ -47,6 +49,14 @@ struct options {
 	bool ranks;			/* trace --ranks: the ranks side by side */
 	enum marks_mode marks;		/* marks from the job's stdout/stderr writes */
 	const char *marks_regex;	/* --marks-regex: named groups give marks */
+	/* issue 14: outputs */
+	const char *out_file;		/* trace --format perfetto, report: -o FILE (else stdout) */
+	const char *metrics_addr;	/* attach, run, watch: --metrics ADDR:PORT, or NULL */
+	uint32_t metrics_ip;		/* its IPv4 address, network order */
+	uint16_t metrics_port;		/* host order */
+	double metrics_grace_s;		/* series of ended sessions stay this long */
+	const char *syslog_socket;	/* --output log: the syslog daemon's socket */
+	double sys_interval_s;		/* --sys-interval: system stats period; 0 off */
 };
 
 #endif

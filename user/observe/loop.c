@@ -18,7 +18,10 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "observe/observe.h"
+#include "sink/log_sink.h"
+#include "sink/metrics.h"
 #include "target/procfs.h"
+#include "target/sysstat.h"
 
 static volatile sig_atomic_t stop_requested;
 /* What SIGINT, SIGTERM and SIGPIPE were when we started: the command `run` starts gets
@@ -114,7 +117,35 @@ static void check_hangs(struct observer *o)
 		if (!t->hangs)
 			t->hangs = cJSON_CreateArray();
 		cJSON_AddItemToArray(t->hangs, rec);
+		metrics__hang(o->metrics, t->session);
 		sessions__flush(o, t, false);
+	}
+}
+
+/* --sys-interval: one sample per traced process, for its next batch and --metrics. */
+static void sample_sys(struct observer *o)
+{
+	struct sys_sample node = {}, s;
+	bool have_node = false;
+
+	for (struct target *t = o->targets; t; t = t->next) {
+		cJSON *js;
+
+		if (!t->session)
+			continue;
+		if (!have_node) {
+			sysstat__node(&node);
+			have_node = true;
+		}
+		s = node;
+		s.ts_ns = clock__wall_ns();
+		if (sysstat__proc(t->pid, &s))
+			continue;	/* gone: its exit is handled elsewhere */
+		js = sysstat__to_json(&s);
+		metrics__sys(o->metrics, t->session, js);
+		if (!t->sys)
+			t->sys = cJSON_CreateArray();
+		cJSON_AddItemToArray(t->sys, js);
 	}
 }
 
@@ -131,6 +162,7 @@ int observer__main(const struct options *opts)
 {
 	struct observer *o = calloc(1, sizeof(*o));
 	uint64_t start, last_flush, flush_ns = (uint64_t)(opts->flush_interval_s * 1e9);
+	uint64_t last_sys = 0, sys_ns = (uint64_t)(opts->sys_interval_s * 1e9);
 	struct sigaction sa = { .sa_handler = on_signal };
 	int err;
 
@@ -154,6 +186,26 @@ int observer__main(const struct options *opts)
 			err = EXIT_SPOOL_UNWRITABLE;
 			goto out;
 		}
+	}
+	if (opts->sinks & SINK_LOG) {
+		err = log_sink__open(opts->syslog_socket);
+		if (err) {
+			elog("cannot reach syslog at %s: %s", opts->syslog_socket, strerror(-err));
+			err = EXIT_FAILURE_RUNTIME;
+			goto out;
+		}
+	}
+	if (opts->metrics_addr) {	/* before anything is attached: a busy port stops us here */
+		o->metrics = metrics__listen(opts->metrics_ip, opts->metrics_port,
+					     opts->metrics_grace_s, &err);
+		if (!o->metrics) {
+			elog("cannot listen on --metrics %s: %s", opts->metrics_addr, strerror(-err));
+			err = EXIT_METRICS_LISTEN;
+			goto out;
+		}
+		elog("metrics at http://%.*s:%u/metrics",
+		     (int)(strrchr(opts->metrics_addr, ':') - opts->metrics_addr),
+		     opts->metrics_addr, metrics__port(o->metrics));
 	}
 	if (!fs__have_bpf_caps()) {
 		elog("no permission to trace: run as root, or grant CAP_BPF, CAP_PERFMON and "
@@ -196,6 +248,11 @@ int observer__main(const struct options *opts)
 		discovery__round(o);
 		check_hangs(o);
 		now = clock__mono_ns();
+		metrics__serve(o->metrics, now);
+		if (sys_ns && now - last_sys >= sys_ns) {
+			sample_sys(o);
+			last_sys = now;
+		}
 		if (now - last_flush >= flush_ns) {
 			for (struct target *t = o->targets; t; t = t->next)
 				sessions__flush(o, t, false);
@@ -233,6 +290,11 @@ int observer__main(const struct options *opts)
 	}
 out:
 	observer__free_common(o);
+	metrics__free(o->metrics);
+	if (log_sink__dropped())
+		wlog("--output log: %llu messages the syslog daemon did not take were dropped",
+		     (unsigned long long)log_sink__dropped());
+	log_sink__close();
 	watchdog__disarm(&o->watchdog);	/* after the links are gone: nothing stops them now */
 	watch__free(&o->watch);
 	free(o);

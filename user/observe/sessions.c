@@ -9,20 +9,30 @@
 #include <sys/wait.h>
 #include "common/log.h"
 #include "observe/observe.h"
+#include "sink/log_sink.h"
+#include "sink/metrics.h"
 #include "sink/stdout_sink.h"
 #include "target/procfs.h"
 #include "target/versions.h"
 
+/* --metrics: the observer's endpoint; --output log (one observer per process), for
+ * on_span_closed. */
+static struct metrics *span_metrics;
+static bool log_spans;
+
 /* Every closed span: its duration teaches hang detection what is usual; the stdout sink
- * prints it. */
+ * prints it; --metrics counts it. */
 static void on_span_closed(const struct session *s, const struct span *sp, void *ctx)
 {
 	struct target *t = ctx;
-	(void)s;
+
+	metrics__span_closed(span_metrics, s, sp);
 	t->closed_since_flush++;
 	hang__span_closed(&t->hang, sp);
 	if (t->print_spans)
 		stdout_sink__span(sp);
+	if (log_spans)
+		log_sink__span(sp);
 }
 
 /* The CUDA counters carried by the anchor event being handled (snapshotted in BPF). */
@@ -103,6 +113,8 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	o->any_session = true;
 	t->print_spans = o->opts->sinks & SINK_STDOUT;
 	t->session->on_close = on_span_closed;
+	span_metrics = o->metrics;
+	log_spans = o->opts->sinks & SINK_LOG;
 	t->session->on_close_ctx = t;
 	hang__init(&t->hang, o->opts->hang_factor, o->opts->hang_min_s);
 	a = t->session->root->attrs;
@@ -145,9 +157,14 @@ void sessions__flush(struct observer *o, struct target *t, bool final)
 	seq = t->session->seq;
 	t->closed_since_flush = 0;
 	batch = session__take_batch(t->session, attrs__health(o, t), clock__wall_ns(), final);
+	metrics__flush(o->metrics, t->session, cJSON_GetObjectItemCaseSensitive(batch, "health"));
 	if (t->hangs) {
 		cJSON_AddItemToObject(batch, "hangs", t->hangs);
 		t->hangs = NULL;
+	}
+	if (t->sys) {
+		cJSON_AddItemToObject(batch, "sys", t->sys);
+		t->sys = NULL;
 	}
 	if (o->opts->sinks & SINK_SPOOL) {
 		err = spool__write(&o->spool, t->session->id, seq, batch);
@@ -178,5 +195,6 @@ void sessions__end(struct observer *o, struct target *t, const char *cause)
 	session__end(t->session, t->exited ? now : 0,
 		     t->exited && WIFEXITED(t->exit_status) && !WEXITSTATUS(t->exit_status), cause);
 	sessions__flush(o, t, true);
+	metrics__session_ended(o->metrics, t->session, clock__mono_ns());
 	ilog("pid %d: session %s ended (%s)", t->pid, t->session->id, cause);
 }

@@ -101,6 +101,15 @@ cJSON *export__session_json(const struct rsession *s)
 	cJSON_AddBoolToObject(o, "final", s->final);
 	if (s->hangs)
 		cJSON_AddItemToObject(o, "hangs", cJSON_Duplicate(s->hangs, true));
+	if (s->sys_first && s->sys_last) {	/* --sys-interval */
+		cJSON *sys = cJSON_AddObjectToObject(o, "sys");
+
+		cJSON_AddNumberToObject(sys, "samples", (double)s->nsys);
+		cJSON_AddItemToObject(sys, "first", cJSON_Duplicate(s->sys_first, true));
+		cJSON_AddItemToObject(sys, "last", cJSON_Duplicate(s->sys_last, true));
+		cJSON_AddNumberToObject(sys, "rss_bytes_max", s->sys_rss_max);
+		cJSON_AddNumberToObject(sys, "threads_max", s->sys_threads_max);
+	}
 	spans = cJSON_AddArrayToObject(o, "spans");
 	for (size_t i = 0; i < s->ntops; i++)
 		cJSON_AddItemToArray(spans, export__span_json(s, s->tops[i], VIEW_MAX_DEPTH));

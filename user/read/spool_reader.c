@@ -294,6 +294,31 @@ static struct rsession *get_session(struct spool_view *v, const struct rsession 
 	return s;
 }
 
+/* A --sys-interval sample: kept if it is the oldest or newest so far; maxima. */
+static int merge_sys(struct rsession *s, const cJSON *js)
+{
+	uint64_t ts, first = 0, last = 0, v;
+
+	if (!cJSON_IsObject(js) || !get_u64(js, "ts_ns", &ts))
+		return 0;
+	s->nsys++;
+	if (get_u64(js, "rss_bytes", &v) && (double)v > s->sys_rss_max)
+		s->sys_rss_max = (double)v;
+	if (get_u64(js, "threads", &v) && (double)v > s->sys_threads_max)
+		s->sys_threads_max = (double)v;
+	if (!s->sys_first || (get_u64(s->sys_first, "ts_ns", &first) && ts < first)) {
+		cJSON_Delete(s->sys_first);
+		if (!(s->sys_first = cJSON_Duplicate(js, true)))
+			return -ENOMEM;
+	}
+	if (!s->sys_last || (get_u64(s->sys_last, "ts_ns", &last) && ts > last)) {
+		cJSON_Delete(s->sys_last);
+		if (!(s->sys_last = cJSON_Duplicate(js, true)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int merge_batch(struct spool_view *v, cJSON *b, const struct rsession *meta,
 		       uint64_t seq, const cJSON *spans)
 {
@@ -318,6 +343,10 @@ static int merge_batch(struct spool_view *v, cJSON *b, const struct rsession *me
 		if (!s->hangs && !(s->hangs = cJSON_CreateArray()))
 			return -ENOMEM;
 		cJSON_AddItemToArray(s->hangs, cJSON_Duplicate(js, true));
+	}
+	cJSON_ArrayForEach(js, cJSON_GetObjectItemCaseSensitive(b, "sys")) {
+		if (merge_sys(s, js))
+			return -ENOMEM;
 	}
 	cJSON_ArrayForEach(js, spans) {
 		if (read_span(js, &in))
@@ -578,6 +607,8 @@ void spool_view__free(struct spool_view *v)
 		free(s->tops);
 		cJSON_Delete(s->health);
 		cJSON_Delete(s->hangs);
+		cJSON_Delete(s->sys_first);
+		cJSON_Delete(s->sys_last);
 		free(s->id);
 		free(s->host);
 		free(s);

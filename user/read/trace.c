@@ -7,6 +7,7 @@
 #include "common/exit_codes.h"
 #include "common/log.h"
 #include "read/export.h"
+#include "read/perfetto.h"
 #include "read/trace.h"
 #include "read/trace_ranks.h"
 #include "read/view.h"
@@ -142,6 +143,40 @@ static void print_hangs(FILE *f, const struct rsession *s)
 	}
 }
 
+static const char *mib(double bytes, char *buf, size_t size)
+{
+	snprintf(buf, size, "%.1f MiB", bytes / 1048576.0);
+	return buf;
+}
+
+/* --sys-interval: "sys: N samples over T: cpu ..." from the oldest and newest samples. */
+static void print_sys(FILE *f, const struct rsession *s)
+{
+	const cJSON *a = s->sys_first, *b = s->sys_last;
+	char t[32], m1[32], m2[32], m3[32], m4[32], m5[32], m6[32], m7[32], m8[32];
+	double span_s;
+
+	if (!a || !b)
+		return;
+	span_s = (num(b, "ts_ns") - num(a, "ts_ns")) / 1e9;
+	fprintf(f, "sys: %zu samples over %s: cpu %.2fs user, %.2fs system; rss %s (max %s); "
+		"threads %.0f (max %.0f); read %s, written %s; context switches %.0f voluntary, "
+		"%.0f involuntary; node: net %s in, %s out, disk %s read, %s written\n",
+		s->nsys, clock__fmt_duration((uint64_t)(span_s * 1e9), t, sizeof(t)),
+		(num(b, "cpu_user_ns") - num(a, "cpu_user_ns")) / 1e9,
+		(num(b, "cpu_system_ns") - num(a, "cpu_system_ns")) / 1e9,
+		mib(num(b, "rss_bytes"), m1, sizeof(m1)), mib(s->sys_rss_max, m2, sizeof(m2)),
+		num(b, "threads"), s->sys_threads_max,
+		mib(num(b, "read_bytes") - num(a, "read_bytes"), m3, sizeof(m3)),
+		mib(num(b, "write_bytes") - num(a, "write_bytes"), m4, sizeof(m4)),
+		num(b, "ctx_voluntary") - num(a, "ctx_voluntary"),
+		num(b, "ctx_involuntary") - num(a, "ctx_involuntary"),
+		mib(num(b, "net_rx_bytes") - num(a, "net_rx_bytes"), m5, sizeof(m5)),
+		mib(num(b, "net_tx_bytes") - num(a, "net_tx_bytes"), m6, sizeof(m6)),
+		mib(num(b, "disk_read_bytes") - num(a, "disk_read_bytes"), m7, sizeof(m7)),
+		mib(num(b, "disk_write_bytes") - num(a, "disk_write_bytes"), m8, sizeof(m8)));
+}
+
 static void print_text_session(FILE *f, const struct rsession *s, bool all)
 {
 	view__print_header(f, s);
@@ -149,6 +184,7 @@ static void print_text_session(FILE *f, const struct rsession *s, bool all)
 	print_open_path(f, s);
 	for (size_t i = 0; i < s->ntops; i++)
 		print_tree(f, s->tops[i], 0, all);
+	print_sys(f, s);	/* last: the lines above keep their places */
 }
 
 struct pick {
@@ -279,7 +315,11 @@ void trace__print(FILE *f, const struct spool_view *v, const struct options *o)
 int trace__main(const struct options *o)
 {
 	struct spool_view v = {};
-	int err = view__load(o, &v);
+	int err;
+
+	if (o->format == FORMAT_PERFETTO)
+		return perfetto__main(o);	/* streams: no view in memory */
+	err = view__load(o, &v);
 
 	if (!err) {
 		if (o->ranks)

@@ -1,0 +1,635 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// --metrics: Prometheus text exposition format (version 0.0.4) over a minimal HTTP/1.1
+// server on a non-blocking socket, served from the observer's loop (metrics.h).
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "common/log.h"
+#include "sink/metrics.h"
+
+#define REQUEST_MAX 4096
+
+static const double step_buckets[] = {
+	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
+};
+#define NBUCKETS (sizeof(step_buckets) / sizeof(step_buckets[0]))
+
+static const char *const phase_names[] = {
+	"data_load", "forward", "backward", "optimizer_step", "collective_wait",
+};
+#define NPHASES (sizeof(phase_names) / sizeof(phase_names[0]))
+
+/* Per-session counters from the batch's health object. */
+static const struct {
+	const char *key, *metric, *help;
+} health_metrics[] = {
+	{ "events", "cirron_events_total", "Ring-buffer events the observer handled" },
+	{ "events_lost", "cirron_events_lost_total",
+	  "Events of this process lost to a full ring buffer" },
+	{ "uprobe_hits", "cirron_uprobe_hits_total", "Uprobe hits in this process" },
+};
+#define NHEALTH (sizeof(health_metrics) / sizeof(health_metrics[0]))
+
+/* The root span's CUDA totals (cuda.* attributes): counters, ns turned into seconds. */
+static const struct {
+	const char *attr, *metric, *label, *help;
+	double scale;
+} cuda_metrics[] = {
+	{ "cuda.launches", "cirron_cuda_launches_total", NULL, "CUDA kernel launches", 1 },
+	{ "cuda.memcpy_calls", "cirron_cuda_memcpy_calls_total", NULL, "CUDA memcpy calls", 1 },
+	{ "cuda.memcpy_bytes_h2d", "cirron_cuda_memcpy_bytes_total", "h2d",
+	  "Bytes copied by CUDA memcpy calls, by direction", 1 },
+	{ "cuda.memcpy_bytes_d2h", "cirron_cuda_memcpy_bytes_total", "d2h", NULL, 1 },
+	{ "cuda.memcpy_bytes_d2d", "cirron_cuda_memcpy_bytes_total", "d2d", NULL, 1 },
+	{ "cuda.memcpy_bytes_other", "cirron_cuda_memcpy_bytes_total", "other", NULL, 1 },
+	{ "cuda.memcpy_ns", "cirron_cuda_memcpy_seconds_total", NULL,
+	  "Time blocked in synchronous CUDA memcpy calls", 1e-9 },
+	{ "cuda.malloc_calls", "cirron_cuda_malloc_calls_total", NULL, "CUDA malloc calls", 1 },
+	{ "cuda.malloc_bytes", "cirron_cuda_malloc_bytes_total", NULL,
+	  "Bytes asked of CUDA malloc", 1 },
+	{ "cuda.free_calls", "cirron_cuda_free_calls_total", NULL, "CUDA free calls", 1 },
+	{ "cuda.sync_calls", "cirron_cuda_sync_calls_total", NULL,
+	  "CUDA stream, device and event synchronize calls", 1 },
+	{ "cuda.sync_ns", "cirron_cuda_sync_seconds_total", NULL,
+	  "Time blocked in CUDA synchronize calls", 1e-9 },
+};
+#define NCUDA (sizeof(cuda_metrics) / sizeof(cuda_metrics[0]))
+
+/* --sys-interval samples: the process's own values (per session) ... */
+static const struct {
+	const char *key, *metric, *type, *label, *help;
+	double scale;
+} sys_metrics[] = {
+	{ "cpu_user_ns", "cirron_process_cpu_seconds_total", "counter", "mode=\"user\"",
+	  "CPU time of the traced process, by mode", 1e-9 },
+	{ "cpu_system_ns", "cirron_process_cpu_seconds_total", NULL, "mode=\"system\"", NULL, 1e-9 },
+	{ "rss_bytes", "cirron_process_resident_memory_bytes", "gauge", NULL,
+	  "Resident memory of the traced process", 1 },
+	{ "threads", "cirron_process_threads", "gauge", NULL, "Threads of the traced process", 1 },
+	{ "read_bytes", "cirron_process_io_bytes_total", "counter", "direction=\"read\"",
+	  "Storage bytes the traced process read and wrote (/proc/PID/io)", 1 },
+	{ "write_bytes", "cirron_process_io_bytes_total", NULL, "direction=\"write\"", NULL, 1 },
+	{ "ctx_voluntary", "cirron_process_context_switches_total", "counter",
+	  "kind=\"voluntary\"", "Context switches of the traced process", 1 },
+	{ "ctx_involuntary", "cirron_process_context_switches_total", NULL,
+	  "kind=\"involuntary\"", NULL, 1 },
+};
+#define NSYS (sizeof(sys_metrics) / sizeof(sys_metrics[0]))
+
+/* ... and the node's (no session labels). */
+static const struct {
+	const char *key, *metric, *label, *help;
+} node_metrics[] = {
+	{ "net_rx_bytes", "cirron_node_network_bytes_total", "direction=\"rx\"",
+	  "Bytes the node's network interfaces (all but lo) received and sent" },
+	{ "net_tx_bytes", "cirron_node_network_bytes_total", "direction=\"tx\"", NULL },
+	{ "disk_read_bytes", "cirron_node_disk_bytes_total", "direction=\"read\"",
+	  "Bytes the node's disks read and wrote" },
+	{ "disk_write_bytes", "cirron_node_disk_bytes_total", "direction=\"write\"", NULL },
+};
+#define NNODE (sizeof(node_metrics) / sizeof(node_metrics[0]))
+
+struct series {
+	const struct session *s;	/* NULL once ended */
+	char labels[640];		/* host="...",pid="...",... */
+	uint64_t ended_ns;		/* monotonic; 0 while the session lives */
+	uint64_t steps, epochs;
+	uint64_t bucket[NBUCKETS];	/* steps per bucket, not cumulative */
+	double step_sum;
+	double phase_s[NPHASES];
+	double last_step_ts;		/* unix seconds; 0: no step yet */
+	bool hang;
+	double health[NHEALTH];
+	double cuda[NCUDA];
+	bool has_cuda;
+	double sys[NSYS];
+	bool has_sys[NSYS];
+	struct series *next;
+};
+
+struct conn {
+	int fd;			/* -1: free */
+	uint64_t since_ns;
+	char in[REQUEST_MAX];
+	size_t nin;
+	char *out;		/* the response, once the request is read */
+	size_t nout, off;
+};
+
+struct metrics {
+	int fd;
+	uint16_t port;
+	uint64_t grace_ns;
+	struct series *series;
+	double ringbuf_drops, spool_bytes;	/* observer-wide, from the newest health */
+	double node[NNODE];			/* from the newest --sys-interval sample */
+	bool has_node;
+	uint64_t scrapes;
+	struct conn conns[METRICS_MAX_CONNS];
+};
+
+int metrics__parse_addr(const char *arg, uint32_t *ip_be, uint16_t *port)
+{
+	const char *colon = strrchr(arg, ':');
+	char addr[INET_ADDRSTRLEN], *end;
+	struct in_addr in;
+	unsigned long p;
+
+	if (!colon || colon == arg || (size_t)(colon - arg) >= sizeof(addr) || !colon[1])
+		return -EINVAL;
+	memcpy(addr, arg, (size_t)(colon - arg));
+	addr[colon - arg] = 0;
+	if (inet_pton(AF_INET, addr, &in) != 1)
+		return -EINVAL;
+	errno = 0;
+	p = strtoul(colon + 1, &end, 10);
+	if (errno || *end || p > 65535 || colon[1] == '-' || colon[1] == '+')
+		return -EINVAL;
+	*ip_be = in.s_addr;
+	*port = (uint16_t)p;
+	return 0;
+}
+
+struct metrics *metrics__listen(uint32_t ip_be, uint16_t port, double grace_s, int *err)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = ip_be };
+	socklen_t len = sizeof(sa);
+	struct metrics *m = calloc(1, sizeof(*m));
+	int one = 1;
+
+	if (!m) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	m->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (m->fd < 0 || setsockopt(m->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(m->fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(m->fd, 16) ||
+	    getsockname(m->fd, (struct sockaddr *)&sa, &len)) {
+		*err = -errno;
+		if (m->fd >= 0)
+			close(m->fd);
+		free(m);
+		return NULL;
+	}
+	m->port = ntohs(sa.sin_port);
+	m->grace_ns = (uint64_t)(grace_s * 1e9);
+	for (int i = 0; i < METRICS_MAX_CONNS; i++)
+		m->conns[i].fd = -1;
+	return m;
+}
+
+uint16_t metrics__port(const struct metrics *m)
+{
+	return m->port;
+}
+
+/* A label value: backslash, double quote and line feed escaped. */
+static void put_label(char *buf, size_t size, size_t *at, const char *key, const char *v)
+{
+	int n;
+
+	if (*at >= size)
+		return;
+	n = snprintf(buf + *at, size - *at, "%s%s=\"", *at ? "," : "", key);
+	*at += n > 0 ? (size_t)n : 0;
+	for (; *v && *at + 3 < size; v++) {
+		if (*v == '\\' || *v == '"' || *v == '\n') {
+			buf[(*at)++] = '\\';
+			buf[(*at)++] = *v == '\n' ? 'n' : *v;
+		} else {
+			buf[(*at)++] = *v;
+		}
+	}
+	if (*at + 1 < size)
+		buf[(*at)++] = '"';
+	buf[*at < size ? *at : size - 1] = 0;
+}
+
+static void set_labels(struct series *x, const struct session *s)
+{
+	const cJSON *a = s->root ? s->root->attrs : NULL;
+	const cJSON *role = cJSON_GetObjectItemCaseSensitive(a, "role");
+	const cJSON *lp = cJSON_GetObjectItemCaseSensitive(a, "launcher_pid");
+	char num[32];
+	size_t at = 0;
+
+	x->labels[0] = 0;
+	put_label(x->labels, sizeof(x->labels), &at, "host", s->host);
+	snprintf(num, sizeof(num), "%d", s->pid);
+	put_label(x->labels, sizeof(x->labels), &at, "pid", num);
+	snprintf(num, sizeof(num), "%ld", s->rank);
+	put_label(x->labels, sizeof(x->labels), &at, "rank", num);
+	snprintf(num, sizeof(num), "%ld", s->local_rank);
+	put_label(x->labels, sizeof(x->labels), &at, "local_rank", num);
+	put_label(x->labels, sizeof(x->labels), &at, "session", s->id);
+	put_label(x->labels, sizeof(x->labels), &at, "role",
+		  cJSON_IsString(role) ? role->valuestring : "process");
+	if (cJSON_IsNumber(lp)) {
+		snprintf(num, sizeof(num), "%.0f", lp->valuedouble);
+		put_label(x->labels, sizeof(x->labels), &at, "launcher_pid", num);
+	}
+}
+
+static struct series *get(struct metrics *m, const struct session *s)
+{
+	struct series *x;
+
+	for (x = m->series; x; x = x->next)
+		if (x->s == s)
+			return x;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	x->s = s;
+	set_labels(x, s);
+	x->next = m->series;
+	m->series = x;
+	return x;
+}
+
+void metrics__span_closed(struct metrics *m, const struct session *s, const struct span *sp)
+{
+	struct series *x = m ? get(m, s) : NULL;
+	double d;
+
+	if (!x)
+		return;
+	x->hang = false;	/* progress */
+	if (!sp->end_ns)
+		return;
+	d = sp->end_ns > sp->start_ns ? (double)(sp->end_ns - sp->start_ns) / 1e9 : 0;
+	if (!strcmp(sp->name, "step")) {
+		size_t b = 0;
+
+		x->steps++;
+		x->step_sum += d;
+		while (b < NBUCKETS && d > step_buckets[b])
+			b++;
+		if (b < NBUCKETS)
+			x->bucket[b]++;
+		x->last_step_ts = (double)sp->end_ns / 1e9;
+	} else if (!strcmp(sp->name, "epoch")) {
+		x->epochs++;
+	} else {
+		for (size_t p = 0; p < NPHASES; p++)
+			if (!strcmp(sp->name, phase_names[p]))
+				x->phase_s[p] += d;
+	}
+}
+
+static double num(const cJSON *o, const char *key, bool *found)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (found)
+		*found = cJSON_IsNumber(v);
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+void metrics__flush(struct metrics *m, const struct session *s, const cJSON *health)
+{
+	struct series *x = m ? get(m, s) : NULL;
+	const cJSON *a;
+	bool found;
+
+	if (!x)
+		return;
+	set_labels(x, s);
+	for (size_t i = 0; i < NHEALTH; i++)
+		x->health[i] = num(health, health_metrics[i].key, NULL);
+	if (num(health, "ringbuf_drops", NULL) > m->ringbuf_drops)
+		m->ringbuf_drops = num(health, "ringbuf_drops", NULL);
+	if (num(health, "spool_bytes", NULL) > m->spool_bytes)
+		m->spool_bytes = num(health, "spool_bytes", NULL);
+	a = s->root ? s->root->attrs : NULL;
+	for (size_t i = 0; i < NCUDA; i++) {
+		double v = num(a, cuda_metrics[i].attr, &found);
+
+		if (found) {
+			x->cuda[i] = v * cuda_metrics[i].scale;
+			x->has_cuda = true;
+		}
+	}
+}
+
+/* A number, or the raw digits json__add_u64 writes. */
+static bool sample_num(const cJSON *o, const char *key, double *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (cJSON_IsNumber(v))
+		*out = v->valuedouble;
+	else if (cJSON_IsRaw(v) && v->valuestring)
+		*out = strtod(v->valuestring, NULL);
+	else
+		return false;
+	return true;
+}
+
+void metrics__sys(struct metrics *m, const struct session *s, const cJSON *sample)
+{
+	struct series *x = m ? get(m, s) : NULL;
+	double v;
+
+	if (!x)
+		return;
+	for (size_t i = 0; i < NSYS; i++)
+		if (sample_num(sample, sys_metrics[i].key, &v)) {
+			x->sys[i] = v * sys_metrics[i].scale;
+			x->has_sys[i] = true;
+		}
+	for (size_t i = 0; i < NNODE; i++)
+		if (sample_num(sample, node_metrics[i].key, &v)) {
+			m->node[i] = v;
+			m->has_node = true;
+		}
+}
+
+void metrics__hang(struct metrics *m, const struct session *s)
+{
+	struct series *x = m ? get(m, s) : NULL;
+
+	if (x)
+		x->hang = true;
+}
+
+void metrics__session_ended(struct metrics *m, const struct session *s, uint64_t now_ns)
+{
+	struct series *x;
+
+	if (!m)
+		return;
+	for (x = m->series; x; x = x->next)
+		if (x->s == s) {
+			set_labels(x, s);
+			x->s = NULL;
+			x->ended_ns = now_ns ? now_ns : 1;
+			x->hang = false;
+		}
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* One line per series: NAME{labels[,extra]} value */
+static void sample(FILE *f, const char *name, const struct series *x, const char *extra,
+		   double v)
+{
+	fprintf(f, "%s{%s%s%s} %.17g\n", name, x->labels, extra ? "," : "", extra ? extra : "", v);
+}
+
+char *metrics__render(struct metrics *m, size_t *len)
+{
+	char *buf = NULL, extra[64];
+	const struct series *x;
+	size_t nlive = 0;
+	FILE *f = open_memstream(&buf, len);
+
+	if (!f)
+		return NULL;
+	for (x = m->series; x; x = x->next)
+		nlive += x->s != NULL;
+	family(f, "cirron_sessions", "gauge", "Sessions (traced processes) being observed now");
+	fprintf(f, "cirron_sessions %zu\n", nlive);
+	family(f, "cirron_observer_ringbuf_drops_total", "counter",
+	       "Events dropped because the ring buffer was full (all targets)");
+	fprintf(f, "cirron_observer_ringbuf_drops_total %.17g\n", m->ringbuf_drops);
+	family(f, "cirron_observer_spool_bytes_total", "counter", "Bytes of spool batches written");
+	fprintf(f, "cirron_observer_spool_bytes_total %.17g\n", m->spool_bytes);
+	family(f, "cirron_observer_scrapes_total", "counter", "Requests of /metrics served");
+	fprintf(f, "cirron_observer_scrapes_total %llu\n", (unsigned long long)m->scrapes);
+
+	family(f, "cirron_steps_total", "counter", "Training steps (optimizer steps) closed");
+	for (x = m->series; x; x = x->next)
+		sample(f, "cirron_steps_total", x, NULL, (double)x->steps);
+	family(f, "cirron_epochs_total", "counter", "Epochs closed");
+	for (x = m->series; x; x = x->next)
+		sample(f, "cirron_epochs_total", x, NULL, (double)x->epochs);
+	family(f, "cirron_step_duration_seconds", "histogram", "Duration of training steps");
+	for (x = m->series; x; x = x->next) {
+		uint64_t cum = 0;
+
+		for (size_t b = 0; b < NBUCKETS; b++) {
+			cum += x->bucket[b];
+			snprintf(extra, sizeof(extra), "le=\"%g\"", step_buckets[b]);
+			sample(f, "cirron_step_duration_seconds_bucket", x, extra, (double)cum);
+		}
+		sample(f, "cirron_step_duration_seconds_bucket", x, "le=\"+Inf\"", (double)x->steps);
+		sample(f, "cirron_step_duration_seconds_sum", x, NULL, x->step_sum);
+		sample(f, "cirron_step_duration_seconds_count", x, NULL, (double)x->steps);
+	}
+	family(f, "cirron_phase_seconds_total", "counter",
+	       "Time in each phase of the steps (collective_wait also counts inside backward)");
+	for (x = m->series; x; x = x->next)
+		for (size_t p = 0; p < NPHASES; p++) {
+			snprintf(extra, sizeof(extra), "phase=\"%s\"", phase_names[p]);
+			sample(f, "cirron_phase_seconds_total", x, extra, x->phase_s[p]);
+		}
+	family(f, "cirron_last_step_timestamp_seconds", "gauge",
+	       "When the newest step closed (Unix time); absent before the first");
+	for (x = m->series; x; x = x->next)
+		if (x->last_step_ts > 0)
+			sample(f, "cirron_last_step_timestamp_seconds", x, NULL, x->last_step_ts);
+	family(f, "cirron_hang", "gauge",
+	       "1 while a hang record stands (no progress for --hang-factor x the usual time)");
+	for (x = m->series; x; x = x->next)
+		sample(f, "cirron_hang", x, NULL, x->hang);
+	family(f, "cirron_session_ended", "gauge",
+	       "1 once the session ended (kept --metrics-grace seconds, then dropped)");
+	for (x = m->series; x; x = x->next)
+		sample(f, "cirron_session_ended", x, NULL, x->ended_ns != 0);
+	for (size_t i = 0; i < NHEALTH; i++) {
+		family(f, health_metrics[i].metric, "counter", health_metrics[i].help);
+		for (x = m->series; x; x = x->next)
+			sample(f, health_metrics[i].metric, x, NULL, x->health[i]);
+	}
+	for (size_t i = 0; i < NCUDA; i++) {
+		if (cuda_metrics[i].help)
+			family(f, cuda_metrics[i].metric, "counter", cuda_metrics[i].help);
+		for (x = m->series; x; x = x->next) {
+			if (!x->has_cuda)
+				continue;
+			if (cuda_metrics[i].label)
+				snprintf(extra, sizeof(extra), "direction=\"%s\"", cuda_metrics[i].label);
+			sample(f, cuda_metrics[i].metric, x, cuda_metrics[i].label ? extra : NULL,
+			       x->cuda[i]);
+		}
+	}
+	for (size_t i = 0; i < NSYS; i++) {
+		if (sys_metrics[i].type)
+			family(f, sys_metrics[i].metric, sys_metrics[i].type, sys_metrics[i].help);
+		for (x = m->series; x; x = x->next)
+			if (x->has_sys[i])
+				sample(f, sys_metrics[i].metric, x, sys_metrics[i].label, x->sys[i]);
+	}
+	for (size_t i = 0; i < NNODE && m->has_node; i++) {
+		if (node_metrics[i].help)
+			family(f, node_metrics[i].metric, "counter", node_metrics[i].help);
+		fprintf(f, "%s{%s} %.17g\n", node_metrics[i].metric, node_metrics[i].label,
+			m->node[i]);
+	}
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void conn_close(struct conn *c)
+{
+	close(c->fd);
+	free(c->out);
+	c->fd = -1;
+	c->out = NULL;
+	c->nin = c->nout = c->off = 0;
+}
+
+static void respond(struct metrics *m, struct conn *c)
+{
+	char method[8] = "", target[64] = "";
+	const char *status = "200 OK", *type = "text/plain; version=0.0.4; charset=utf-8";
+	char *body = NULL, *head = NULL;
+	size_t blen = 0;
+	bool head_only;
+	int hlen;
+
+	c->in[c->nin < sizeof(c->in) ? c->nin : sizeof(c->in) - 1] = 0;
+	sscanf(c->in, "%7s %63s", method, target);
+	head_only = !strcmp(method, "HEAD");
+	if (strcmp(method, "GET") != 0 && !head_only) {
+		status = "405 Method Not Allowed";
+	} else if (strcmp(target, "/metrics") != 0 && strncmp(target, "/metrics?", 9) != 0) {
+		status = "404 Not Found";
+	} else {
+		m->scrapes++;
+		body = metrics__render(m, &blen);
+		if (!body)
+			status = "500 Internal Server Error";
+	}
+	if (strncmp(status, "200", 3) != 0) {
+		free(body);
+		type = "text/plain; charset=utf-8";
+		if (asprintf(&body, "%s\n", status) < 0)
+			body = NULL;
+		blen = body ? strlen(body) : 0;
+	}
+	hlen = asprintf(&head, "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+			"Connection: close\r\n\r\n", status, type, blen);
+	if (hlen < 0) {
+		free(body);
+		conn_close(c);
+		return;
+	}
+	c->out = malloc((size_t)hlen + (head_only ? 0 : blen) + 1);
+	if (c->out) {
+		memcpy(c->out, head, (size_t)hlen);
+		if (!head_only && body)
+			memcpy(c->out + hlen, body, blen);
+		c->nout = (size_t)hlen + (head_only ? 0 : blen);
+	}
+	free(head);
+	free(body);
+	if (!c->out)
+		conn_close(c);
+}
+
+static void conn_step(struct metrics *m, struct conn *c, uint64_t now_ns)
+{
+	ssize_t n;
+
+	if (now_ns - c->since_ns > (uint64_t)METRICS_CONN_TIMEOUT_S * 1000000000u) {
+		conn_close(c);
+		return;
+	}
+	while (!c->out) {
+		n = read(c->fd, c->in + c->nin, sizeof(c->in) - 1 - c->nin);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			conn_close(c);
+			return;
+		}
+		c->nin += (size_t)n;
+		c->in[c->nin] = 0;
+		if (strstr(c->in, "\r\n\r\n") || strstr(c->in, "\n\n") ||
+		    c->nin == sizeof(c->in) - 1)
+			respond(m, c);
+		if (c->fd < 0)
+			return;
+	}
+	while (c->off < c->nout) {
+		n = send(c->fd, c->out + c->off, c->nout - c->off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0)
+			break;
+		c->off += (size_t)n;
+	}
+	shutdown(c->fd, SHUT_WR);
+	conn_close(c);
+}
+
+void metrics__serve(struct metrics *m, uint64_t now_ns)
+{
+	struct series **pp, *x;
+	int fd;
+
+	if (!m)
+		return;
+	while ((fd = accept4(m->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		struct conn *c = NULL;
+
+		for (int i = 0; i < METRICS_MAX_CONNS && !c; i++)
+			if (m->conns[i].fd < 0)
+				c = &m->conns[i];
+		if (!c) {
+			close(fd);	/* busy: the scraper retries */
+			continue;
+		}
+		c->fd = fd;
+		c->since_ns = now_ns;
+	}
+	for (int i = 0; i < METRICS_MAX_CONNS; i++)
+		if (m->conns[i].fd >= 0)
+			conn_step(m, &m->conns[i], now_ns);
+	for (pp = &m->series; (x = *pp);) {
+		if (x->ended_ns && now_ns - x->ended_ns >= m->grace_ns) {
+			*pp = x->next;
+			free(x);
+		} else {
+			pp = &x->next;
+		}
+	}
+}
+
+void metrics__free(struct metrics *m)
+{
+	struct series *x;
+
+	if (!m)
+		return;
+	for (int i = 0; i < METRICS_MAX_CONNS; i++)
+		if (m->conns[i].fd >= 0)
+			conn_close(&m->conns[i]);
+	while ((x = m->series)) {
+		m->series = x->next;
+		free(x);
+	}
+	close(m->fd);
+	free(m);
+}
