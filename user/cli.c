@@ -63,6 +63,7 @@ enum {
 	OPT_RANKS,
 	OPT_MAX_SPOOL_MB,
 	OPT_MATCH,
+	OPT_CUDA_CALLS,
 };
 
 /* What attach, run and watch share. */
@@ -97,7 +98,13 @@ enum {
 	  "(default: 8192); events past it are dropped and counted", 0 }, \
 	{ "cache-dir", OPT_CACHE_DIR, "DIR", 0, \
 	  "Symbol cache (default: $XDG_CACHE_HOME or ~/.cache, /cirron-probe)", 0 }, \
-	{ "verbose", 'v', NULL, 0, "More messages on stderr (twice for debug)", 0 }
+	{ "verbose", 'v', NULL, 0, "More messages on stderr (twice for debug)", 0 }, \
+	{ "cuda-calls", OPT_CUDA_CALLS, "LEVEL", 0, \
+	  "Per-call CUDA probes (kernel launches, memcpy, malloc/free, graph launches; runtime " \
+	  "and driver API): sampled (default): attached during one training step in every " \
+	  "--sample-every (at most one window a second; 20 ms windows for processes without " \
+	  "torch steps), totals scaled to the whole run as cuda.*_est; always: every call, exact " \
+	  "totals (implied by --cuda-detail); off: none (synchronize and device count stay)", 0 }
 
 static const struct argp_option trace_options[] = {
 	{ "pid", 'p', "PID", 0, "Process to trace (attach, doctor)", 0 },
@@ -212,6 +219,8 @@ static bool reads_spool(enum command cmd)
 {
 	return cmd == CMD_TRACE || cmd == CMD_HEALTH;
 }
+
+static bool cuda_calls_set;	/* --cuda-calls was given */
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
@@ -330,6 +339,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->match = arg;
 		break;
 	}
+	case OPT_CUDA_CALLS:
+		if (!strcmp(arg, "off"))
+			o->cuda_calls = CUDA_CALLS_OFF;
+		else if (!strcmp(arg, "always"))
+			o->cuda_calls = CUDA_CALLS_ALWAYS;
+		else if (!strcmp(arg, "sampled"))
+			o->cuda_calls = CUDA_CALLS_SAMPLED;
+		else
+			usage_error(state, "invalid --cuda-calls '%s': use off, sampled or always",
+				    arg);
+		cuda_calls_set = true;
+		break;
 	case 'v':
 		o->verbose++;
 		break;
@@ -352,6 +373,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error(state, "run needs a command: cirron-probe run -- CMD ARGS...");
 		if (o->max_spool_bytes && !(o->sinks & SINK_SPOOL))
 			usage_error(state, "--max-spool-mb needs the spool output");
+		if (o->cuda_detail && cuda_calls_set && o->cuda_calls != CUDA_CALLS_ALWAYS)
+			usage_error(state, "--cuda-detail sees every CUDA call: it needs "
+				    "--cuda-calls always (its default)");
+		if (o->cuda_detail)
+			o->cuda_calls = CUDA_CALLS_ALWAYS;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -397,6 +423,7 @@ int cli__parse(int argc, char **argv, struct options *o)
 	size_t i;
 	int err;
 
+	cuda_calls_set = false;
 	*o = (struct options){ .sinks = SINK_SPOOL, .path = "./.cirron", .flush_interval_s = 1.0,
 				  .epoch_steps = 1000, .sample_every = 100,
 				  .hang_factor = 10, .hang_min_s = 5, .ringbuf_kb = 8192, .rank = -1 };

@@ -14,6 +14,7 @@ enum trace_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
 #define SINK_STDOUT	(1u << 1)
 
 enum python_frames { PYF_OFF, PYF_SAMPLED, PYF_ALWAYS };
+enum cuda_calls { CUDA_CALLS_SAMPLED, CUDA_CALLS_ALWAYS, CUDA_CALLS_OFF };
 
 struct options {
 	enum command cmd;
@@ -42,6 +43,8 @@ struct options {
 	long rank;			/* -1, or only this rank */
 	bool all;			/* no eliding of long runs of siblings */
 	bool ranks;			/* trace --ranks: the ranks side by side */
+	enum cuda_calls cuda_calls;	/* per-call CUDA probes: in sampled windows (default),
+					 * always (--cuda-detail implies it) or off */
 };
 
 #endif

@@ -180,7 +180,8 @@ int observer__main(const struct options *opts)
 	while (!stop_requested) {
 		uint64_t now;
 
-		err = ring_buffer__poll(o->rb, py_sample__active(o) ? 2 : 100 /* ms */);
+		err = ring_buffer__poll(o->rb, py_sample__active(o) || cuda_sample__active(o) ?
+					       2 : 100 /* ms */);
 		/* High-rate events do not wake us (it would cost the target an IPI each):
 		 * drain them on every round. */
 		if (err >= 0 || err == -EINTR)
@@ -193,6 +194,7 @@ int observer__main(const struct options *opts)
 		launch__reap(o);
 		check_alive(o);
 		check_hangs(o);
+		cuda_sample__tick(o);
 		now = clock__mono_ns();
 		if (now - last_flush >= flush_ns) {
 			for (struct target *t = o->targets; t; t = t->next)

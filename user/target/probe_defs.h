@@ -41,6 +41,8 @@ struct probe_def {
 	uint64_t aux_offset;
 	struct py_layout py_layout;	/* py_call probes: this build's object layout */
 	char *scope_name;	/* scope probes: a fixed span name (else the name argument) */
+	bool driver;		/* "source": "driver": a libcuda entry point (PROBE_F_DRIVER) */
+	uint8_t memcpy_kind;	/* driver memcpy: the cudaMemcpyKind its name implies */
 };
 
 /* A library, recognized by a symbol it defines (file names vary: hashed wheel copies). */
