@@ -146,6 +146,7 @@ bool py_sample__active(const struct observer *o)
 #define CUDA_WINDOW_PROGRESS	4		/* progress calls at least, in a window */
 #define CUDA_WINDOW_MAX_NS	2000000000ull	/* a step that never ends (a hang): stop */
 #define CUDA_ARMED_MAX_NS	100000000ull	/* no progress call as long: count by time */
+#define CUDA_GAP_FACTOR		20	/* gap >= 20 x (linking time + window) */
 
 /* Calls of the probes that mark progress (anchors, synchronize), exact. */
 static uint64_t progress_hits(const struct observer *o, const struct target *t)
@@ -172,6 +173,10 @@ static void cuda_window_open(struct observer *o, struct target *t, uint64_t now)
 	struct cuda_sample *c = &t->cuda_sample;
 	int n = attach__cuda_sample(o, t, true);
 
+	/* Linking takes ~35 ms on an idle VM, a second on a loaded one, and unlinking as
+	 * long, the hot probes trapping all along: the next window waits that much more. */
+	c->link_ns = clock__mono_ns() - now;
+
 	if (n <= 0) {
 		attach__cuda_sample(o, t, false);	/* what did link goes again */
 		c->ended_ns = now;
@@ -197,7 +202,8 @@ static void cuda_window_close(struct observer *o, struct target *t, const struct
 		c->window_progress += w->progress;
 	c->on = false;
 	c->ended_ns = clock__mono_ns();
-	c->window_ns += c->ended_ns - c->opened_ns;
+	c->last_window_ns = c->ended_ns - c->opened_ns;
+	c->window_ns += c->last_window_ns;
 	c->next_step = t->tree.step_index + o->opts->sample_every - 1;
 	dlog("pid %d: CUDA window %ld off at step %ld", t->pid, c->windows, t->tree.step_index);
 }
@@ -273,7 +279,8 @@ void cuda_sample__tick(struct observer *o)
 			cuda_window_step(o, t, now);
 			continue;
 		}
-		if (now - c->ended_ns < PY_SAMPLE_MIN_GAP_NS)
+		if (now - c->ended_ns < PY_SAMPLE_MIN_GAP_NS ||
+		    now - c->ended_ns < CUDA_GAP_FACTOR * (c->link_ns + c->last_window_ns))
 			continue;
 		if (steps && !c->scheduled) {
 			c->scheduled = true;

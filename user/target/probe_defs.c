@@ -126,8 +126,8 @@ static int parse_cuda_source(const cJSON *p, struct probe_def *d, const char *or
 	const cJSON *src = cJSON_GetObjectItemCaseSensitive(p, "source");
 	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(p, "memcpy_kind");
 
-	if (src && (!cJSON_IsString(src) || (strcmp(src->valuestring, "driver") &&
-					     strcmp(src->valuestring, "runtime")))) {
+	if (src && (!cJSON_IsString(src) || (strcmp(src->valuestring, "driver") != 0 &&
+					     strcmp(src->valuestring, "runtime") != 0))) {
 		elog("%s: %s: \"source\" is \"runtime\" or \"driver\"", origin, d->symbol);
 		return -EINVAL;
 	}

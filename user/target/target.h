@@ -46,6 +46,7 @@ struct cuda_sample {
 	uint64_t window_progress;	/* in closed windows, summed */
 	uint64_t timed_ns;		/* closed windows counted by time (no progress calls) */
 	uint64_t phase_ns;		/* when the open window entered its current state */
+	uint64_t link_ns, last_window_ns;	/* the last window's linking time and length */
 };
 struct sym_table;
 
