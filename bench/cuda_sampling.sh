@@ -109,10 +109,10 @@ col() { echo "${R[$1,$2]}" | awk -v c="$3" 'NF {print $c}'; }
 		"$PY" -c 'import json, sys
 for p in json.load(open(sys.argv[1]))["probes"]:
     print(p["symbol"], p["action"])' "$json" | while read -r sym action; do
-			a=$(nm -D --defined-only "$lib" | awk -v s="$sym" '{n=$3; sub(/@.*/, "", n)} n == s {print $1; exit}')
+			a=$(nm -D --defined-only "$lib" | awk -v s="$sym" '{n=$3; sub(/@.*/, "", n)} n == s {print $1; exit}' || true)
 			[[ -n $a ]] || continue
 			insn=$(objdump -d --start-address=0x$a --stop-address=$((0x$a + 16)) "$lib" |
-				awk -F'\t' '/^ *[0-9a-f]+:\t/ {gsub(/ +/, " ", $3); print $3}' | grep -v '^endbr64' | head -1)
+				awk -F'\t' '/^ *[0-9a-f]+:\t/ {gsub(/ +/, " ", $3); print $3}' | grep -v '^endbr64' | head -1 || true)
 			case $insn in
 			push*|nop*) how=emulated ;;
 			*) how="single-stepped" ;;
