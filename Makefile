@@ -88,6 +88,28 @@ $(OUTPUT)/tests/cuda_calls: tests/targets/cuda_calls.c | $(OUTPUT)/tests
 $(OUTPUT)/tests/spin: tests/targets/spin.c | $(OUTPUT)/tests
 	$(Q)$(CC) -g -O0 $< -o $@
 
+# Launch-bound steps (--cuda-calls sampled estimates) on the real libcudart.
+$(OUTPUT)/tests/cuda_steps: tests/targets/cuda_steps.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O2 -I/usr/local/cuda/include $< -o $@ -L/usr/local/cuda/lib64 -lcudart \
+		-Wl,-rpath,/usr/local/cuda/lib64
+
+# Driver API: a stand-in libcuda.so.1 (no driver, no stubs/ here), a runtime built on it,
+# and their client. -O0: the runtime's driver calls stay calls, not tail jumps.
+$(OUTPUT)/tests/standin/libcuda.so.1: tests/targets/libcuda_standin.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O0 -shared -fPIC -Wl,-soname,libcuda.so.1 $< -o $@
+
+$(OUTPUT)/tests/standin/libcirron_fake_cudart.so: tests/targets/fake_cudart.c $(OUTPUT)/tests/standin/libcuda.so.1
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O0 -shared -fPIC $< -o $@ $(@D)/libcuda.so.1
+
+$(OUTPUT)/tests/cuda_driver_calls: tests/targets/cuda_driver_calls.c $(OUTPUT)/tests/standin/libcirron_fake_cudart.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O0 $< -o $@ $(OUTPUT)/tests/standin/libcuda.so.1 \
+		$(OUTPUT)/tests/standin/libcirron_fake_cudart.so -Wl,-rpath,'$$ORIGIN/standin'
+
 # libFuzzer (clang, libclang-rt-dev) on the spool reader and what trace and health print from
 # it. New inputs go to a scratch corpus that grows across runs (the committed seeds are only
 # read); findings land in .output/fuzz/ as crash-*, leak-*, timeout-* (tests/fuzz/README.md).
@@ -168,7 +190,8 @@ trixie-root:
 venv:
 	$(Q)tests/scripts/make-venv.sh >/dev/null
 
-test-e2e: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin trixie-root venv
+test-e2e: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin \
+		$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls trixie-root venv
 	$(Q)$(PYTHON) -m pytest -q -rs tests/e2e
 
 # user/'s stages include only the stages below them (user/README.md)
@@ -187,7 +210,7 @@ demo: deps
 	$(Q)scripts/demo.sh
 
 # Benchmarks (bench/run.sh; bpftrace is installed there if missing): bench/RESULTS.md
-bench: deps cirron-probe $(OUTPUT)/tests/cuda_calls trixie-root
+bench: deps cirron-probe $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls trixie-root
 	$(Q)bench/run.sh
 
 lint: $(OUTPUT)/cirron.skel.h check-layers

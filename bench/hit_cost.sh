@@ -26,7 +26,7 @@ for r in $(seq "$ROUNDS"); do
 	for c in "${CASES[@]}"; do
 		IFS='|' read -r kind bin _ call _ <<<"$c"
 		bare[$kind]+="$(ns_per_call "$bin" "$call" "$N") "
-		probed[$kind]+="$(ns_per_call "$PROBE" run --output none -- "$bin" "$call" "$N") "
+		probed[$kind]+="$(ns_per_call "$PROBE" run --output none --cuda-calls always -- "$bin" "$call" "$N") "
 	done
 	log "hit_cost: round $r/$ROUNDS"
 done

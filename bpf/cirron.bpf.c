@@ -133,6 +133,24 @@ struct call_state {
 	__u32 pad;
 };
 
+/* --cuda-calls sampled: per tgid, nonzero while the loader's window is open. A call is
+ * counted at its entry probe, so a call under way when the window opens or closes is
+ * counted once or not at all. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CIRRON_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct cuda_window);
+} cuda_windows SEC(".maps");
+
+/* Per tgid, where libcudart's code is mapped: driver calls made from there are left out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CIRRON_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct code_ranges);
+} cuda_runtime_text SEC(".maps");
+
 /* Entry state of calls that also have a return probe. LRU: a lost return cannot leak. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -462,6 +480,93 @@ static __always_inline void save_call(struct pt_regs *ctx, __u32 id, const __u64
 	bpf_map_update_elem(&calls, &key, &st, BPF_ANY);
 }
 
+/* Whether a sampled or driver CUDA call goes uncounted: its process's window is closed, or
+ * (driver) the runtime made it. Entry probes sit at the first instruction (or just after
+ * endbr64), so [sp] is the return address: the immediate caller. */
+static __always_inline bool cuda_call_left_out(struct pt_regs *ctx, const struct probe_spec *spec,
+					       __u32 tgid)
+{
+	if (spec->flags & PROBE_F_SAMPLED) {
+		struct cuda_window *w = bpf_map_lookup_elem(&cuda_windows, &tgid);
+
+		if (!w || (w->state != CW_COUNTING && w->state != CW_CLOSING &&
+			   w->state != CW_TIMED))
+			return true;
+	}
+	if (spec->flags & PROBE_F_DRIVER) {
+		struct code_ranges *r = bpf_map_lookup_elem(&cuda_runtime_text, &tgid);
+		__u64 ra = 0;
+
+		if (!r || bpf_probe_read_user(&ra, sizeof(ra), (void *)PT_REGS_SP(ctx)))
+			return false;
+		for (int i = 0; i < CIRRON_RUNTIME_RANGES; i++) {
+			if (ra >= r->start[i] && ra < r->end[i]) {
+				count(&stats, STAT_DRIVER_FROM_RUNTIME);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* A progress call (anchor, synchronize) opens or closes the process's armed or closing
+ * CUDA window, and counts inside it. */
+static __always_inline void cuda_window_progress(__u32 tgid)
+{
+	struct cuda_window *w = bpf_map_lookup_elem(&cuda_windows, &tgid);
+
+	if (!w)
+		return;
+	if (w->state == CW_ARMED) {
+		w->state = CW_COUNTING;
+	} else if (w->state == CW_COUNTING) {
+		__sync_fetch_and_add(&w->progress, 1);
+	} else if (w->state == CW_CLOSING) {
+		__sync_fetch_and_add(&w->progress, 1);
+		w->state = CW_CLOSED;
+	}
+}
+
+/* Driver API calls and graph launches: the totals, and the source=driver part. */
+static __always_inline void count_cuda_call(const struct probe_spec *spec, __u32 tgid,
+					    const __u64 args[CIRRON_NARGS])
+{
+	struct cuda_counts *c = cuda_counts_of(tgid);
+	bool drv = spec->flags & PROBE_F_DRIVER;
+
+	if (!c)
+		return;
+	switch (spec->action) {
+	case ACT_CUDA_LAUNCH:
+		__sync_fetch_and_add(&c->launches, 1);
+		if (drv)
+			__sync_fetch_and_add(&c->launches_driver, 1);
+		break;
+	case ACT_CUDA_GRAPH_LAUNCH:
+		__sync_fetch_and_add(&c->graph_launches, 1);
+		if (drv)
+			__sync_fetch_and_add(&c->graph_launches_driver, 1);
+		break;
+	case ACT_CUDA_MEMCPY:
+		__sync_fetch_and_add(&c->memcpy_calls, 1);
+		add_memcpy_bytes(c, args[0], drv ? spec->aux : args[1]);
+		if (drv)
+			__sync_fetch_and_add(&c->memcpy_calls_driver, 1);
+		break;
+	case ACT_CUDA_MALLOC:
+		__sync_fetch_and_add(&c->malloc_calls, 1);
+		__sync_fetch_and_add(&c->malloc_bytes, args[0]);
+		if (drv)
+			__sync_fetch_and_add(&c->malloc_calls_driver, 1);
+		break;
+	case ACT_CUDA_FREE:
+		__sync_fetch_and_add(&c->free_calls, 1);
+		if (drv)
+			__sync_fetch_and_add(&c->free_calls_driver, 1);
+		break;
+	}
+}
+
 SEC("uprobe")
 int handle_entry(struct pt_regs *ctx)
 {
@@ -481,6 +586,17 @@ int handle_entry(struct pt_regs *ctx)
 	/* no cookies: a nested return needs the entry's id whatever the entry decides */
 	if (!use_cookie && (spec->flags & PROBE_F_NESTED) && (spec->flags & PROBE_F_RETURN))
 		save_call(ctx, id, args);
+	if (spec->flags & PROBE_F_PROGRESS)
+		cuda_window_progress(tgid);
+	if ((spec->flags & (PROBE_F_SAMPLED | PROBE_F_DRIVER)) &&
+	    cuda_call_left_out(ctx, spec, tgid))
+		return 0;
+	if ((spec->flags & PROBE_F_DRIVER) || spec->action == ACT_CUDA_GRAPH_LAUNCH) {
+		count_cuda_call(spec, tgid, args);
+		if (spec->flags & PROBE_F_DETAIL)
+			emit(EV_CALL, id, spec, args, 0, 0);
+		return 0;
+	}
 
 	switch (spec->action) {
 	case ACT_CUDA_LAUNCH:

@@ -30,6 +30,7 @@ enum probe_action {
 	ACT_DL_STATE,		/* ld.so _dl_debug_state: the link map changed */
 	ACT_DL_WATCH,		/* the same, probed in every process (watch); aux = address of
 				 * r_debug.r_state minus the probe's, both as mapped */
+	ACT_CUDA_GRAPH_LAUNCH,	/* a CUDA graph launched (cudaGraphLaunch, cuGraphLaunch) */
 	ACT__COUNT,
 };
 
@@ -55,6 +56,14 @@ enum arg_deref {
 						 * return is sent, the loader pairs them LIFO */
 #define PROBE_F_PY_CALL		(1u << 4)	/* with NESTED: arg0 is a PyObject; calls of a
 						 * class with verdict PYV_IGNORE send nothing */
+#define PROBE_F_SAMPLED		(1u << 5)	/* --cuda-calls sampled: counts only while the
+						 * process's CUDA window is open (cuda_windows) */
+#define PROBE_F_DRIVER		(1u << 6)	/* a driver API entry point (libcuda): counted
+						 * also as source=driver, and not at all when
+						 * called from the runtime's code (cuda_runtime_text):
+						 * the runtime probe counted that call already */
+#define PROBE_F_PROGRESS	(1u << 7)	/* an always-linked exact probe (anchor, CUDA
+						 * synchronize): marks CUDA window boundaries */
 
 /* Verdicts per Python class (PyTypeObject *), set by the loader once it has read the class. */
 enum py_verdict { PYV_UNKNOWN = 0, PYV_REPORT = 1, PYV_IGNORE = 2 };
@@ -88,7 +97,9 @@ struct probe_spec {
 	__u32 flags;		/* PROBE_F_* */
 	__u8 arg_src[CIRRON_NARGS];	/* enum arg_source */
 	__u8 arg_deref[CIRRON_NARGS];	/* enum arg_deref */
-	__u64 aux;		/* action specific: ACT_DL_STATE = address of r_debug.r_state */
+	__u64 aux;		/* action specific: ACT_DL_STATE = address of r_debug.r_state;
+				 * ACT_CUDA_MEMCPY with PROBE_F_DRIVER: the cudaMemcpyKind the
+				 * entry point implies (0: other) */
 };
 
 /* Per-process CUDA runtime totals, updated atomically by every thread of the process. */
@@ -105,6 +116,35 @@ struct cuda_counts {
 	__u64 free_calls;
 	__u64 sync_calls;
 	__u64 sync_ns;			/* time blocked in *Synchronize */
+	/* source=driver: the part of the totals above that came from libcuda's entry points
+	 * called from outside libcudart (cuBLAS, cuDNN, NCCL, driver API clients) */
+	__u64 launches_driver;
+	__u64 memcpy_calls_driver;
+	__u64 malloc_calls_driver;
+	__u64 free_calls_driver;
+	__u64 graph_launches;		/* not in launches: a graph holds many kernels */
+	__u64 graph_launches_driver;
+};
+
+/* --cuda-calls sampled: a process's window, in the cuda_windows map. Its per-call CUDA
+ * probes count while COUNTING, CLOSING or TIMED. The loader links them and sets ARMED;
+ * the next progress call (PROBE_F_PROGRESS: a torch anchor or a CUDA synchronize) starts
+ * COUNTING; the loader sets CLOSING; the next progress call ends it (CLOSED). So a window
+ * covers whole intervals between progress calls, and `progress` says how many. Without
+ * progress calls the loader counts for a time (TIMED) instead. */
+enum cuda_window_state { CW_CLOSED = 0, CW_ARMED, CW_COUNTING, CW_CLOSING, CW_TIMED };
+
+struct cuda_window {
+	__u32 state;		/* enum cuda_window_state */
+	__u32 pad;
+	__u64 progress;		/* progress calls while COUNTING, the closing one included */
+};
+
+/* Code ranges of a process's CUDA runtime copies (libcudart), for PROBE_F_DRIVER. */
+#define CIRRON_RUNTIME_RANGES	4
+struct code_ranges {
+	__u64 start[CIRRON_RUNTIME_RANGES];
+	__u64 end[CIRRON_RUNTIME_RANGES];
 };
 
 struct kernel_key {
@@ -188,6 +228,7 @@ enum stat_id {
 	STAT_CONTROL_DROPS,	/* the control ring was full: an exec, exit or link-map event
 				 * was lost (watch looks at /proc again) */
 	STAT_WRITE_DROPS,	/* a write_event found the ring buffer full */
+	STAT_DRIVER_FROM_RUNTIME,	/* driver calls left out: made by libcudart's code */
 	STAT__COUNT,
 };
 

@@ -75,6 +75,7 @@ enum {
 	OPT_METRICS_GRACE,
 	OPT_SYSLOG_SOCKET,
 	OPT_SYS_INTERVAL,
+	OPT_CUDA_CALLS,
 };
 
 /* What attach, run and watch share. */
@@ -125,7 +126,13 @@ enum {
 	  "daemon's socket (default: /dev/log)", 0 }, \
 	{ "sys-interval", OPT_SYS_INTERVAL, "SEC", 0, "Sample each traced process's CPU, memory, " \
 	  "threads, I/O and context switches, and the node's network and disk bytes, from /proc " \
-	  "every SEC seconds into the spool; 0: off (default: 1)", 0 }
+	  "every SEC seconds into the spool; 0: off (default: 1)", 0 }, \
+	{ "cuda-calls", OPT_CUDA_CALLS, "LEVEL", 0, \
+	  "Per-call CUDA probes (kernel launches, memcpy, malloc/free, graph launches; runtime " \
+	  "and driver API): sampled (default): attached during one training step in every " \
+	  "--sample-every (at most one window a second; 20 ms windows for processes without " \
+	  "torch steps), totals scaled to the whole run as cuda.*_est; always: every call, exact " \
+	  "totals (implied by --cuda-detail); off: none (synchronize and device count stay)", 0 }
 
 static const struct argp_option trace_options[] = {
 	{ "pid", 'p', "PID", 0, "Process to trace (attach, doctor)", 0 },
@@ -251,6 +258,8 @@ static bool reads_spool(enum command cmd)
 {
 	return cmd == CMD_TRACE || cmd == CMD_HEALTH || cmd == CMD_REPORT;
 }
+
+static bool cuda_calls_set;	/* --cuda-calls was given */
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
@@ -398,6 +407,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->match = arg;
 		break;
 	}
+	case OPT_CUDA_CALLS:
+		if (!strcmp(arg, "off"))
+			o->cuda_calls = CUDA_CALLS_OFF;
+		else if (!strcmp(arg, "always"))
+			o->cuda_calls = CUDA_CALLS_ALWAYS;
+		else if (!strcmp(arg, "sampled"))
+			o->cuda_calls = CUDA_CALLS_SAMPLED;
+		else
+			usage_error(state, "invalid --cuda-calls '%s': use off, sampled or always",
+				    arg);
+		cuda_calls_set = true;
+		break;
 	case 'v':
 		o->verbose++;
 		break;
@@ -450,6 +471,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (o->format == FORMAT_PERFETTO && (o->name || o->last || o->all))
 			usage_error(state, "--format perfetto exports whole sessions: no --name, "
 				    "--last or --all");
+		if (o->cuda_detail && cuda_calls_set && o->cuda_calls != CUDA_CALLS_ALWAYS)
+			usage_error(state, "--cuda-detail sees every CUDA call: it needs "
+				    "--cuda-calls always (its default)");
+		if (o->cuda_detail)
+			o->cuda_calls = CUDA_CALLS_ALWAYS;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -500,6 +526,7 @@ int cli__parse(int argc, char **argv, struct options *o)
 	size_t i;
 	int err;
 
+	cuda_calls_set = false;
 	*o = (struct options){ .sinks = SINK_SPOOL, .path = "./.cirron", .flush_interval_s = 1.0,
 				  .epoch_steps = 1000, .sample_every = 100,
 				  .hang_factor = 10, .hang_min_s = 5, .ringbuf_kb = 8192, .rank = -1,

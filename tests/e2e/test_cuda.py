@@ -28,7 +28,7 @@ def attach_and_wait(h, t, *args, san=False, path=None):
 
 def test_run_counts(h, bpf):
     root = h.spool_root()
-    obs = h.observer("run", "--output", "spool,stdout", "--", CUDA_CALLS, san=True, path=root)
+    obs = h.observer("run", "--cuda-calls", "always", "--output", "spool,stdout", "--", CUDA_CALLS, san=True, path=root)
     assert obs.finish() == 0
     assert_no_sanitizer_report(obs.err.text)
     assert "warning" not in obs.err.text, obs.err.text
@@ -53,7 +53,7 @@ def test_run_counts(h, bpf):
 def test_attach_counts(h, bpf):
     root = h.spool_root()
     t = start_waiting_target(h)
-    obs = attach_and_wait(h, t, san=True, path=root)
+    obs = attach_and_wait(h, t, "--cuda-calls", "always", san=True, path=root)
     t.signal(signal.SIGUSR1)
     assert t.finish() == 0
     # The observer notices the exit by itself and ends with the session.

@@ -80,7 +80,7 @@ def test_target_gone_during_bpf_load(h, bpf):
     """The target dies after the PID check, while the observer loads BPF: exit 6."""
     t = waiting_target(h)
     root = h.spool_root()
-    obs = h.observer("attach", "-vv", "-p", t.pid, san=True, path=root)
+    obs = h.observer("attach", "--cuda-calls", "always", "-vv", "-p", t.pid, san=True, path=root)
     obs.err.wait_for(r"^libbpf: ")             # BPF loading has begun
     t.popen.kill()
     assert t.finish() == -signal.SIGKILL
@@ -97,7 +97,7 @@ def test_target_gone_within_milliseconds(h, bpf):
     root = h.spool_root()
     t = h.start([CUDA_CALLS])                  # its calls take a few ms, then it exits
     reaper = threading.Thread(target=t.popen.wait, daemon=True)
-    obs = h.observer("attach", "-p", t.pid, san=True, path=root)
+    obs = h.observer("attach", "--cuda-calls", "always", "-p", t.pid, san=True, path=root)
     reaper.start()                             # reaped at once: its pid disappears
     rc = obs.finish()
     reaper.join(10)

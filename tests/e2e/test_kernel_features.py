@@ -68,13 +68,15 @@ def test_cuda_counts_exact_either_way(h, bpf, mode, fallbacks):
     root = h.spool_root()
     env = dict(san_env(), **(FALLBACKS if fallbacks else {}))
     if mode == "run":
-        obs = h.observer("run", "--", CUDA_CALLS, san=True, path=root, env=env)
+        obs = h.observer("run", "--cuda-calls", "always", "--", CUDA_CALLS, san=True, path=root,
+                         env=env)
         assert obs.finish() == 0, obs.err.text
         out = obs.out
     else:
         t = h.start([CUDA_CALLS, "--wait"])
         t.out.wait_for(r"^ready$")
-        obs = h.observer("attach", "-v", "-p", t.pid, san=True, path=root, env=env)
+        obs = h.observer("attach", "-v", "--cuda-calls", "always", "-p", t.pid, san=True,
+                         path=root, env=env)
         obs.err.wait_for(rf"attached \d+ probes to process {t.pid}$")
         t.signal(signal.SIGUSR1)
         assert t.finish() == 0

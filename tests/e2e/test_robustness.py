@@ -18,7 +18,7 @@ def test_threads_coming_and_going(h, bpf):
     """3 waves of 4 threads, each thread making every call once, joined after each wave:
     13 passes, every call counted, uprobes in place for threads born after the attach."""
     root = h.spool_root()
-    p = h.observer("run", "--", CUDA_CALLS, "--threads", "4", "--waves", "3", san=True,
+    p = h.observer("run", "--cuda-calls", "always", "--", CUDA_CALLS, "--threads", "4", "--waves", "3", san=True,
                    path=root)
     assert p.finish(60) == 0, p.err.text
     s = only_session(root)
@@ -37,7 +37,7 @@ def test_exec_under_run_starts_a_new_session(h, bpf):
     """`run` follows an exec: the old image's session ends with end_cause=exec, the new
     image is a session of its own, each with exactly its own calls."""
     root = h.spool_root()
-    p = h.observer("run", "--", CUDA_CALLS, "--exec-self", "--exit", "3", san=True, path=root)
+    p = h.observer("run", "--cuda-calls", "always", "--", CUDA_CALLS, "--exec-self", "--exit", "3", san=True, path=root)
     assert p.finish(60) == 3, p.err.text
     sessions = sorted(read_spool(root).values(), key=lambda s: s.root["start_ns"])
     assert len(sessions) == 2, [s.id for s in sessions]
@@ -58,7 +58,7 @@ def test_exec_under_attach_ends_the_session(h, bpf):
     root = h.spool_root()
     t = h.start([CUDA_CALLS, "--wait", "--exec-self", "--exit", "5"])
     t.out.wait_for(r"^ready$")
-    obs = attach_and_wait(h, t, path=root)
+    obs = attach_and_wait(h, t, "--cuda-calls", "always", path=root)
     t.signal(signal.SIGUSR1)
     assert obs.finish(60) == 0, obs.err.text
     assert t.finish() == 5

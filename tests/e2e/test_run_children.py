@@ -9,7 +9,7 @@ from cuda_expect import check_cuda_attrs
 def test_launcher_workers_are_sessions(h, bpf):
     root = h.spool_root()
     script = f"{CUDA_CALLS} & {CUDA_CALLS} --exit 2; wait"
-    p = h.observer("run", "--output", "spool", "--", "sh", "-c", script, path=root)
+    p = h.observer("run", "--cuda-calls", "always", "--output", "spool", "--", "sh", "-c", script, path=root)
     assert p.finish(60) == 0, p.err.text      # sh's own status: `wait` for a clean worker
     sessions = read_spool(root)
     assert len(sessions) == 2, sorted(sessions)
@@ -31,7 +31,7 @@ def test_forked_children_without_exec_make_no_session(h, bpf):
             "pid = os.fork();"
             "pid or (lib.cudaGetDeviceCount(ctypes.byref(n)), lib.cudaFree(None), os._exit(0));"
             "os.waitpid(pid, 0)")
-    p = h.observer("run", "--output", "spool", "--", "/usr/bin/python3", "-c", code, path=root,
+    p = h.observer("run", "--cuda-calls", "always", "--output", "spool", "--", "/usr/bin/python3", "-c", code, path=root,
                    env={"LD_LIBRARY_PATH": "/usr/local/cuda/lib64", "PATH": "/usr/bin:/bin"})
     assert p.finish(60) == 0, p.err.text
     sessions = read_spool(root)

@@ -32,7 +32,7 @@ def test_observer_sigint_detaches(h, bpf, subreaper, mode):
     root = h.spool_root()
     if mode == "run-loop":
         # The command keeps launching kernels while the observer detaches.
-        obs = h.observer("run", "-v", "--output", "spool,stdout", "--", CUDA_CALLS, "--loop",
+        obs = h.observer("run", "--cuda-calls", "always", "-v", "--output", "spool,stdout", "--", CUDA_CALLS, "--loop",
                          san=True, path=root)
         pid = target_pid_from_log(obs)
         h.orphans.append(pid)
@@ -41,7 +41,7 @@ def test_observer_sigint_detaches(h, bpf, subreaper, mode):
         t = h.start([CUDA_CALLS, "--wait", "--hold"])
         t.out.wait_for(r"^ready$")
         pid, out = t.pid, t.out
-        obs = h.observer("attach", "-v", "-p", pid, "--output", "spool,stdout", san=True,
+        obs = h.observer("attach", "--cuda-calls", "always", "-v", "-p", pid, "--output", "spool,stdout", san=True,
                          path=root)
         obs.err.wait_for(rf"attached \d+ probes to process {pid}$")
         t.signal(signal.SIGUSR1)
@@ -79,14 +79,14 @@ def test_observer_sigint_detaches(h, bpf, subreaper, mode):
 def test_target_sigkill(h, bpf, mode):
     root = h.spool_root()
     if mode == "run":
-        obs = h.observer("run", "-v", "--", CUDA_CALLS, "--hold", path=root)
+        obs = h.observer("run", "--cuda-calls", "always", "-v", "--", CUDA_CALLS, "--hold", path=root)
         pid = target_pid_from_log(obs)
         out = obs.out
     else:
         t = h.start([CUDA_CALLS, "--wait", "--hold"])
         t.out.wait_for(r"^ready$")
         pid, out = t.pid, t.out
-        obs = h.observer("attach", "-v", "-p", pid, path=root)
+        obs = h.observer("attach", "--cuda-calls", "always", "-v", "-p", pid, path=root)
         obs.err.wait_for(rf"attached \d+ probes to process {pid}$")
         t.signal(signal.SIGUSR1)
     out.wait_for(r"^done device_count=")
@@ -115,13 +115,13 @@ def test_target_sigkill(h, bpf, mode):
 def test_target_exit_code(h, bpf, mode):
     root = h.spool_root()
     if mode == "run":
-        obs = h.observer("run", "--", CUDA_CALLS, "--exit", "3", path=root)
+        obs = h.observer("run", "--cuda-calls", "always", "--", CUDA_CALLS, "--exit", "3", path=root)
         assert obs.finish() == 3, obs.err.text         # run returns the command's status
         out = obs.out.text
     else:
         t = h.start([CUDA_CALLS, "--wait", "--exit", "3"])
         t.out.wait_for(r"^ready$")
-        obs = h.observer("attach", "-v", "-p", t.pid, path=root)
+        obs = h.observer("attach", "--cuda-calls", "always", "-v", "-p", t.pid, path=root)
         obs.err.wait_for(rf"attached \d+ probes to process {t.pid}$")
         t.signal(signal.SIGUSR1)
         assert t.finish() == 3
@@ -143,7 +143,7 @@ def test_observer_sigkill_leaves_target_fast(h, bpf, subreaper):
     root = h.spool_root(expect_final=False)     # killed: no final batch can be written
     # --hold --loop: after its calls the target waits for SIGUSR1, then launches kernels
     # until the next SIGUSR1 and prints how many.
-    obs = h.observer("run", "-v", "--flush-interval", "0.2", "--", CUDA_CALLS, "--hold",
+    obs = h.observer("run", "--cuda-calls", "always", "-v", "--flush-interval", "0.2", "--", CUDA_CALLS, "--hold",
                      "--loop", path=root)
     pid = target_pid_from_log(obs)
     h.orphans.append(pid)
@@ -189,7 +189,7 @@ def test_run_keeps_signal_dispositions(h, bpf):
     assert not expected & (1 << (signal.SIGPIPE - 1))
 
     root = h.spool_root()
-    obs = h.observer("run", "-v", "--", CUDA_CALLS, "--hold", path=root,
+    obs = h.observer("run", "--cuda-calls", "always", "-v", "--", CUDA_CALLS, "--hold", path=root,
                      preexec_fn=ignore_sigint)
     pid = target_pid_from_log(obs)
     obs.out.wait_for(r"^done device_count=")

@@ -227,7 +227,8 @@ def test_cuda_counters_land_on_their_spans(h, bpf):
     only: the trixie root has no CUDA runtime."""
     if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
         unavailable("python3-torch is not installed")
-    s = trace(h, Target("host", [HOST_PYTHON, str(TRAIN)], 1, 11), "--epochs", "1", "--batches", "4", "--cuda-calls")
+    s = trace(h, Target("host", [HOST_PYTHON, str(TRAIN)], 1, 11), "--epochs", "1", "--batches", "4",
+              "--cuda-calls", observer_args=("--cuda-calls", "always"))
     check_well_formed(s)
     steps = named(s, "step")
     assert len(steps) == 4

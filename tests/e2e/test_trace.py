@@ -46,7 +46,7 @@ def torch_spool(h, bpf):
 @pytest.fixture
 def cuda_spool(h, bpf):
     root = h.spool_root()
-    p = h.observer("run", "--", CUDA_CALLS, path=root)
+    p = h.observer("run", "--cuda-calls", "always", "--", CUDA_CALLS, path=root)
     assert p.finish() == 0, p.err.text
     return root
 
@@ -132,7 +132,7 @@ def test_cuda_trace_and_health(h, cuda_spool):
 
 def test_sigkilled_target_open_path(h, bpf):
     root = h.spool_root()
-    obs = h.observer("run", "-v", "--", CUDA_CALLS, "--hold", path=root)
+    obs = h.observer("run", "--cuda-calls", "always", "-v", "--", CUDA_CALLS, "--hold", path=root)
     pid = target_pid_from_log(obs)
     obs.out.wait_for(r"^done device_count=")
     os.kill(pid, signal.SIGKILL)

@@ -21,6 +21,7 @@
 #include "target/elf_syms.h"
 #include "target/procfs.h"
 #include "target/versions.h"
+#include "tree/clock.h"
 
 /* Ids 1 .. CIRRON_WATCH_FIRST_ID - 1; the ones above are watch's ld.so probes. An id whose
  * old links are still being destroyed is not given out again. */
@@ -72,6 +73,13 @@ static bool cuda_action(enum probe_action a)
 	return a >= ACT_CUDA_LAUNCH && a <= ACT_CUDA_DEVICE_COUNT;
 }
 
+/* Per-call CUDA counting: these probes are the ones --cuda-calls samples or turns off. */
+static bool cuda_per_call(enum probe_action a)
+{
+	return a == ACT_CUDA_LAUNCH || a == ACT_CUDA_MEMCPY || a == ACT_CUDA_MALLOC ||
+	       a == ACT_CUDA_FREE || a == ACT_CUDA_GRAPH_LAUNCH;
+}
+
 /* Gives r an id (the BPF cookie) and writes its spec; the uprobes come with link_one. */
 static int reserve_one(struct observer *o, struct target *t, struct probe_result *r,
 		       uint64_t aux)
@@ -96,6 +104,17 @@ static int reserve_one(struct observer *o, struct target *t, struct probe_result
 		spec.flags |= PROBE_F_DETAIL;
 	if (t->stop_on_load && d->action == ACT_DL_STATE)
 		spec.flags |= PROBE_F_STOP_ON_LOAD;
+	if (cuda_per_call(d->action) && o->opts->cuda_calls == CUDA_CALLS_SAMPLED)
+		spec.flags |= PROBE_F_SAMPLED;
+	r->progress = o->opts->cuda_calls == CUDA_CALLS_SAMPLED && !d->python_tier &&
+		      !d->nested && (d->action == ACT_EMIT || d->action == ACT_CUDA_SYNC);
+	if (r->progress)
+		spec.flags |= PROBE_F_PROGRESS;
+	if (d->driver) {
+		spec.flags |= PROBE_F_DRIVER;
+		if (d->action == ACT_CUDA_MEMCPY)
+			spec.aux = d->memcpy_kind;
+	}
 	if (bpf_map_update_elem(o->specs_fd, &id, &spec, BPF_ANY))
 		return -errno;
 	r->id = id;
@@ -166,7 +185,14 @@ static int attach_one(struct observer *o, struct target *t, struct probe_result 
 		return err;
 	/* --python-frames sampled: linked only while a step is sampled (py_sample.c) */
 	r->sampled = r->def->python_tier && o->opts->python_frames == PYF_SAMPLED;
-	err = r->sampled ? 0 : link_one(o, t, r);
+	/* --cuda-calls sampled: linked only in windows (py_sample.c) */
+	r->cuda_sampled = cuda_per_call(r->def->action) &&
+			  o->opts->cuda_calls == CUDA_CALLS_SAMPLED;
+	if (r->cuda_sampled && !t->cuda_sample.any) {
+		t->cuda_sample.any = true;
+		t->cuda_sample.since_ns = t->cuda_sample.ended_ns = clock__mono_ns();
+	}
+	err = r->sampled || r->cuda_sampled ? 0 : link_one(o, t, r);
 	if (err)
 		release_one(o, r);
 	return err;
@@ -241,6 +267,28 @@ static int resolve_by_version(struct observer *o, struct target *t, const struct
 	return 0;
 }
 
+/* f holds a CUDA runtime: driver calls made from its code are the runtime's, counted by
+ * its own probes, so the driver probes leave them out (PROBE_F_DRIVER). */
+static void add_runtime_text(struct observer *o, struct target *t, const struct mapped_file *f)
+{
+	struct code_ranges r = {};
+	__u32 pid = (__u32)t->pid;
+
+	bpf_map_lookup_elem(o->runtime_text_fd, &pid, &r);
+	for (int i = 0; i < CIRRON_RUNTIME_RANGES; i++) {
+		if (r.end[i] == f->map_end && r.start[i] == f->map_start)
+			return;
+		if (!r.end[i]) {
+			r.start[i] = f->map_start;
+			r.end[i] = f->map_end;
+			bpf_map_update_elem(o->runtime_text_fd, &pid, &r, BPF_ANY);
+			return;
+		}
+	}
+	wlog("pid %d: more than %d CUDA runtimes mapped: driver calls of %s counted twice",
+	     t->pid, CIRRON_RUNTIME_RANGES, f->path);
+}
+
 /* Resolves and attaches every probe of group g in file f. Returns probes attached. */
 static int attach_group(struct observer *o, struct target *t, size_t fi,
 			const struct probe_group *g)
@@ -251,7 +299,7 @@ static int attach_group(struct observer *o, struct target *t, size_t fi,
 	int attached = 0, err, build_id_ok = 0;
 	struct py_find pf = { .version_err = 1 };
 	char build_id[128];
-	bool cached;
+	bool cached, runtime_code = false;
 
 	if (!q)
 		return -ENOMEM;
@@ -279,6 +327,11 @@ static int attach_group(struct observer *o, struct target *t, size_t fi,
 		r->file = fi;
 		if (d->python_tier && o->opts->python_frames == PYF_OFF) {
 			r->err = -ENOENT;	/* not asked for: reported like an absent probe */
+			continue;
+		}
+		if (cuda_per_call(d->action) && o->opts->cuda_calls == CUDA_CALLS_OFF) {
+			r->err = -ENOENT;
+			r->not_asked = true;
 			continue;
 		}
 		pf.wanted |= d->meaning == MEAN_PY_CALL;
@@ -322,6 +375,7 @@ static int attach_group(struct observer *o, struct target *t, size_t fi,
 			pf.why = "slot_tp_call found, but its uprobe could not be attached";
 		pf.taken |= !r->err && d->meaning == MEAN_PY_CALL;
 		attached += !r->err && r->id;
+		runtime_code |= !r->err && r->id && cuda_per_call(d->action) && !d->driver;
 	}
 	/* Only when every way failed: python_frames=unavailable, the reason in health, one
 	 * line on stderr. */
@@ -333,6 +387,8 @@ static int attach_group(struct observer *o, struct target *t, size_t fi,
 	} else if (pf.taken) {
 		t->py_why[0] = 0;
 	}
+	if (runtime_code)
+		add_runtime_text(o, t, f);
 	err = attached;
 out:
 	for (i = 0; i < 2 * n; i++)
@@ -504,6 +560,11 @@ void attach__detach(struct observer *o, struct target *t)
 {
 	bool gone = procfs__alive(t->pid) <= 0;
 
+	__u32 pid = (__u32)t->pid;
+
+	bpf_map_delete_elem(o->cuda_windows_fd, &pid);
+	bpf_map_delete_elem(o->runtime_text_fd, &pid);
+	t->cuda_sample.on = false;
 	for (size_t i = 0; i < t->nprobes; i++) {
 		struct probe_result *r = &t->probes[i];
 
@@ -570,6 +631,60 @@ int attach__python_sample(struct observer *o, struct target *t, bool on)
 		}
 		linked++;
 	}
+	return err ? err : linked;
+}
+
+/* Entry hits of probe id so far. */
+static uint64_t entry_hits(struct observer *o, uint32_t id)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *v = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*v)) : NULL;
+	__u32 key = 2 * id;
+	uint64_t sum = 0;
+
+	if (v && !bpf_map_lookup_elem(o->hits_fd, &key, v))
+		for (int c = 0; c < ncpu; c++)
+			sum += v[c];
+	free(v);
+	return sum;
+}
+
+int attach__cuda_sample(struct observer *o, struct target *t, bool on)
+{
+	struct cuda_window w = { .state = on ? CW_ARMED : CW_CLOSED };
+	__u32 pid = (__u32)t->pid;
+	int linked = 0, err = 0;
+
+	/* Counting starts after every probe is in and stops before any goes. */
+	if (!on)
+		bpf_map_update_elem(o->cuda_windows_fd, &pid, &w, BPF_ANY);
+	for (size_t i = 0; i < t->nprobes; i++) {
+		struct probe_result *r = &t->probes[i];
+
+		if (!r->cuda_sampled || !r->id || !r->entry == !on)
+			continue;
+		if (!on && !entry_hits(o, r->id)) {
+			linked++;	/* never called: costs nothing linked, stays (the gate is
+					 * closed); removing and re-adding links takes the loader
+					 * ~75 ms each */
+			continue;
+		}
+		if (!on) {
+			link_reaper__destroy(r->entry);
+			link_reaper__destroy(r->ret);
+			r->entry = r->ret = NULL;
+			continue;
+		}
+		err = link_one(o, t, r);
+		if (err) {
+			wlog("pid %d: cannot attach %s for a CUDA window: %s", t->pid, r->symbol,
+			     strerror(-err));
+			break;
+		}
+		linked++;
+	}
+	if (on && linked && bpf_map_update_elem(o->cuda_windows_fd, &pid, &w, BPF_ANY))
+		err = -errno;
 	return err ? err : linked;
 }
 

@@ -111,6 +111,8 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 	o->py_verdicts_fd = bpf_map__fd(o->skel->maps.py_verdicts);
 	o->py_stacks_fd = bpf_map__fd(o->skel->maps.py_stacks);
 	o->kernels_fd = bpf_map__fd(o->skel->maps.kernel_launches);
+	o->cuda_windows_fd = bpf_map__fd(o->skel->maps.cuda_windows);
+	o->runtime_text_fd = bpf_map__fd(o->skel->maps.cuda_runtime_text);
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.control), handle_event, o, NULL);
 	if (!o->rb || ring_buffer__add(o->rb, bpf_map__fd(o->skel->maps.events), handle_event, o)) {
 		err = -errno;

@@ -11,7 +11,13 @@
 // only between the first two optimizer steps' ends after the probes were in: one whole
 // training step. (Loops without an optimizer scope: two quiet points, where a data_load,
 // backward or optimizer step ended, two steps apart.)
+//
+// --cuda-calls sampled uses the same schedule (one step in --sample-every, at most one
+// window a second) for the per-call CUDA probes. Their counts need no step alignment: BPF
+// counts only while the process's gate is open (cuda_windows), the gate opens after every
+// probe is in and closes before any goes, and the totals are scaled by span / gate time.
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
@@ -134,4 +140,177 @@ bool py_sample__active(const struct observer *o)
 		if (t->py_sample.on)
 			return true;
 	return false;
+}
+
+#define CUDA_WINDOW_MIN_NS	20000000ull	/* 20 ms */
+#define CUDA_WINDOW_PROGRESS	4		/* progress calls at least, in a window */
+#define CUDA_WINDOW_MAX_NS	2000000000ull	/* a step that never ends (a hang): stop */
+#define CUDA_ARMED_MAX_NS	100000000ull	/* no progress call as long: count by time */
+#define CUDA_GAP_FACTOR		20	/* gap >= 20 x (linking time + window) */
+
+/* Calls of the probes that mark progress (anchors, synchronize), exact. */
+static uint64_t progress_hits(const struct observer *o, const struct target *t)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *v = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*v)) : NULL;
+	uint64_t sum = 0;
+
+	for (size_t i = 0; v && i < t->nprobes; i++) {
+		const struct probe_result *r = &t->probes[i];
+		__u32 key = 2 * r->id;
+
+		if (!r->id || !r->progress || bpf_map_lookup_elem(o->hits_fd, &key, v))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			sum += v[c];
+	}
+	free(v);
+	return sum;
+}
+
+static void cuda_window_open(struct observer *o, struct target *t, uint64_t now)
+{
+	struct cuda_sample *c = &t->cuda_sample;
+	int n = attach__cuda_sample(o, t, true);
+
+	/* Linking takes ~35 ms on an idle VM, a second on a loaded one, and unlinking as
+	 * long, the hot probes trapping all along: the next window waits that much more. */
+	c->link_ns = clock__mono_ns() - now;
+
+	if (n <= 0) {
+		attach__cuda_sample(o, t, false);	/* what did link goes again */
+		c->ended_ns = now;
+		return;
+	}
+	c->on = true;
+	c->opened_ns = c->phase_ns = clock__mono_ns();
+	c->step_at_open = t->tree.step_index;
+	c->windows++;
+	dlog("pid %d: CUDA window %ld on at step %ld", t->pid, c->windows, t->tree.step_index);
+}
+
+/* w: the window as BPF left it; its progress calls count when it ended on one (CLOSED). */
+static void cuda_window_close(struct observer *o, struct target *t, const struct cuda_window *w,
+			      uint64_t now)
+{
+	struct cuda_sample *c = &t->cuda_sample;
+
+	attach__cuda_sample(o, t, false);
+	if (w->state == CW_TIMED)
+		c->timed_ns += now - c->phase_ns;
+	else if (w->state == CW_CLOSED || w->state == CW_CLOSING)
+		c->window_progress += w->progress;
+	c->on = false;
+	c->ended_ns = clock__mono_ns();
+	c->last_window_ns = c->ended_ns - c->opened_ns;
+	c->window_ns += c->last_window_ns;
+	c->next_step = t->tree.step_index + o->opts->sample_every - 1;
+	dlog("pid %d: CUDA window %ld off at step %ld", t->pid, c->windows, t->tree.step_index);
+}
+
+static void set_window_state(struct observer *o, struct target *t, struct cuda_window *w,
+			     enum cuda_window_state st, uint64_t now)
+{
+	__u32 pid = (__u32)t->pid;
+
+	w->state = st;
+	bpf_map_update_elem(o->cuda_windows_fd, &pid, w, BPF_ANY);
+	t->cuda_sample.phase_ns = now;
+}
+
+/* An open window's next state: counting by progress calls until there are enough of them
+ * (and one training step passed), by time where none come. */
+static void cuda_window_step(struct observer *o, struct target *t, uint64_t now)
+{
+	struct cuda_sample *c = &t->cuda_sample;
+	struct cuda_window w = { .state = CW_CLOSED };
+	__u32 pid = (__u32)t->pid;
+	bool steps = t->tree.step_index > 0;
+	uint64_t in_state = now - c->phase_ns;
+
+	bpf_map_lookup_elem(o->cuda_windows_fd, &pid, &w);
+	switch (w.state) {
+	case CW_ARMED:
+		if (in_state >= CUDA_ARMED_MAX_NS)
+			set_window_state(o, t, &w, CW_TIMED, now);
+		return;
+	case CW_COUNTING:
+		if ((in_state >= CUDA_WINDOW_MIN_NS && w.progress >= CUDA_WINDOW_PROGRESS &&
+		     (!steps || t->tree.step_index >= c->step_at_open + 2)) ||
+		    in_state >= CUDA_WINDOW_MAX_NS)
+			set_window_state(o, t, &w, CW_CLOSING, now);
+		return;
+	case CW_CLOSING:
+		if (in_state >= CUDA_WINDOW_MAX_NS)	/* no progress call to end on */
+			cuda_window_close(o, t, &w, now);
+		return;
+	case CW_TIMED:
+		if (in_state >= CUDA_WINDOW_MIN_NS)
+			cuda_window_close(o, t, &w, now);
+		return;
+	default:
+		cuda_window_close(o, t, &w, now);
+	}
+}
+
+void cuda_sample__tick(struct observer *o)
+{
+	if (o->opts->cuda_calls != CUDA_CALLS_SAMPLED)
+		return;
+	for (struct target *t = o->targets; t; t = t->next) {
+		struct cuda_sample *c = &t->cuda_sample;
+		bool steps = t->tree.step_index > 0;
+		uint64_t now = clock__mono_ns();
+
+		if (!c->any || c->until_ns)
+			continue;
+		if (t->exited) {
+			if (c->on)
+				cuda_window_step(o, t, now);
+			if (c->on) {	/* cut short: what it counted is left in, uncovered */
+				struct cuda_window w = { .state = CW_CLOSING };
+
+				cuda_window_close(o, t, &w, now);
+			}
+			c->until_ns = now;
+			continue;
+		}
+		if (c->on) {
+			cuda_window_step(o, t, now);
+			continue;
+		}
+		if (now - c->ended_ns < PY_SAMPLE_MIN_GAP_NS ||
+		    now - c->ended_ns < CUDA_GAP_FACTOR * (c->link_ns + c->last_window_ns))
+			continue;
+		if (steps && !c->scheduled) {
+			c->scheduled = true;
+			c->next_step = t->tree.step_index + o->opts->sample_every - 1;
+		}
+		if (!steps || t->tree.step_index >= c->next_step)
+			cuda_window_open(o, t, now);
+	}
+}
+
+bool cuda_sample__active(const struct observer *o)
+{
+	for (const struct target *t = o->targets; t; t = t->next)
+		if (t->cuda_sample.on)
+			return true;
+	return false;
+}
+
+double cuda_sample__scale(const struct observer *o, const struct target *t,
+			  struct cuda_scale *s)
+{
+	const struct cuda_sample *c = &t->cuda_sample;
+	uint64_t end = c->until_ns ? c->until_ns : clock__mono_ns();
+
+	s->window_ns = c->window_ns + (c->on ? end - c->opened_ns : 0);
+	s->span_ns = end - c->since_ns;
+	s->progress = progress_hits(o, t);
+	s->window_progress = c->window_progress;
+	s->by_progress = s->window_progress > 0;
+	if (s->by_progress)
+		return (double)s->progress / (double)s->window_progress;
+	return c->timed_ns ? (double)s->span_ns / (double)c->timed_ns : 0;
 }

@@ -18,4 +18,21 @@ bool py_sample__accepts(const struct observer *o, const struct target *t, uint64
  * instead of every 100, so the probes go about a step after they came, not ~100 ms later. */
 bool py_sample__active(const struct observer *o);
 
+/* --cuda-calls sampled, called every round of the loop: opens a CUDA window when one is
+ * due (one training step in every --sample-every, or every second in processes without
+ * torch steps; never sooner than a second after the last) and closes it after one step
+ * (at least 20 ms), or after 20 ms. */
+void cuda_sample__tick(struct observer *o);
+/* A CUDA window is open in some target: the loop then turns every few ms. */
+bool cuda_sample__active(const struct observer *o);
+struct cuda_scale {
+	uint64_t window_ns, span_ns;		/* time in windows, time since sampling began */
+	uint64_t progress, window_progress;	/* always-linked probes' hits: all, in windows */
+	bool by_progress;			/* scaled by progress (else by time) */
+};
+/* The factor from counts in windows to the whole span: progress / progress in windows,
+ * or without progress in windows, span / window time; 0 before any window. */
+double cuda_sample__scale(const struct observer *o, const struct target *t,
+			  struct cuda_scale *s);
+
 #endif

@@ -20,6 +20,8 @@ enum python_frames { PYF_OFF, PYF_SAMPLED, PYF_ALWAYS };
  * alternative, bench/mark_cost.sh) */
 enum marks_mode { MARKS_ON, MARKS_OFF, MARKS_UPROBE };
 
+enum cuda_calls { CUDA_CALLS_SAMPLED, CUDA_CALLS_ALWAYS, CUDA_CALLS_OFF };
+
 struct options {
 	enum command cmd;
 	int pid;
@@ -57,6 +59,8 @@ struct options {
 	double metrics_grace_s;		/* series of ended sessions stay this long */
 	const char *syslog_socket;	/* --output log: the syslog daemon's socket */
 	double sys_interval_s;		/* --sys-interval: system stats period; 0 off */
+	enum cuda_calls cuda_calls;	/* per-call CUDA probes: in sampled windows (default),
+					 * always (--cuda-detail implies it) or off */
 };
 
 #endif

@@ -123,6 +123,12 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 	memcpy(name, e->str, CIRRON_STR_LEN);
 	name[CIRRON_STR_LEN] = 0;
 	memcpy(t->event_counters, e->counters, sizeof(t->event_counters));
+	if (o->opts->cuda_calls != CUDA_CALLS_ALWAYS) {
+		/* counted in windows only (or not at all): no per-span launches, bytes, memcpy
+		 * time or malloc bytes; sync time stays exact */
+		t->event_counters[0] = t->event_counters[1] = t->event_counters[2] = 0;
+		t->event_counters[4] = 0;
+	}
 	if (e->lost_before) {
 		struct tree_event lost = te;
 

@@ -7,9 +7,11 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "attach/link_reaper.h"
+#include "attach/py_sample.h"
 #include "observe/observe.h"
 
 void attrs__set_num(cJSON *o, const char *key, double v)
@@ -104,8 +106,37 @@ static const struct {
 	TOTAL(launches), TOTAL(memcpy_calls), TOTAL(memcpy_bytes_h2d), TOTAL(memcpy_bytes_d2h),
 	TOTAL(memcpy_bytes_d2d), TOTAL(memcpy_bytes_other), TOTAL(memcpy_ns), TOTAL(malloc_calls),
 	TOTAL(malloc_bytes), TOTAL(free_calls), TOTAL(sync_calls), TOTAL(sync_ns),
+	TOTAL(launches_driver), TOTAL(memcpy_calls_driver), TOTAL(malloc_calls_driver),
+	TOTAL(free_calls_driver), TOTAL(graph_launches), TOTAL(graph_launches_driver),
 #undef TOTAL
 };
+
+/* Exact whatever --cuda-calls says: their probes are always attached. */
+static bool cuda_total_exact(size_t off)
+{
+	return off == offsetof(struct cuda_counts, sync_calls) ||
+	       off == offsetof(struct cuda_counts, sync_ns);
+}
+
+/* --cuda-calls sampled: the window counts scaled to the span, as cuda.<name>_est, and how
+ * they were sampled (cuda.sampled). Nothing until some window time has passed. */
+static double cuda_estimates(const struct observer *o, cJSON *a, const struct target *t)
+{
+	struct cuda_scale cs;
+	double scale = cuda_sample__scale(o, t, &cs);
+	cJSON *s = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(s, "windows", (double)t->cuda_sample.windows);
+	cJSON_AddNumberToObject(s, "window_ns", (double)cs.window_ns);
+	cJSON_AddNumberToObject(s, "span_ns", (double)cs.span_ns);
+	cJSON_AddNumberToObject(s, "progress_calls", (double)cs.progress);
+	cJSON_AddNumberToObject(s, "progress_calls_in_windows", (double)cs.window_progress);
+	cJSON_AddStringToObject(s, "scaled_by", cs.by_progress ? "calls" : "time");
+	cJSON_AddNumberToObject(s, "scale", scale);
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "cuda.sampled", s))
+		cJSON_AddItemToObject(a, "cuda.sampled", s);
+	return scale;
+}
 
 struct kernel_key *attrs__kernel_keys(const struct observer *o, int pid, size_t *n)
 {
@@ -134,11 +165,27 @@ void attrs__cuda(struct observer *o, struct target *t)
 	struct kernel_key *keys;
 	size_t n;
 
+	double scale = 1;
+	bool sampled = o->opts->cuda_calls == CUDA_CALLS_SAMPLED && t->cuda_sample.any;
+	bool off = o->opts->cuda_calls == CUDA_CALLS_OFF;
+
 	if (bpf_map_lookup_elem(o->cuda_fd, &t->pid, &c))
 		return;	/* no CUDA call yet */
-	for (size_t i = 0; i < sizeof(cuda_totals) / sizeof(cuda_totals[0]); i++)
-		attrs__set_num(a, cuda_totals[i].name,
-			       (double)*(const __u64 *)((const char *)&c + cuda_totals[i].off));
+	if (sampled)
+		scale = cuda_estimates(o, a, t);
+	for (size_t i = 0; i < sizeof(cuda_totals) / sizeof(cuda_totals[0]); i++) {
+		double v = (double)*(const __u64 *)((const char *)&c + cuda_totals[i].off);
+		char name[64];
+
+		if (off && !cuda_total_exact(cuda_totals[i].off))
+			continue;	/* --cuda-calls off: not counted */
+		if (!sampled || cuda_total_exact(cuda_totals[i].off)) {
+			attrs__set_num(a, cuda_totals[i].name, v);
+		} else if (scale > 0) {
+			snprintf(name, sizeof(name), "%s_est", cuda_totals[i].name);
+			attrs__set_num(a, name, (double)(uint64_t)(v * scale + 0.5));
+		}
+	}
 
 	/* Launches per kernel, named from the host stub address cudaLaunchKernel received. */
 	kernels = cJSON_CreateObject();
@@ -155,11 +202,18 @@ void attrs__cuda(struct observer *o, struct target *t)
 			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)keys[i].func);
 			name = addr;
 		}
-		attrs__set_num(kernels, name, (double)count);
+		attrs__set_num(kernels, name, sampled ? (double)(uint64_t)(count * scale + 0.5) :
+							(double)count);
 	}
 	free(keys);
-	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "cuda.kernels", kernels))
-		cJSON_AddItemToObject(a, "cuda.kernels", kernels);
+	if ((sampled && scale <= 0) || off) {
+		cJSON_Delete(kernels);
+	} else {
+		const char *key = sampled ? "cuda.kernels_est" : "cuda.kernels";
+
+		if (!cJSON_ReplaceItemInObjectCaseSensitive(a, key, kernels))
+			cJSON_AddItemToObject(a, key, kernels);
+	}
 	session__touch_root(t->session);
 }
 
@@ -206,8 +260,8 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 		const struct probe_result *r = &t->probes[i];
 		cJSON *p;
 
-		if (r->err == -ENOENT && r->def->optional)
-			continue;	/* not in this build: not a failure */
+		if ((r->err == -ENOENT && r->def->optional) || r->not_asked)
+			continue;	/* not in this build, or not asked for: not a failure */
 		p = cJSON_CreateObject();
 		cJSON_AddStringToObject(p, "symbol", r->symbol ? r->symbol : r->def->symbol);
 		cJSON_AddStringToObject(p, "group", r->group->name);
@@ -233,6 +287,10 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 	cJSON_AddNumberToObject(h, "ringbuf_drops", (double)sum_percpu(o->stats_fd, STAT_RB_DROPS));
 	cJSON_AddNumberToObject(h, "kernel_map_full",
 				(double)sum_percpu(o->stats_fd, STAT_KERNEL_KEYS_FULL));
+	cJSON_AddNumberToObject(h, "driver_calls_from_runtime",
+				(double)sum_percpu(o->stats_fd, STAT_DRIVER_FROM_RUNTIME));
+	if (o->opts->cuda_calls == CUDA_CALLS_SAMPLED && t->cuda_sample.any)
+		cJSON_AddNumberToObject(h, "cuda_windows", (double)t->cuda_sample.windows);
 	cJSON_AddNumberToObject(h, "events", (double)t->events);
 	cJSON_AddNumberToObject(h, "events_lost", (double)t->tree.events_lost);
 	cJSON_AddNumberToObject(h, "probes_attached", attached);

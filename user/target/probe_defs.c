@@ -22,6 +22,7 @@ static const char *const action_names[ACT__COUNT] = {
 	[ACT_CUDA_DEVICE_COUNT] = "cuda_device_count",
 	[ACT_DL_STATE] = "dl_state",
 	[ACT_DL_WATCH] = "dl_watch",
+	[ACT_CUDA_GRAPH_LAUNCH] = "cuda_graph_launch",
 };
 
 static const char *const meaning_names[MEAN__COUNT] = {
@@ -121,6 +122,27 @@ static int parse_py_layout(const cJSON *j, struct py_layout *l, const char *orig
 	return 0;
 }
 
+/* "source": "driver" (libcuda's entry points; default "runtime") and, for a driver memcpy,
+ * "memcpy_kind": the cudaMemcpyKind its name implies (1 h2d, 2 d2h, 3 d2d; default 0). */
+static int parse_cuda_source(const cJSON *p, struct probe_def *d, const char *origin)
+{
+	const cJSON *src = cJSON_GetObjectItemCaseSensitive(p, "source");
+	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(p, "memcpy_kind");
+
+	if (src && (!cJSON_IsString(src) || (strcmp(src->valuestring, "driver") != 0 &&
+					     strcmp(src->valuestring, "runtime") != 0))) {
+		elog("%s: %s: \"source\" is \"runtime\" or \"driver\"", origin, d->symbol);
+		return -EINVAL;
+	}
+	d->driver = src && !strcmp(src->valuestring, "driver");
+	if (kind && (!cJSON_IsNumber(kind) || kind->valueint < 0 || kind->valueint > 4)) {
+		elog("%s: %s: \"memcpy_kind\" is 0 to 4 (cudaMemcpyKind)", origin, d->symbol);
+		return -EINVAL;
+	}
+	d->memcpy_kind = kind ? (uint8_t)kind->valueint : 0;
+	return 0;
+}
+
 static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 {
 	const cJSON *action = cJSON_GetObjectItemCaseSensitive(p, "action");
@@ -205,6 +227,8 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 		return -EINVAL;
 	}
 	d->aux_offset = aux_off ? (uint64_t)aux_off->valuedouble : 0;
+	if (parse_cuda_source(p, d, origin))
+		return -EINVAL;
 	if (cJSON_GetObjectItemCaseSensitive(p, "object_layout") &&
 	    parse_py_layout(cJSON_GetObjectItemCaseSensitive(p, "object_layout"), &d->py_layout,
 			    origin, d->symbol))

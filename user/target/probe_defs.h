@@ -42,6 +42,8 @@ struct probe_def {
 	struct py_layout py_layout;	/* py_call probes: this build's object layout */
 	uint32_t py_version;	/* "python_version": 3.N as 0x030N0000: any build of that minor */
 	char *scope_name;	/* scope probes: a fixed span name (else the name argument) */
+	bool driver;		/* "source": "driver": a libcuda entry point (PROBE_F_DRIVER) */
+	uint8_t memcpy_kind;	/* driver memcpy: the cudaMemcpyKind its name implies */
 };
 
 /* A library, recognized by a symbol it defines (file names vary: hashed wheel copies). */

@@ -27,6 +27,28 @@ struct py_sample {
 	long samples;		/* windows so far */
 	uint64_t ended_mono_ns;	/* when the last window ended */
 };
+
+/* --cuda-calls sampled: the per-call CUDA probes are linked, and counted, in windows
+ * only (one training step in N, or 20 ms, at most one a second). Monotonic times. */
+struct cuda_sample {
+	bool any;		/* the target has sampled CUDA probes */
+	bool on;		/* a window is open: probes linked, BPF gate open */
+	bool scheduled;		/* next_step is set */
+	uint64_t since_ns;	/* sampling began (first sampled probe reserved) */
+	uint64_t until_ns;	/* 0, or when the process was seen gone: the span's end */
+	uint64_t opened_ns;	/* the open window's gate opened */
+	uint64_t ended_ns;	/* the last window closed */
+	uint64_t window_ns;	/* closed windows, summed */
+	long step_at_open, next_step;
+	long windows;		/* windows so far, the open one included */
+	/* Progress: calls of the target's always-linked anchors and CUDA synchronizes,
+	 * exact. Windows slow the calls they count, so counts scale by progress, not by
+	 * time, where there is some; BPF aligns windows to progress calls (cuda_window). */
+	uint64_t window_progress;	/* in closed windows, summed */
+	uint64_t timed_ns;		/* closed windows counted by time (no progress calls) */
+	uint64_t phase_ns;		/* when the open window entered its current state */
+	uint64_t link_ns, last_window_ns;	/* the last window's linking time and length */
+};
 struct sym_table;
 
 /* An ELF file the target maps executable. The fd keeps it readable after the target
@@ -54,6 +76,9 @@ struct probe_result {
 	bool sampled;		/* Python tier at --python-frames sampled: linked in samples only */
 	struct bpf_link *entry, *ret;
 	int err;		/* 0, or -errno of resolution (-ENOENT) or attach */
+	bool cuda_sampled;	/* per-call CUDA probe at --cuda-calls sampled: in windows only */
+	bool not_asked;		/* left out by an option (--cuda-calls off): not a failure */
+	bool progress;		/* PROBE_F_PROGRESS: bounds CUDA windows */
 };
 
 struct kernel_name {
@@ -102,6 +127,7 @@ struct target {
 	uint64_t writes, write_bytes, writes_over_bound;
 	void *write_link;	/* --marks uprobe: its bpf_link on libc's write() */
 	struct target *next;
+	struct cuda_sample cuda_sample;	/* --cuda-calls sampled */
 };
 
 struct target *target__new(int pid);

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// A client of the CUDA driver API (libcuda.so.1: the stand-in, libcuda_standin.c) that also
+// calls a runtime built on that driver (fake_cudart.c), a known number of times each: the
+// driver calls are what cuBLAS, cuDNN and NCCL make, the runtime's own driver calls must
+// not be counted twice. The counts below are what tests/e2e/test_cuda_sampled.py expects.
+//
+//   cuda_driver_calls [--wait]   --wait: print "ready", call nothing before SIGUSR1
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define N_DRV_LAUNCH	40
+#define N_DRV_LAUNCH_EX	3
+#define N_DRV_GRAPH	2
+#define N_DRV_H2D	3	/* 4096 bytes each */
+#define N_DRV_D2H	2	/* 1000 bytes each */
+#define N_DRV_D2D_ASYNC	1	/* 512 bytes */
+#define N_DRV_ALLOC	4	/* 1 MiB each */
+#define N_DRV_FREE	4
+#define N_RT_LAUNCH	10
+#define N_RT_H2D	2	/* 100 bytes each */
+#define N_RT_MALLOC	1	/* 64 KiB */
+#define N_RT_FREE	1
+#define N_RT_GRAPH	1
+
+typedef int CUresult;
+typedef uint64_t CUdeviceptr;
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			unsigned by, unsigned bz, unsigned shmem, void *s, void **params,
+			void **extra);
+CUresult cuLaunchKernelEx(const void *config, void *f, void **params, void **extra);
+CUresult cuGraphLaunch(void *g, void *s);
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n);
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, void *s);
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n);
+CUresult cuMemFree_v2(CUdeviceptr p);
+
+typedef struct { unsigned x, y, z; } dim3;
+int cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t shmem, void *s);
+int cudaMemcpy(void *dst, const void *src, size_t n, int kind);
+int cudaMalloc(void **p, size_t n);
+int cudaFree(void *p);
+int cudaGraphLaunch(void *g, void *s);
+
+static volatile sig_atomic_t go;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	go = 1;
+}
+
+int main(int argc, char **argv)
+{
+	static char host[4096];
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	dim3 one = { 1, 1, 1 };
+	CUdeviceptr d = 0;
+	void *p = NULL;
+	sigset_t usr1, none;
+	int i;
+
+	sigaction(SIGUSR1, &sa, NULL);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1 && !strcmp(argv[1], "--wait")) {
+		printf("ready\n");
+		sigemptyset(&none);
+		while (!go)
+			sigsuspend(&none);
+	}
+	for (i = 0; i < N_DRV_LAUNCH; i++)
+		cuLaunchKernel((void *)0x1000, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+	for (i = 0; i < N_DRV_LAUNCH_EX; i++)
+		cuLaunchKernelEx(NULL, (void *)0x2000, NULL, NULL);
+	for (i = 0; i < N_DRV_GRAPH; i++)
+		cuGraphLaunch((void *)0x3000, NULL);
+	for (i = 0; i < N_DRV_H2D; i++)
+		cuMemcpyHtoD_v2(0x10000, host, 4096);
+	for (i = 0; i < N_DRV_D2H; i++)
+		cuMemcpyDtoH_v2(host, 0x10000, 1000);
+	for (i = 0; i < N_DRV_D2D_ASYNC; i++)
+		cuMemcpyDtoDAsync_v2(0x10000, 0x20000, 512, NULL);
+	for (i = 0; i < N_DRV_ALLOC; i++)
+		cuMemAlloc_v2(&d, 1 << 20);
+	for (i = 0; i < N_DRV_FREE; i++)
+		cuMemFree_v2(d);
+	for (i = 0; i < N_RT_LAUNCH; i++)
+		cudaLaunchKernel((const void *)0x4000, one, one, NULL, 0, NULL);
+	for (i = 0; i < N_RT_H2D; i++)
+		cudaMemcpy(host, host, 100, 1);
+	for (i = 0; i < N_RT_MALLOC; i++)
+		cudaMalloc(&p, 64 << 10);
+	for (i = 0; i < N_RT_FREE; i++)
+		cudaFree(p);
+	for (i = 0; i < N_RT_GRAPH; i++)
+		cudaGraphLaunch((void *)0x5000, NULL);
+	printf("done\n");
+	return 0;
+}

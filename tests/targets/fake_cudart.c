@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// A CUDA runtime built on the driver API, as the real one is: each runtime call the cudart
+// probes name calls the matching libcuda entry point from this library's code. It is
+// matched as the cudart group (it defines cudaLaunchKernel), so a session sees every call
+// twice, at the runtime and at the driver probe: the test checks it is counted once.
+// (libcudart.so.13 dlopens libcuda.so.1 and takes its entry points from cuGetProcAddress,
+// which needs a real driver: with the stand-in it stops at initialization.)
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int CUresult;
+typedef uint64_t CUdeviceptr;
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			unsigned by, unsigned bz, unsigned shmem, void *s, void **params,
+			void **extra);
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n);
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n);
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n);
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n);
+CUresult cuMemFree_v2(CUdeviceptr p);
+CUresult cuDeviceGetCount(int *n);
+CUresult cuGraphLaunch(void *g, void *s);
+
+typedef struct { unsigned x, y, z; } dim3;
+
+#define API __attribute__((visibility("default"), noinline))
+
+API int cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t shmem, void *s)
+{
+	return cuLaunchKernel((void *)f, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned)shmem, s, args,
+			      NULL);
+}
+
+static int memcpy_any(void *dst, const void *src, size_t n, int kind)
+{
+	switch (kind) {
+	case 1: return cuMemcpyHtoD_v2((CUdeviceptr)dst, src, n);
+	case 2: return cuMemcpyDtoH_v2(dst, (CUdeviceptr)src, n);
+	case 3: return cuMemcpyDtoD_v2((CUdeviceptr)dst, (CUdeviceptr)src, n);
+	default: return cuMemcpy((CUdeviceptr)dst, (CUdeviceptr)src, n);
+	}
+}
+
+API int cudaMemcpy(void *dst, const void *src, size_t n, int kind)
+{
+	return memcpy_any(dst, src, n, kind);
+}
+
+API int cudaMemcpyAsync(void *dst, const void *src, size_t n, int kind, void *s)
+{
+	(void)s;
+	return memcpy_any(dst, src, n, kind);
+}
+
+API int cudaMalloc(void **p, size_t n) { return cuMemAlloc_v2((CUdeviceptr *)p, n); }
+API int cudaFree(void *p) { return cuMemFree_v2((CUdeviceptr)p); }
+API int cudaGraphLaunch(void *g, void *s) { return cuGraphLaunch(g, s); }
+API int cudaStreamSynchronize(void *s) { (void)s; return 100; }
+API int cudaDeviceSynchronize(void) { return 100; }
+API int cudaEventSynchronize(void *e) { (void)e; return 100; }
+API int cudaGetDeviceCount(int *n) { return cuDeviceGetCount(n); }
