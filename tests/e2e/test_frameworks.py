@@ -71,9 +71,6 @@ def test_hf_trainer(h, fw_venv):
     assert [x["index"] for x in steps] == list(range(8))
     for e in epochs:
         assert len(children(s, e, "step")) == 4
-    # every evaluation batch gives one exact forward in mode=eval (where it lands: below)
-    evals = [f for f in model_forwards(s, GPT2) if f["attrs"]["mode"] == "eval"]
-    assert len(evals) == 2 * 2, [f["attrs"] for f in named(s, "forward")]
     for st in steps:
         kids = children(s, st)
         counts = {n: sum(1 for k in kids if k["name"] == n)
@@ -91,6 +88,9 @@ def test_hf_trainer(h, fw_venv):
                    strict=False)
 def test_hf_trainer_evaluation_under_epoch(h, fw_venv):
     s = run(h, fw_venv, "transformers", "--epochs", "2", "--batches", "4", "--val-batches", "2")
+    # every evaluation batch gives one exact forward in mode=eval, under its epoch
+    evals = [f for f in model_forwards(s, GPT2) if f["attrs"]["mode"] == "eval"]
+    assert len(evals) == 2 * 2, [f["attrs"] for f in named(s, "forward")]
     for e in named(s, "epoch"):
         evals = [f for f in model_forwards(s, GPT2, e) if f["attrs"]["mode"] == "eval"]
         assert len(evals) == 2

@@ -92,7 +92,18 @@ def test_report_of_a_training_job(h, torch_ok, tmp_path):
     page = tmp_path / "report.html"
     report(h, root, page)
     dom, got = check_page(tmp_path, page, 1, "training-job.png")
-    assert set(got) == {"s0-step-time", "s0-phases", "s0-stall"}, sorted(got)
+    # and one chart per number the job printed (marks, README "Marks from what the job
+    # prints"), each with as many points as marks of that name
+    printed = {}
+    for x in s.spans.values():
+        for m in x.get("marks", []):
+            if m.get("source") in ("stdout", "stderr"):
+                printed[m["name"]] = printed.get(m["name"], 0) + 1
+    assert printed, "train.py prints its loss: there are marks to chart"
+    marks = sorted((v[0][0], v[0][1]) for k, v in got.items() if k.startswith("s0-mark"))
+    assert marks == sorted(printed.items()), (marks, printed)
+    assert set(got) - {k for k in got if k.startswith("s0-mark")} == \
+        {"s0-step-time", "s0-phases", "s0-stall"}, sorted(got)
     assert got["s0-step-time"] == [("step", steps, steps)]
     assert [x[0] for x in got["s0-phases"]] == [
         "data_load", "forward", "backward", "optimizer_step", "collective_wait"]
