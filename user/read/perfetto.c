@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "read/outfile.h"
 #include "read/perfetto.h"
+#include "read/spool_reader.h"
 #include "tree/session.h"
 
 #define EXACT_MARK '\x01'		/* a long integer token, quoted to keep its digits */
@@ -606,22 +607,6 @@ struct psession {
 	bool ok, chosen;
 };
 
-/* "<session_id>.<8 digits>.json" */
-static bool batch_name(const char *name, size_t *id_len, uint64_t *seq)
-{
-	size_t len = strlen(name);
-	const char *d;
-
-	if (len < 1 + 1 + 8 + 5 || strcmp(name + len - 5, ".json") != 0)
-		return false;
-	d = name + len - 5 - 8;
-	if (d[-1] != '.' || strspn(d, "0123456789") != 8)
-		return false;
-	*seq = strtoull(d, NULL, 10);
-	*id_len = (size_t)(d - 1 - name);
-	return true;
-}
-
 static int by_session_seq(const void *a, const void *b)
 {
 	const struct bfile *x = a, *y = b;
@@ -744,7 +729,7 @@ int perfetto__main(const struct options *o)
 		struct bfile bf = {};
 		const char *name = list[i]->d_name;
 
-		if (files && name[0] != '.' && batch_name(name, &bf.id_len, &bf.seq) &&
+		if (files && name[0] != '.' && spool_view__batch_name(name, &bf.id_len, &bf.seq) &&
 		    (bf.name = strdup(name)))
 			files[nfiles++] = bf;
 		else if (files && name[0] != '.')

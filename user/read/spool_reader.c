@@ -151,8 +151,7 @@ static const char *read_batch(const cJSON *b, struct rsession *meta, uint64_t *s
 	return NULL;
 }
 
-/* "<session_id>.<8 digits>.json": the id and seq the content must repeat. */
-static bool parse_name(const char *name, size_t *id_len, uint64_t *seq)
+bool spool_view__batch_name(const char *name, size_t *id_len, uint64_t *seq)
 {
 	size_t len = strlen(name);
 	const char *d;
@@ -369,7 +368,7 @@ int spool_view__add_batch(struct spool_view *v, const char *name, const char *te
 	cJSON *b;
 	int err = -EINVAL;
 
-	if (!parse_name(name, &id_len, &name_seq)) {
+	if (!spool_view__batch_name(name, &id_len, &name_seq)) {
 		snprintf(why, why_size, "not a batch name (<session_id>.<8-digit seq>.json)");
 		return -EINVAL;
 	}

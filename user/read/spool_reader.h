@@ -59,6 +59,9 @@ int spool_view__add_batch(struct spool_view *v, const char *name, const char *te
  * the listing (counted in v->removed) are passed over silently.
  * Returns 0 or -errno if dir cannot be read. */
 int spool_view__load_dir(struct spool_view *v, const char *dir);
+/* "<session_id>.<8 digits>.json": the id's length and the seq the batch's content must
+ * repeat. False for any other name. */
+bool spool_view__batch_name(const char *name, size_t *id_len, uint64_t *seq);
 /* Links children to parents, sorts children and sessions. Call once, after loading. */
 int spool_view__build(struct spool_view *v);
 void spool_view__free(struct spool_view *v);
