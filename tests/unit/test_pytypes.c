@@ -134,15 +134,65 @@ static void finds_training_in_a_split_dict(void)
 	unknown.known = false;
 	py_types__find_training(t, getpid(), obj, &unknown);
 	ASSERT_EQ(t->nderef, 0, "no layout, no chain");
-	dict.values = NULL;	/* a combined dict: not followed */
+}
+
+struct fake_keys_general {
+	char head[9];
+	unsigned char log2_index_bytes;	/* +9 */
+	unsigned char kind;		/* +10: 0 DICT_KEYS_GENERAL */
+	char pad[13];
+	long nentries;			/* +24 */
+	char indices[16];		/* +32, 1 << 4 bytes */
+	struct { long hash; struct fake_str *key; void *value; } entries[2];
+};
+
+/* HF and Lightning models have more attributes than a split dict shares: their __dict__ is
+ * combined, the values sit in the keys object's entries ({key, value}, or {hash, key, value}
+ * for a general dict). */
+static void finds_training_in_a_combined_dict(void)
+{
+	static struct py_types c;
+	static struct fake_str k_params = { .data = "_parameters" }, k_training = { .data = "training" };
+	static struct fake_bool py_false = { 1, &bool_t, 0, 0 };
+	static struct fake_keys keys = { .log2_index_bytes = 3, .nentries = 2,
+		.entries = { { &k_params, NULL }, { &k_training, &py_false } } };
+	static struct fake_keys_general gkeys = { .log2_index_bytes = 4, .kind = 0, .nentries = 2,
+		.entries = { { 1, &k_training, &py_false }, { 2, &k_params, NULL } } };
+	static struct fake_dict dict = { .keys = &keys, .values = NULL };
+	static struct { struct fake_dict *dict; long pad[2]; struct fake_object o; } inst = {
+		.dict = &dict, .o = { 1, &seq_t } };
+	uint64_t obj = (uint64_t)(uintptr_t)&inst.o, p = obj;
+	struct py_type *t;
+
+	keys.pad[0] = 1;	/* +10, dk_kind: DICT_KEYS_UNICODE */
+	t = py_types__classify(&c, getpid(), obj);
+	if (!ASSERT_OK_PTR(t, "classify"))
+		return;
 	py_types__find_training(t, getpid(), obj, &layout313);
-	ASSERT_EQ(t->nderef, 0, "combined dict");
+	ASSERT_EQ(t->nderef, 3, "dict -> keys -> entries[1].value");
+	for (int i = 0; i < t->nderef; i++)
+		p = *(uint64_t *)(uintptr_t)(p + (uint64_t)(int64_t)t->chain[i]);
+	ASSERT_EQ(p, (uint64_t)(uintptr_t)&py_false, "unicode entries: training's value");
+
+	dict.keys = (struct fake_keys *)&gkeys;
+	p = obj;
+	py_types__find_training(t, getpid(), obj, &layout313);
+	ASSERT_EQ(t->nderef, 3, "general dict");
+	for (int i = 0; i < t->nderef; i++)
+		p = *(uint64_t *)(uintptr_t)(p + (uint64_t)(int64_t)t->chain[i]);
+	ASSERT_EQ(p, (uint64_t)(uintptr_t)&py_false, "general entries: training's value");
+
+	k_training.data[0] = 'x';	/* no `training` key */
+	py_types__find_training(t, getpid(), obj, &layout313);
+	ASSERT_EQ(t->nderef, 0, "not found");
+	k_training.data[0] = 't';
 }
 
 int main(void)
 {
 	RUN_TEST(classifies_by_class_chain);
 	RUN_TEST(finds_training_in_a_split_dict);
+	RUN_TEST(finds_training_in_a_combined_dict);
 	RUN_TEST(unreadable_is_null);
 	return unit__done();
 }

@@ -66,6 +66,18 @@ static int module_training(struct target *t, const struct event *e)
 	return b;
 }
 
+/* Tells BPF what to do with calls of this class and, for a module, where `training` is. */
+static bool set_verdict(struct observer *o, struct target *t, const struct py_type *type,
+			bool module)
+{
+	struct py_type_key key = { .tgid = (__u32)t->pid, .type = type->type };
+	struct py_verdict_val v = { .verdict = module ? PYV_REPORT : PYV_IGNORE };
+
+	v.nderef = (__u8)type->nderef;
+	memcpy(v.off, type->chain, sizeof(v.off));
+	return !bpf_map_update_elem(o->py_verdicts_fd, &key, &v, BPF_ANY);
+}
+
 /* CPython slot_tp_call entry/return on the training thread: the outermost call of a torch
  * Module (not a loss) is the forward. Returns true when te holds a tree input. */
 static bool py_call_to_tree(struct observer *o, struct target *t, const struct probe_def *d,
@@ -92,14 +104,9 @@ static bool py_call_to_tree(struct observer *o, struct target *t, const struct p
 	type = py_types__classify(&t->py_types, t->pid, e->args[0]);
 	module = type && type->kind == PYK_MODULE;
 	if (type && !type->verdict_set) {	/* from now on BPF decides for this class */
-		struct py_type_key key = { .tgid = (__u32)t->pid, .type = type->type };
-		struct py_verdict_val v = { .verdict = module ? PYV_REPORT : PYV_IGNORE };
-
 		if (module)
 			py_types__find_training(type, t->pid, e->args[0], &d->py_layout);
-		v.nderef = (__u8)type->nderef;
-		memcpy(v.off, type->chain, sizeof(v.off));
-		type->verdict_set = !bpf_map_update_elem(o->py_verdicts_fd, &key, &v, BPF_ANY);
+		type->verdict_set = set_verdict(o, t, type, module);
 	}
 	if (pc->depth < 256)
 		pc->is_module[pc->depth] = module;
@@ -109,6 +116,13 @@ static bool py_call_to_tree(struct observer *o, struct target *t, const struct p
 	te->kind = TI_FORWARD_ENTER;
 	te->name = type->name;
 	te->value = module_training(t, e);
+	if (te->value < 0 && (e->args[1] || !type->nderef) && type->refinds < 16) {
+		type->refinds++;
+		/* the chain led to something else: this instance's dict differs from the one the
+		 * chain was found in, or grew (combined dicts move their entries) */
+		py_types__find_training(type, t->pid, e->args[0], &d->py_layout);
+		set_verdict(o, t, type, true);
+	}
 	return true;
 }
 

@@ -86,35 +86,49 @@ struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t obj)
 	return t;
 }
 
-/* A split __dict__ (what torch modules have): the keys object lists attribute names in
- * order, the values array holds them at the same index. */
+/* Where obj's __dict__ keeps `training`. A small module's dict is split (the keys object
+ * lists attribute names in order, the values array holds them at the same index): the chain
+ * managed_dict -> ma_values -> values[i]. A module with many attributes (HF and Lightning
+ * models: more than the 30 keys a split dict shares) has a combined dict: the entries after
+ * the index table hold {key, value} ({hash, key, value} for non-str keys), so the chain is
+ * managed_dict -> ma_keys -> entries[i].value. A combined dict that grows moves its entries;
+ * the loader finds the chain again when the value read is not a bool. */
 void py_types__find_training(struct py_type *t, int pid, uint64_t obj, const struct py_layout *l)
 {
-	uint64_t dict, keys, values, nentries, key;
-	uint8_t log2_index_bytes;
+	uint64_t dict, keys, values, nentries, key, entries;
+	uint8_t log2_index_bytes, kind = 0;
+	size_t esize;
 	char name[sizeof("training")];
 
 	t->nderef = 0;
 	if (!l->known ||
 	    !procfs__read_mem(pid, obj + (uint64_t)l->managed_dict, &dict, sizeof(dict)) || !dict ||
 	    !procfs__read_mem(pid, dict + (uint64_t)l->ma_values, &values, sizeof(values)) ||
-	    !values ||
-	    !procfs__read_mem(pid, dict + (uint64_t)l->ma_keys, &keys, sizeof(keys)) ||
+	    !procfs__read_mem(pid, dict + (uint64_t)l->ma_keys, &keys, sizeof(keys)) || !keys ||
 	    !procfs__read_mem(pid, keys + (uint64_t)l->dk_log2_index_bytes, &log2_index_bytes, 1) ||
 	    log2_index_bytes > 20 ||
+	    /* dk_kind is the byte after dk_log2_index_bytes (3.11 to 3.13) */
+	    (!values && !procfs__read_mem(pid, keys + (uint64_t)l->dk_log2_index_bytes + 1, &kind, 1)) ||
 	    !procfs__read_mem(pid, keys + (uint64_t)l->dk_nentries, &nentries, sizeof(nentries)))
 		return;
+	esize = !values && kind == 0 ? 24 : 16;	/* DICT_KEYS_GENERAL entries carry the hash */
+	entries = keys + (uint64_t)l->dk_indices + (1ull << log2_index_bytes);
 	/* Module.__init__ sets training first: it is entry 0, but look a little further. */
 	for (uint64_t i = 0; i < nentries && i < 16; i++) {
-		uint64_t entry = keys + (uint64_t)l->dk_indices + (1ull << log2_index_bytes) + 16 * i;
+		uint64_t entry = entries + esize * i + (esize - 16);
 
 		if (!procfs__read_mem(pid, entry, &key, sizeof(key)) || !key ||
 		    !procfs__read_mem(pid, key + (uint64_t)l->ascii_data, name, sizeof(name)) ||
 		    memcmp(name, "training", sizeof(name)) != 0)
 			continue;
 		t->chain[0] = (int32_t)l->managed_dict;
-		t->chain[1] = (int32_t)l->ma_values;
-		t->chain[2] = (int32_t)(l->values_header + 8 * (int64_t)i);
+		if (values) {
+			t->chain[1] = (int32_t)l->ma_values;
+			t->chain[2] = (int32_t)(l->values_header + 8 * (int64_t)i);
+		} else {
+			t->chain[1] = (int32_t)l->ma_keys;
+			t->chain[2] = (int32_t)(entry + 8 - keys);
+		}
 		t->nderef = 3;
 		return;
 	}

@@ -28,6 +28,7 @@ struct py_type {
 	char name[64];		/* tp_name */
 	int nderef;		/* modules: the pointer chain to `training`, 0 if not found */
 	int32_t chain[3];
+	int refinds;		/* times the chain was looked for again (capped) */
 	bool verdict_set;	/* written to BPF's verdict map */
 };
 
@@ -49,8 +50,9 @@ struct py_calls {
 /* The class of obj (a PyObject * in process pid): a torch nn.Module subclass, a loss (also
  * a Module, but not the model's forward), or something else. NULL if unreadable. */
 struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t obj);
-/* For a module's class: finds where obj keeps `training` (a split __dict__: the chain
- * managed_dict -> ma_values -> values[i]) and stores the chain in t. */
+/* For a module's class: finds where obj keeps `training` in its __dict__ (split: the chain
+ * managed_dict -> ma_values -> values[i]; combined: managed_dict -> ma_keys -> entry i's
+ * value) and stores the chain in t (nderef 0: not found). */
 void py_types__find_training(struct py_type *t, int pid, uint64_t obj, const struct py_layout *l);
 /* 1 or 0 for Py_True / Py_False at addr, -1 if it is not a bool. */
 int py_types__read_bool(int pid, uint64_t addr);
