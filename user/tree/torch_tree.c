@@ -36,6 +36,7 @@
 //   StopIteration); the ones between are validation batches (data_load under the epoch, an
 //   inferred eval forward after each). A run's member is held back until the next call
 //   tells which it was. Two inference_mode loops back to back look like one.
+#include <stdio.h>
 #include <string.h>
 #include "tree/torch_tree.h"
 
@@ -229,6 +230,7 @@ static struct tree_scope *pending_scope(struct torch_tree *t)
 }
 
 static void release_held(struct torch_tree *t, bool exhausted);
+static void decide_prefetch(struct torch_tree *t);
 
 /* Make the pending training batch real: it was trained on. */
 static void confirm_batch(struct torch_tree *t)
@@ -238,7 +240,7 @@ static void confirm_batch(struct torch_tree *t)
 
 	if (!t->pending)
 		return;
-	t->pending = false;
+	t->pending = t->pending_nograd = t->pending_eval = false;
 	release_held(t, true);	/* a held __next__ before a trained batch: its loop's end */
 	t->unconfirmed_run = 0;
 	if (take_new_epoch(t, t->pending_obj))
@@ -275,32 +277,64 @@ static void unconfirmed_data_load(struct torch_tree *t, uint64_t start, uint64_t
 	session__close_at(t->s, sp, end, SPAN_OK, end_counters);
 }
 
+/* A validation batch's forward, not seen itself: from start to end under the epoch. */
+static void inferred_eval_forward(struct torch_tree *t, uint64_t start, const uint64_t *start_counters,
+				  uint64_t end, const uint64_t *end_counters)
+{
+	struct span *sp;
+
+	if (end <= start)
+		return;
+	sp = session__open_at(t->s, t->epoch, "forward", -1, start, start_counters);
+	if (!sp)
+		return;
+	set_mode(sp, "eval", "inferred_from_backward");
+	cJSON_AddStringToObject(sp->attrs, "timing", "inferred");
+	session__close_at(t->s, sp, end, SPAN_OK, end_counters);
+}
+
 /* The held __next__ is known now: its loop's end (exhausted), or a validation batch, whose
  * forward ran until the next __next__ began. */
 static void release_held(struct torch_tree *t, bool exhausted)
 {
-	struct span *sp;
-
 	if (!t->held)
 		return;
 	t->held = false;
 	unconfirmed_data_load(t, t->held_start, t->held_end, t->held_start_counters,
 			      t->held_end_counters, exhausted);
-	if (exhausted || t->held_next <= t->held_end)
-		return;
-	sp = session__open_at(t->s, t->epoch, "forward", -1, t->held_end, t->held_end_counters);
-	if (!sp)
-		return;
-	set_mode(sp, "eval", "inferred_from_backward");
-	cJSON_AddStringToObject(sp->attrs, "timing", "inferred");
-	session__close_at(t->s, sp, t->held_next, SPAN_OK, t->held_next_counters);
+	if (!exhausted)
+		inferred_eval_forward(t, t->held_end, t->held_end_counters, t->held_next,
+				      t->held_next_counters);
+}
+
+/* The pending batch was a validation batch: its forward ran in eval (no_grad around the
+ * model call, or a module in eval mode) and no backward followed. The step before it ended
+ * where its __next__ began. */
+static void eval_batch(struct torch_tree *t)
+{
+	t->pending = t->pending_nograd = t->pending_eval = false;
+	t->last_data_end_ns = 0;
+	if (t->step && (t->step_had_optimizer || (!t->optimizer_steps && t->step_updated)))
+		close_step(t, t->pending_start, t->pending_start_counters);
+	release_held(t, false);	/* another __next__ followed it: a batch */
+	t->unconfirmed_run = 0;	/* the next unconfirmed __next__ is this loop's end */
+	t->eval_since_train = true;
+	unconfirmed_data_load(t, t->pending_start, t->pending_end, t->pending_start_counters,
+			      t->pending_end_counters, false);
 }
 
 /* A pending __next__ that nothing confirmed: the loop's last, StopIteration call, or (under
  * inference_mode, which the tree cannot see) a validation batch. next_ts: the start of the
  * __next__ that follows it (0: none follows: grad mode changed, or the session ends). */
-static void settle_unconfirmed(struct torch_tree *t, uint64_t next_ts)
+static void settle_unconfirmed(struct torch_tree *t, uint64_t next_ts, const uint64_t *next_counters)
 {
+	if (t->pending && t->pending_eval) {
+		eval_batch(t);
+		return;
+	}
+	if (t->pending_nograd)	/* grad went off after it, with no model call inside */
+		next_ts = 0;
+	t->pending_nograd = false;
 	if (!t->pending || !t->pending_end) {
 		if (!next_ts)
 			release_held(t, true);
@@ -323,7 +357,10 @@ static void settle_unconfirmed(struct torch_tree *t, uint64_t next_ts)
 	t->held_next = next_ts;
 	memcpy(t->held_start_counters, t->pending_start_counters, sizeof(t->held_start_counters));
 	memcpy(t->held_end_counters, t->pending_end_counters, sizeof(t->held_end_counters));
-	snapshot(t, t->held_next_counters);
+	if (next_counters)
+		memcpy(t->held_next_counters, next_counters, sizeof(t->held_next_counters));
+	else
+		snapshot(t, t->held_next_counters);
 }
 
 static void push_scope(struct torch_tree *t, struct span *sp, int kind)
@@ -340,7 +377,21 @@ static void on_data_enter(struct torch_tree *t, const struct tree_event *ev)
 	 * batch at all) settled with it */
 	if (!t->pending || !t->pending_end)
 		infer_forward(t, ev->ts_ns, false);
-	settle_unconfirmed(t, ev->ts_ns);
+	if (t->grad_enabled && t->pending && t->pending_end && !t->pending_nograd &&
+	    !t->pending_eval && t->last_event_ns == t->pending_end &&
+	    t->nprefetch < TREE_MAX_PREFETCH) {
+		/* right after the last one ended: a batch fetched ahead, or a loop's end; what
+		 * follows tells (decide_prefetch) */
+		struct tree_batch *b = &t->prefetch[t->nprefetch++];
+
+		b->start = t->pending_start;
+		b->end = t->pending_end;
+		b->obj = t->pending_obj;
+		memcpy(b->start_counters, t->pending_start_counters, sizeof(b->start_counters));
+		memcpy(b->end_counters, t->pending_end_counters, sizeof(b->end_counters));
+		t->pending = false;
+	}
+	settle_unconfirmed(t, ev->ts_ns, NULL);
 	if (t->grad_enabled) {
 		t->pending = true;
 		t->pending_start = ev->ts_ns;
@@ -503,8 +554,18 @@ static void on_forward(struct torch_tree *t, const struct tree_event *ev, bool e
 	}
 	if (t->forward)
 		return;	/* a nested module call */
-	if (t->grad_enabled && ev->value != 0)	/* a module in eval mode trains nothing */
+	if (ev->name)
+		t->exact_forwards = true;
+	if (t->pending && t->pending_end && (!t->grad_enabled || ev->value == 0)) {
+		/* an evaluation forward of the batch just loaded (grad was on for the load):
+		 * the step before it is over; a validation batch unless a backward follows */
+		t->pending_eval = true;
+		t->pending_nograd = false;
+		if (t->step && (t->step_had_optimizer || (!t->optimizer_steps && t->step_updated)))
+			close_step(t, t->pending_start, t->pending_start_counters);
+	} else if (t->grad_enabled && ev->value != 0) {	/* a module in eval mode trains nothing */
 		confirm_batch(t);
+	}
 	t->forward = session__open(t->s, t->grad_enabled && t->step && !open_optimizer(t)
 				   ? t->step : innermost(t), "forward", -1, ev->ts_ns);
 	if (!t->forward)
@@ -547,21 +608,8 @@ static void on_lost(struct torch_tree *t, const struct tree_event *ev)
 		cJSON_AddNumberToObject(t->step->attrs, "events_lost", ev->value);
 }
 
-void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
+static void dispatch(struct torch_tree *t, const struct tree_event *ev)
 {
-
-	if (ev->kind == TI_LOST) {	/* from any thread: the gap may hide the training one's */
-		on_lost(t, ev);
-		return;
-	}
-	if (!t->tid && (ev->kind == TI_BACKWARD_ENTER ||
-			(ev->kind == TI_SCOPE_ENTER && classify(ev->name) != SK_OTHER &&
-			 classify(ev->name) != SK_COLLECTIVE)))
-		t->tid = ev->tid;
-	if (t->tid && ev->tid != t->tid)
-		return;	/* other threads: their own scopes do not shape the tree */
-	if (ev->ts_ns > t->last_ts_ns)
-		t->last_ts_ns = ev->ts_ns;
 	switch (ev->kind) {
 	case TI_SCOPE_ENTER:
 		on_scope_enter(t, ev);
@@ -575,11 +623,30 @@ void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 		break;
 	case TI_GRAD_MODE:
 		if (!ev->value && !t->nscopes) {
-			settle_unconfirmed(t, 0);	/* validation begins after the last batch */
+			if (t->pending && t->pending_end && !t->pending_nograd && !t->pending_eval) {
+				/* a batch loaded with grad on, then no_grad: the model call of
+				 * an evaluation loop (HF Trainer), or validation after the loop's
+				 * end; what runs inside tells */
+				t->pending_nograd = true;
+				t->nograd_start = ev->ts_ns;
+				snapshot(t, t->nograd_counters);
+			} else if (!t->pending_nograd && !t->pending_eval) {
+				settle_unconfirmed(t, 0, NULL);	/* validation begins after the
+								 * last batch */
+			}
 			if (t->step_had_backward && !t->backward)
 				t->step_updated = true;	/* or an update by hand */
 		}
 		if (ev->value && !t->grad_enabled && !t->nscopes) {
+			if (t->pending_nograd && !t->exact_forwards) {
+				/* no Python frames: the no_grad region was its forward */
+				uint64_t now[SESSION_NCOUNTERS];
+
+				snapshot(t, now);
+				eval_batch(t);
+				inferred_eval_forward(t, t->nograd_start, t->nograd_counters,
+						      ev->ts_ns, now);
+			}
 			t->last_data_end_ns = 0;	/* validation is over: no forward spans it */
 			if (t->step_updated && !t->step_had_optimizer) {
 				t->last_boundary_ns = ev->ts_ns;	/* the update ended here */
@@ -595,11 +662,134 @@ void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 	case TI_LOST:	/* handled above */
 		break;
 	}
+	t->last_event_ns = ev->ts_ns;
+}
+
+/* Batches trained on among the held-back events: backwards, else training forwards. */
+static int trained_in_buffer(const struct torch_tree *t)
+{
+	bool grad = t->grad_enabled;
+	int backwards = 0, forwards = 0;
+
+	for (int i = 0; i < t->nbuffered; i++) {
+		const struct tree_event *ev = &t->buffered[i].ev;
+
+		if (ev->kind == TI_BACKWARD_ENTER)
+			backwards++;
+		else if (ev->kind == TI_GRAD_MODE)
+			grad = ev->value != 0;
+		else if (ev->kind == TI_FORWARD_ENTER && grad && ev->value != 0)
+			forwards++;
+	}
+	return backwards ? backwards : forwards;
+}
+
+/* A run of back-to-back __next__ calls (the pending one last) was followed by what is held
+ * back in buffered. If m batches were trained on before the next __next__ or optimizer step,
+ * the run's last m calls fetched this step's batches (K fetched ahead, then trained on);
+ * the ones before them are what they would have been one by one: a loop's end
+ * (exhausted, a new epoch after it) or validation batches. Then the held-back events run. */
+static void decide_prefetch(struct torch_tree *t)
+{
+	int n = t->nprefetch, m, first_kept;
+	uint64_t data_end = t->last_data_end_ns, quiet = t->quiet_ns;
+	uint64_t boundary[SESSION_NCOUNTERS];
+	struct tree_batch last = { .start = t->pending_start, .end = t->pending_end,
+				   .obj = t->pending_obj };
+	bool had_pending = t->pending;
+
+	if (!n && !t->nbuffered)
+		return;
+	m = trained_in_buffer(t);
+	first_kept = n + (had_pending ? 1 : 0) - m;
+	if (first_kept < 0)
+		first_kept = 0;
+	memcpy(boundary, t->boundary_counters, sizeof(boundary));
+	memcpy(last.start_counters, t->pending_start_counters, sizeof(last.start_counters));
+	memcpy(last.end_counters, t->pending_end_counters, sizeof(last.end_counters));
+	for (int i = 0; i < n; i++) {
+		const struct tree_batch *b = &t->prefetch[i], *next = i + 1 < n ? &t->prefetch[i + 1] : &last;
+
+		t->pending = true;
+		t->pending_start = b->start;
+		t->pending_end = b->end;
+		t->pending_obj = b->obj;
+		memcpy(t->pending_start_counters, b->start_counters, sizeof(b->start_counters));
+		memcpy(t->pending_end_counters, b->end_counters, sizeof(b->end_counters));
+		if (i < first_kept)
+			settle_unconfirmed(t, next->start, next->start_counters);
+		else
+			confirm_batch(t);
+	}
+	t->nprefetch = 0;
+	t->pending = had_pending;
+	t->pending_start = last.start;
+	t->pending_end = last.end;
+	t->pending_obj = last.obj;
+	memcpy(t->pending_start_counters, last.start_counters, sizeof(last.start_counters));
+	memcpy(t->pending_end_counters, last.end_counters, sizeof(last.end_counters));
+	/* the last batch's load ended after all of these */
+	t->last_data_end_ns = data_end;
+	t->quiet_ns = quiet;
+	memcpy(t->boundary_counters, boundary, sizeof(boundary));
+	t->replaying = true;
+	for (int i = 0; i < t->nbuffered; i++)
+		dispatch(t, &t->buffered[i].ev);
+	t->replaying = false;
+	t->nbuffered = 0;
+}
+
+/* While a run of back-to-back __next__ calls is undecided, events after its last one are
+ * held back until one of them tells how many batches the step trains on. */
+static bool hold_back(struct torch_tree *t, const struct tree_event *ev)
+{
+	struct tree_buffered *b;
+	int kind = ev->kind == TI_SCOPE_ENTER ? classify(ev->name) : -1;
+
+	if (!t->nprefetch || t->replaying)
+		return false;
+	if (!t->pending || !t->pending_end)
+		return false;	/* the run's last __next__ is still loading */
+	if ((kind == SK_DATA_TRAIN && t->nbuffered) || kind == SK_OPTIMIZER ||
+	    t->nbuffered == TREE_MAX_BUFFERED) {
+		decide_prefetch(t);
+		return false;
+	}
+	if (kind == SK_DATA_TRAIN)
+		return false;	/* the run goes on */
+	b = &t->buffered[t->nbuffered++];
+	b->ev = *ev;
+	if (ev->name) {
+		snprintf(b->name, sizeof(b->name), "%s", ev->name);
+		b->ev.name = b->name;
+	}
+	return true;
+}
+
+void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
+{
+	if (ev->kind == TI_LOST) {	/* from any thread: the gap may hide the training one's */
+		decide_prefetch(t);
+		on_lost(t, ev);
+		return;
+	}
+	if (!t->tid && (ev->kind == TI_BACKWARD_ENTER ||
+			(ev->kind == TI_SCOPE_ENTER && classify(ev->name) != SK_OTHER &&
+			 classify(ev->name) != SK_COLLECTIVE)))
+		t->tid = ev->tid;
+	if (t->tid && ev->tid != t->tid)
+		return;	/* other threads: their own scopes do not shape the tree */
+	if (ev->ts_ns > t->last_ts_ns)
+		t->last_ts_ns = ev->ts_ns;
+	if (hold_back(t, ev))
+		return;
+	dispatch(t, ev);
 }
 
 void torch_tree__finish(struct torch_tree *t, bool clean_exit)
 {
-	settle_unconfirmed(t, 0);
+	decide_prefetch(t);
+	settle_unconfirmed(t, 0, NULL);
 	t->last_data_end_ns = 0;
 	/* A clean exit ends the last step and epoch with the last thing seen: the loop ran
 	 * to completion. After a crash or a detach they stay as they are (open). */

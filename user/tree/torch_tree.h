@@ -36,6 +36,20 @@ struct tree_event {
 };
 
 #define TREE_MAX_SCOPES 64
+#define TREE_MAX_PREFETCH 32	/* back-to-back __next__ calls kept undecided */
+#define TREE_MAX_BUFFERED 256	/* events held back until they are decided */
+#define TREE_NAME_LEN 128
+
+/* A DataLoader __next__ that ended and was followed at once by another one. */
+struct tree_batch {
+	uint64_t start, end, obj;
+	uint64_t start_counters[SESSION_NCOUNTERS], end_counters[SESSION_NCOUNTERS];
+};
+
+struct tree_buffered {
+	struct tree_event ev;
+	char name[TREE_NAME_LEN];	/* ev.name points here */
+};
 
 struct tree_scope {
 	struct span *span;	/* NULL: a scope we do not make a span of (still nested) */
@@ -46,7 +60,7 @@ struct torch_tree {
 	struct session *s;
 	long epoch_steps;	/* fallback epoch length in optimizer steps */
 	uint32_t tid;		/* the training thread (first to load data or run backward) */
-	struct span *epoch, *step, *forward, *backward, *pending_eval;
+	struct span *epoch, *step, *forward, *backward;
 	long epoch_index, step_index;
 	long steps_in_epoch;
 	bool step_had_optimizer;
@@ -81,6 +95,25 @@ struct torch_tree {
 	uint64_t held_start, held_end, held_next;	/* held_next: the next __next__'s start */
 	uint64_t held_start_counters[SESSION_NCOUNTERS], held_end_counters[SESSION_NCOUNTERS];
 	uint64_t held_next_counters[SESSION_NCOUNTERS];
+	/* Evaluation loops that load with grad enabled and disable it around the model call
+	 * only (HF Trainer): a pending batch followed by a no_grad region outside any scope */
+	bool pending_nograd;
+	bool pending_eval;	/* the pending batch had a forward in eval (no_grad, or a module
+				 * in eval mode): a validation batch unless a backward follows */
+	uint64_t last_event_ns;	/* the training thread's last event handled */
+	uint64_t nograd_start;
+	uint64_t nograd_counters[SESSION_NCOUNTERS];
+	bool exact_forwards;	/* Python frames gave forwards: a no_grad region without one
+				 * holds no model call */
+	/* Loops that fetch K batches, then train on them (HF Trainer's get_batch_samples,
+	 * DataLoader wrappers that fetch one ahead): back-to-back __next__ calls are kept
+	 * undecided, and what follows the last is held back, until the next __next__, optimizer
+	 * step or the end tells how many batches were trained on (see decide_prefetch) */
+	struct tree_batch prefetch[TREE_MAX_PREFETCH];
+	int nprefetch;
+	struct tree_buffered buffered[TREE_MAX_BUFFERED];
+	int nbuffered;
+	bool replaying;
 };
 
 void torch_tree__init(struct torch_tree *t, struct session *s, long epoch_steps);
