@@ -6,9 +6,8 @@ CPython 3.11, torch 2.13.0 CPU, transformers, lightning, keras): real training l
 forwards are exact (the model's outermost Module call). The session names the framework and
 its version, read from the target's sys.modules.
 
-What the tree cannot give yet is marked xfail with its reason (loop rules of issue 18:
-closure optimizers, steps without a torch optimizer; HF Trainer's batch prefetch with
-gradient accumulation)."""
+Mode comes from the model's `training` flag, read at its call (mode_source=module.training),
+for every call but the class's first (BPF learns where the flag lies from that one)."""
 import os
 
 import pytest
@@ -82,99 +81,120 @@ def test_hf_trainer(h, fw_venv):
         assert opt["attrs"]["scope"] == "Optimizer.step#AdamW.step"
 
 
-@pytest.mark.xfail(reason="HF Trainer's evaluation loop loads its batches with grad enabled "
-                   "(no_grad only around the forward): the tree takes them for training batches "
-                   "that were never trained on, and may end the epoch before the last one",
-                   strict=False)
+def check_module_training(s, model):
+    """Every model call but the first reads `training` at the call: train in steps, eval
+    under epochs."""
+    seen = set()
+    fwd = sorted(model_forwards(s, model), key=lambda f: f["start_ns"])
+    assert fwd
+    for f in fwd:
+        cls = f["attrs"]["module"]
+        assert f["attrs"]["mode_source"] == "module.training" or cls not in seen, f
+        seen.add(cls)
+        parent = s.spans[f["parent_id"]]["name"]
+        assert f["attrs"]["mode"] == ("train" if parent in ("step", "optimizer_step")
+                                      else "eval"), (parent, f)
+
+
 def test_hf_trainer_evaluation_under_epoch(h, fw_venv):
+    """HF's evaluation loop loads batches with grad on and runs only the model call under
+    no_grad: each evaluation batch is one exact forward in mode=eval under its epoch, none in
+    a step, and no epoch ends early."""
     s = run(h, fw_venv, "transformers", "--epochs", "2", "--batches", "4", "--val-batches", "2")
-    # every evaluation batch gives one exact forward in mode=eval, under its epoch
+    check_well_formed(s)
+    epochs = named(s, "epoch")
+    assert len(epochs) == 2
     evals = [f for f in model_forwards(s, GPT2) if f["attrs"]["mode"] == "eval"]
     assert len(evals) == 2 * 2, [f["attrs"] for f in named(s, "forward")]
-    for e in named(s, "epoch"):
+    for e in epochs:
+        assert len(children(s, e, "step")) == 4
         evals = [f for f in model_forwards(s, GPT2, e) if f["attrs"]["mode"] == "eval"]
         assert len(evals) == 2
+        assert [d for d in children(s, e, "data_load") if not d["attrs"].get("exhausted")], \
+            "evaluation batches are data_loads under the epoch"
+    for st in named(s, "step"):
+        assert all(f["attrs"]["mode"] == "train" for f in children(s, st, "forward"))
+    check_module_training(s, GPT2)
 
 
-@pytest.mark.xfail(reason="HF Trainer prefetches the K batches of an accumulation step "
-                   "(get_batch_samples) before training on them; the tree takes the first of "
-                   "two back-to-back __next__ for the iterator's StopIteration one",
-                   strict=False)
 def test_hf_trainer_gradient_accumulation(h, fw_venv):
-    s = run(h, fw_venv, "transformers", "--epochs", "2", "--batches", "4", "--accumulate", "2")
+    """gradient_accumulation_steps=2: Trainer fetches the 2 batches of an optimizer step
+    (get_batch_samples) before training on them. One step per optimizer step, each with its
+    2 data_loads, 2 forwards, 2 backwards and one AdamW step; evaluation under the epoch."""
+    s = run(h, fw_venv, "transformers", "--epochs", "2", "--batches", "4", "--accumulate", "2",
+            "--val-batches", "2")
+    check_well_formed(s)
     check_session(s, "transformers", "5.")
-    assert len(named(s, "epoch")) == 2
+    epochs = named(s, "epoch")
+    assert len(epochs) == 2
     steps = named(s, "step")
-    assert len(steps) == 4
+    assert [x["index"] for x in steps] == list(range(4))
+    for e in epochs:
+        assert len(children(s, e, "step")) == 2
+        assert len([f for f in model_forwards(s, GPT2, e) if f["attrs"]["mode"] == "eval"]) == 2
     for st in steps:
         assert len(children(s, st, "data_load")) == 2
-        assert len(model_forwards(s, GPT2, st)) == 2
+        fwd = model_forwards(s, GPT2, st)
+        assert len(fwd) == 2 and all(f["attrs"]["mode"] == "train" for f in fwd)
         assert len(children(s, st, "backward")) == 2
-        assert len(children(s, st, "optimizer_step")) == 1
+        (opt,) = children(s, st, "optimizer_step")
+        assert opt["attrs"]["scope"] == "Optimizer.step#AdamW.step"
+    check_module_training(s, GPT2)
 
 
-def test_lightning_counts(h, fw_venv):
+def test_lightning(h, fw_venv):
     """Lightning Trainer.fit, accumulate_grad_batches=2, 2 epochs of 4 batches, validation of
-    3 batches per epoch: the framework, the epochs, every forward exact (train and eval),
-    one backward per batch, one optimizer step per 2 batches."""
-    s = run(h, fw_venv, "lightning", "--epochs", "2", "--batches", "4", "--accumulate", "2",
-            "--val-batches", "3")
-    check_session(s, "lightning", "2.")
-    assert len(named(s, "epoch")) == 2
-    fwd = model_forwards(s, "Model")
-    assert sum(f["attrs"]["mode"] == "train" for f in fwd) == 8, fwd
-    assert sum(f["attrs"]["mode"] == "eval" for f in fwd) == 6, fwd
-    assert len(named(s, "backward")) == 8
-    assert len(named(s, "optimizer_step")) == 4
-    assert len([d for d in named(s, "data_load") if not d["attrs"].get("exhausted")]) >= 8
-
-
-@pytest.mark.xfail(reason="Lightning runs forward and backward in a closure inside "
-                   "optimizer.step: needs the closure rule of issue 18 (a backward inside an "
-                   "open optimizer step nests under it)", strict=False)
-def test_lightning_tree(h, fw_venv):
+    3 batches per epoch (under inference_mode, the model in eval mode). Lightning runs the
+    stepping batch's forward and backward in a closure inside optimizer.step: one step per
+    optimizer step with its 2 batches, 2 train forwards and 2 backwards (the second pair
+    inside the optimizer step), validation forwards in mode=eval under the epoch."""
     s = run(h, fw_venv, "lightning", "--epochs", "2", "--batches", "4", "--accumulate", "2",
             "--val-batches", "3")
     check_well_formed(s)
-    steps = named(s, "step")
-    assert len(steps) == 4
-    for st in steps:
-        assert len(children(s, st, "data_load")) == 2
-        assert len(children(s, st, "optimizer_step")) == 1
-        assert len([b for b in named(s, "backward")
-                    if st["start_ns"] <= b["start_ns"] <= st["end_ns"]]) == 2
-    for e in named(s, "epoch"):
-        assert len(children(s, e, "step")) == 2
-        evals = [f for f in model_forwards(s, "Model", e) if f["attrs"]["mode"] == "eval"]
-        assert len(evals) == 3
-
-
-def test_keras_counts(h, fw_venv):
-    """Keras 3 on torch (model.fit, 2 epochs of 4 batches, validation of 2 batches): the
-    framework, the epochs from Keras's DataLoader, one exact forward of the whole model
-    (Sequential, a torch Module through a mixin base) and one backward per batch,
-    validation forwards in mode=eval."""
-    s = run(h, fw_venv, "keras", "--epochs", "2", "--batches", "4", "--val-batches", "2")
-    check_session(s, "keras", "3.")
+    check_session(s, "lightning", "2.")
     epochs = named(s, "epoch")
     assert len(epochs) == 2
-    fwd = model_forwards(s, "Sequential")
-    train = [f for f in fwd if f["attrs"]["mode"] == "train"]
-    evals = [f for f in fwd if f["attrs"]["mode"] == "eval"]
-    assert not named(s, "optimizer_step"), "Keras steps its own optimizer"
-    # the first epoch's count may include Keras's build-time symbolic call
+    steps = named(s, "step")
+    assert [x["index"] for x in steps] == list(range(4))
+    for st in steps:
+        assert len(children(s, st, "data_load")) == 2
+        (opt,) = children(s, st, "optimizer_step")
+        assert opt["attrs"]["scope"] == "Optimizer.step#SGD.step"
+        assert len(children(s, st, "backward")) == 1 and len(children(s, opt, "backward")) == 1
+        fwd = model_forwards(s, "Model", st) + model_forwards(s, "Model", opt)
+        assert len(fwd) == 2 and all(f["attrs"]["mode"] == "train" for f in fwd)
     for e in epochs:
-        inside = [f for f in train if e["start_ns"] <= f["start_ns"] <= e["end_ns"]]
-        assert len(inside) == 4, inside
-        assert len([b for b in named(s, "backward")
-                    if e["start_ns"] <= b["start_ns"] <= e["end_ns"]]) == 4
-        assert len([f for f in evals if e["start_ns"] <= f["start_ns"] <= e["end_ns"]]) == 2
+        assert len(children(s, e, "step")) == 2
+        evals = model_forwards(s, "Model", e)
+        assert len(evals) == 3 and all(f["attrs"]["mode"] == "eval" for f in evals)
+        assert len(children(s, e, "data_load")) == 3, "validation batches under the epoch"
+    # every forward is the model's own call: none inferred
+    assert all("module" in f["attrs"] for f in named(s, "forward"))
+    check_module_training(s, "Model")
 
 
-@pytest.mark.xfail(reason="Keras has no torch optimizer step: needs issue 18's rule (no "
-                   "optimizer: steps from DataLoader batches)", strict=False)
-def test_keras_steps(h, fw_venv):
+def test_keras(h, fw_venv):
+    """Keras 3 on torch (model.fit, 2 epochs of 4 batches, validation of 2 batches): the
+    framework, the epochs from Keras's DataLoader, a step per batch (Keras steps its own
+    optimizer: boundary=data_load) with one exact forward of the whole model (Sequential, a
+    torch Module through a mixin base) and one backward, validation forwards in mode=eval
+    under the epoch. Keras passes training=False as a call argument and never calls
+    Module.eval(): mode comes from grad mode."""
     s = run(h, fw_venv, "keras", "--epochs", "2", "--batches", "4", "--val-batches", "2")
-    assert len(named(s, "step")) == 8
-    for e in named(s, "epoch"):
+    check_well_formed(s)
+    check_session(s, "keras", "3.")
+    assert not named(s, "optimizer_step"), "Keras steps its own optimizer"
+    epochs = named(s, "epoch")
+    assert len(epochs) == 2
+    steps = named(s, "step")
+    assert [x["index"] for x in steps] == list(range(8))
+    for st in steps:
+        assert st["attrs"]["boundary"] == "data_load"
+        assert len(children(s, st, "data_load")) == 1
+        (fwd,) = children(s, st, "forward")
+        assert fwd["attrs"]["module"] == "Sequential" and fwd["attrs"]["mode"] == "train"
+        assert len(children(s, st, "backward")) == 1
+    for e in epochs:
         assert len(children(s, e, "step")) == 4
+        evals = model_forwards(s, "Sequential", e)
+        assert len(evals) == 2 and all(f["attrs"]["mode"] == "eval" for f in evals)

@@ -134,6 +134,7 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	cJSON_AddStringToObject(a, "index_origin", t->mid_run ? "attach" : "start");
 	attrs__libraries(o, t);
 	torch_tree__init(&t->tree, t->session, o->opts->epoch_steps);
+	t->tree.frames_always = o->opts->python_frames == PYF_ALWAYS;
 	versions__detect(o->syms, t);
 	t->session->counters = read_cuda_counters;	/* per-span CUDA deltas */
 	t->session->counters_ctx = t;

@@ -182,6 +182,12 @@ static void mark_boundary(struct torch_tree *t, uint64_t ts)
 	snapshot(t, t->boundary_counters);
 }
 
+/* Python frames see every model call: nothing is left to infer. */
+static bool forwards_measured(const struct torch_tree *t)
+{
+	return t->frames_always && t->exact_forwards;
+}
+
 static void infer_forward(struct torch_tree *t, uint64_t ts, bool train)
 {
 	struct span *opt = train ? open_optimizer(t) : NULL;
@@ -195,7 +201,7 @@ static void infer_forward(struct torch_tree *t, uint64_t ts, bool train)
 		t->exact_forward_seen = false;
 		return;
 	}
-	if (!start || ts <= start)
+	if (!start || ts <= start || forwards_measured(t))
 		return;
 	if (parent && start < parent->start_ns)
 		start = parent->start_ns;
@@ -283,7 +289,7 @@ static void inferred_eval_forward(struct torch_tree *t, uint64_t start, const ui
 {
 	struct span *sp;
 
-	if (end <= start)
+	if (end <= start || forwards_measured(t))
 		return;
 	sp = session__open_at(t->s, t->epoch, "forward", -1, start, start_counters);
 	if (!sp)
@@ -638,8 +644,8 @@ static void dispatch(struct torch_tree *t, const struct tree_event *ev)
 				t->step_updated = true;	/* or an update by hand */
 		}
 		if (ev->value && !t->grad_enabled && !t->nscopes) {
-			if (t->pending_nograd && !t->exact_forwards) {
-				/* no Python frames: the no_grad region was its forward */
+			if (t->pending_nograd && !forwards_measured(t)) {
+				/* no model call seen: the no_grad region was its forward */
 				uint64_t now[SESSION_NCOUNTERS];
 
 				snapshot(t, now);

@@ -103,8 +103,9 @@ struct torch_tree {
 	uint64_t last_event_ns;	/* the training thread's last event handled */
 	uint64_t nograd_start;
 	uint64_t nograd_counters[SESSION_NCOUNTERS];
-	bool exact_forwards;	/* Python frames gave forwards: a no_grad region without one
-				 * holds no model call */
+	bool exact_forwards;	/* Python frames gave forwards */
+	bool frames_always;	/* set by the caller: every forward comes from Python frames
+				 * (--python-frames always), none is inferred once one came */
 	/* Loops that fetch K batches, then train on them (HF Trainer's get_batch_samples,
 	 * DataLoader wrappers that fetch one ahead): back-to-back __next__ calls are kept
 	 * undecided, and what follows the last is held back, until the next __next__, optimizer
