@@ -4,15 +4,19 @@
 Debian's stripped python3.11 (a copy with another build-id: the fast path misses, the symbol
 table has no slot_tp_call, so the slotdefs table must find it), and a fake 3.14 (the same
 copy with Py_Version patched): it degrades with a clear reason, the tree stays whole."""
+import os
 import struct
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
-from conftest import only_session, unavailable
+from conftest import ROOT, only_session, read_spool, unavailable
 from test_torch_tree import STEP, TRAIN, check_steps, check_well_formed, children, named
 
 DEBIAN_PYTHON = "/usr/bin/python3.11"
+PURE = ROOT / "tests" / "workloads" / "pure_modules.py"
 DEBIAN_BUILD_ID = "571d98e01096d5c1c32420d229a6731a0a50d2a0"
 pytestmark = pytest.mark.timeout(240)
 
@@ -78,3 +82,44 @@ def test_unknown_version_degrades_with_a_reason(h, bpf, tmp_path):
     lines = [ln for ln in err.splitlines() if "Python frames unavailable" in ln]
     assert len(lines) == 1 and "3.14.0" in lines[0], err
     assert all(f["attrs"]["timing"] == "inferred" for f in named(s, "forward"))
+
+
+PY312 = Path(os.environ.get("CIRRON_PY312", str(Path.home() / ".pyenv/versions/3.12.1/bin/python3.12")))
+CUDART = "/usr/local/cuda/lib64/libcudart.so.13"
+
+
+def model_calls(root):
+    sessions = read_spool(root, expect_final=False, allow_empty=True)
+    return [f for s in sessions.values() for f in s.spans.values()
+            if f["name"] == "forward" and f["attrs"].get("module") == "Net"]
+
+
+def test_cpython_312_python_frames(h, bpf, tmp_path):
+    """CPython 3.12 (pyenv's build; no torch wheel for it on this machine's disk): the Python
+    tier finds slot_tp_call and reads a module's `training` from its __dict__ (3.12's layout),
+    on a torch-free model (tests/workloads/pure_modules.py: a class chain with a Module, as
+    torch's). The process maps the CUDA runtime so that the observer takes it."""
+    if not PY312.exists():
+        unavailable(f"{PY312} is missing (pyenv's CPython 3.12)")
+    if not Path(CUDART).exists():
+        unavailable(f"{CUDART} is missing")
+    root, go, stop = h.spool_root(), tmp_path / "go", tmp_path / "stop"
+    p = h.observer("run", "-v", "--output", "spool", "--python-frames", "always", "--",
+                   str(PY312), str(PURE), "--load", CUDART, "--go-file", str(go),
+                   "--stop-file", str(stop), "--train", "3", "--eval", "2", "--rounds", "2",
+                   path=root)
+    p.err.wait_for(r"session \S+ started")
+    go.touch()
+    deadline = time.monotonic() + 60
+    while len(model_calls(root)) < 10 and time.monotonic() < deadline:
+        time.sleep(0.2)    # polls the spool (flushed every second) for the calls
+    stop.touch()
+    assert p.finish(60) == 0, p.err.text[-3000:]
+    s = only_session(root)
+    a = s.root["attrs"]
+    assert a["python_version"] == "3.12.1" and a["python_frames"] == "exact", a
+    calls = sorted(model_calls(root), key=lambda f: f["start_ns"])
+    modes = [f["attrs"]["mode"] for f in calls]
+    assert modes == ["train"] * 3 + ["eval"] * 2 + ["train"] * 3 + ["eval"] * 2, modes
+    sources = [f["attrs"]["mode_source"] for f in calls]
+    assert sources[1:] == ["module.training"] * 9, sources
