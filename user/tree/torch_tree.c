@@ -36,6 +36,17 @@
 //   StopIteration); the ones between are validation batches (data_load under the epoch, an
 //   inferred eval forward after each). A run's member is held back until the next call
 //   tells which it was. Two inference_mode loops back to back look like one.
+// Evaluation and prefetching loops (issue 13):
+// - A batch loaded with grad on, then a no_grad region outside any scope (HF Trainer's
+//   prediction_step): a validation batch if a model call runs in the region (or, without
+//   Python frames, if the region ends before the next __next__: it was the forward); else
+//   as before. A forward in eval (no_grad, or module.training false) right after a batch
+//   makes it a validation batch unless a backward follows.
+// - Back-to-back __next__ calls (K batches fetched, then trained on; wrappers that fetch one
+//   ahead) stay undecided, and the events after the last are held back, until the next
+//   __next__ or optimizer step: the run's last m calls, m the batches trained on meanwhile,
+//   are the step's; the ones before are settled one by one as above.
+// - With --python-frames always, once a model call was seen no forward is inferred.
 #include <stdio.h>
 #include <string.h>
 #include "tree/torch_tree.h"
@@ -378,14 +389,19 @@ static void push_scope(struct torch_tree *t, struct span *sp, int kind)
 static void on_data_enter(struct torch_tree *t, const struct tree_event *ev)
 {
 	struct span *sp;
+	bool ahead;
 
 	/* the previous batch had no backward; an unconfirmed one has its forward (if it was a
 	 * batch at all) settled with it */
 	if (!t->pending || !t->pending_end)
 		infer_forward(t, ev->ts_ns, false);
-	if (t->grad_enabled && t->pending && t->pending_end && !t->pending_nograd &&
-	    !t->pending_eval && t->last_event_ns == t->pending_end &&
-	    t->nprefetch < TREE_MAX_PREFETCH) {
+	ahead = t->grad_enabled && t->pending && t->pending_end && !t->pending_nograd &&
+		!t->pending_eval && t->last_event_ns == t->pending_end &&
+		t->nprefetch < TREE_MAX_PREFETCH;
+
+	if (!ahead)
+		decide_prefetch(t);	/* a run of them ends here: settle it first, in order */
+	if (ahead) {
 		/* right after the last one ended: a batch fetched ahead, or a loop's end; what
 		 * follows tells (decide_prefetch) */
 		struct tree_batch *b = &t->prefetch[t->nprefetch++];
