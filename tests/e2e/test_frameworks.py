@@ -82,18 +82,21 @@ def test_hf_trainer(h, fw_venv):
 
 
 def check_module_training(s, model):
-    """Every model call but the first reads `training` at the call: train in steps, eval
-    under epochs."""
-    seen = set()
+    """Model calls read `training` at the call (the first calls of a class, before the loader
+    has told BPF where the flag lies, fall back to grad mode; none after): train in steps,
+    eval under epochs."""
+    read = set()
     fwd = sorted(model_forwards(s, model), key=lambda f: f["start_ns"])
     assert fwd
     for f in fwd:
         cls = f["attrs"]["module"]
-        assert f["attrs"]["mode_source"] == "module.training" or cls not in seen, f
-        seen.add(cls)
+        assert f["attrs"]["mode_source"] == "module.training" or cls not in read, f
+        if f["attrs"]["mode_source"] == "module.training":
+            read.add(cls)
         parent = s.spans[f["parent_id"]]["name"]
         assert f["attrs"]["mode"] == ("train" if parent in ("step", "optimizer_step")
                                       else "eval"), (parent, f)
+    assert read, "no call read module.training"
 
 
 def test_hf_trainer_evaluation_under_epoch(h, fw_venv):
