@@ -166,6 +166,10 @@ void sessions__flush(struct observer *o, struct target *t, bool final)
 		cJSON_AddItemToObject(batch, "sys", t->sys);
 		t->sys = NULL;
 	}
+	if (t->snapshots) {
+		cJSON_AddItemToObject(batch, "snapshots", t->snapshots);
+		t->snapshots = NULL;
+	}
 	if (o->opts->sinks & SINK_SPOOL) {
 		err = spool__write(&o->spool, t->session->id, seq, batch);
 		if (err)

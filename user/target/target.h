@@ -128,6 +128,13 @@ struct target {
 	void *write_link;	/* --marks uprobe: its bpf_link on libc's write() */
 	struct target *next;
 	struct cuda_sample cuda_sample;	/* --cuda-calls sampled */
+	/* --snapshots (observe/snapshots.c) */
+	uint64_t model_obj;	/* the outermost forward's Module (Python frames), 0: unknown */
+	cJSON *snapshots;	/* snapshot records for the next batch, or NULL */
+	bool snap_refused;	/* the torch layout failed its checks: no more snapshots */
+	long snapshots_taken;
+	uint64_t snap_bytes_last, snap_bytes_total;	/* target memory read */
+	double snap_ms_last, snap_ms_total;
 };
 
 struct target *target__new(int pid);
