@@ -49,14 +49,23 @@ static const struct py_layout *py_layout_for(const struct observer *o, uint32_t 
 	return NULL;
 }
 
-/* The CPython the target runs: its file and version. */
-static const struct mapped_file *python_of(struct observer *o, struct target *t, uint32_t *hex)
+/* The CPython the target runs: the file that defines _PyRuntime (the executable, or
+ * libpython where it is shared, as in pyenv's builds), its version, and __main__'s dict. */
+static const struct mapped_file *python_of(struct observer *o, struct target *t, uint32_t *hex,
+					   uint64_t *main_dict)
 {
-	for (size_t i = 0; i < t->nfiles; i++)
-		if (strstr(t->files[i].path, "python") &&
-		    !cpython__version(o->syms, t->pid, &t->files[i], hex))
-			return &t->files[i];
-	return NULL;
+	const struct mapped_file *any = NULL;
+
+	for (size_t i = 0; i < t->nfiles; i++) {
+		if (!strstr(t->files[i].path, "python") ||
+		    cpython__version(o->syms, t->pid, &t->files[i], hex))
+			continue;
+		any = &t->files[i];
+		if (!cpython__module_dict(o->syms, t->pid, any, *hex, "__main__", main_dict))
+			return any;
+	}
+	*main_dict = 0;
+	return any;
 }
 
 static cJSON *stats_json(const struct tensor_stats *s, double fraction)
@@ -246,7 +255,7 @@ static ssize_t find_params(struct observer *o, struct target *t, const struct to
 	char why[200];
 	uint32_t hex = 0;
 
-	f = python_of(o, t, &hex);
+	f = python_of(o, t, &hex, &dict);
 	pyl = f ? py_layout_for(o, hex) : NULL;
 	if (!pyl) {
 		cJSON_AddStringToObject(rec, "error", "no object layout for this CPython in "
@@ -255,7 +264,7 @@ static ssize_t find_params(struct observer *o, struct target *t, const struct to
 	}
 	if (!model) {
 		source = "main_globals";
-		if (!cpython__module_dict(o->syms, t->pid, f, hex, "__main__", &dict))
+		if (dict)
 			model = py_model__find_in_dict(t->pid, pyl, &t->py_types, dict);
 	}
 	if (!model || py_model__params(t->pid, pyl, model, names) || !names->n) {
