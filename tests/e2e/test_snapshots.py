@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Copyright (c) 2026 cirron-probe authors
+"""--snapshots: weights and gradients read from a running job's memory at each epoch's end
+(tests/workloads/snapshots.py prints its own stats with torch there, then waits in a no_grad
+region until the test has seen the snapshot). Stats match torch's for float32 and bfloat16
+parameters, a non-contiguous view, with and without a grad, on Debian's torch 1.13, trixie's
+2.6 and the official 2.13 wheel; sampled/full safetensors files open with the safetensors
+package and hold the job's values."""
+import json
+import math
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, TIME_SCALE, only_session, unavailable
+from test_torch_tree import HOST_PYTHON, trixie_root  # noqa: F401 (trixie_root is a fixture)
+
+WORKLOAD = ROOT / "tests" / "workloads" / "snapshots.py"
+EPOCHS = 2
+PARAMS = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "mix_bf16", "tview", "unused"}
+
+pytestmark = pytest.mark.timeout(240)
+
+
+class Env:
+    def __init__(self, argv, script, gate_host, gate_target, save_host=None, save_target=None):
+        self.argv, self.script = argv, script
+        self.gate_host, self.gate_target = gate_host, gate_target
+        self.save_host, self.save_target = save_host, save_target
+
+
+@pytest.fixture(params=["host", "trixie", "venv"])
+def env(request, bpf, tmp_path):
+    if request.param == "host":
+        if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
+            unavailable("python3-torch is not installed")
+        gate = tmp_path / "gate"
+        return Env([HOST_PYTHON], str(WORKLOAD), gate, str(gate))
+    if request.param == "venv":
+        venv = request.getfixturevalue("venv")
+        gate = tmp_path / "gate"
+        return Env([str(venv / "bin" / "python")], str(WORKLOAD), gate, str(gate),
+                   tmp_path, str(tmp_path))
+    root = request.getfixturevalue("trixie_root")
+    shutil.copy(WORKLOAD, root / "work" / "snapshots.py")
+    gate = root / "work" / f"gate-{os.getpid()}"
+    if gate.exists():
+        gate.unlink()
+    return Env(["chroot", str(root), "python3"], "/work/snapshots.py", gate,
+               f"/work/{gate.name}")
+
+
+def spool_snapshots(root):
+    out = []
+    for f in sorted((root / "spool").glob("*.json")):
+        try:
+            out += json.loads(f.read_text()).get("snapshots", [])
+        except (json.JSONDecodeError, FileNotFoundError):
+            pass    # renamed into place whole: a partial read is a file replaced meanwhile
+    return out
+
+
+def run_gated(h, env, *observer_args, extra=()):
+    """Runs the workload under the observer; at each epoch's end waits for the epoch's
+    snapshot in the spool, then lets the job go on. Returns (spool root, printed stats)."""
+    os.mkfifo(env.gate_host)
+    root = h.spool_root()
+    p = h.observer("run", "--output", "spool", *observer_args, "--", *env.argv, env.script,
+                   "--epochs", str(EPOCHS), "--gate", env.gate_target, *extra, path=root)
+    try:
+        for epoch in range(EPOCHS):
+            p.out.wait_for(rf"^EPOCH_END {epoch}$", timeout=120)
+            deadline = time.monotonic() + 30 * TIME_SCALE
+            while not any(s["epoch"] == epoch for s in spool_snapshots(root)):
+                assert time.monotonic() < deadline, f"no snapshot of epoch {epoch}:\n{p.err.text}"
+                time.sleep(0.05)    # polls the spool for the record: an event, not a delay
+            with open(env.gate_host, "w") as g:
+                g.write("go\n")
+        rc = p.finish(120)
+    finally:
+        os.unlink(env.gate_host)
+    assert rc == 0, f"run exited {rc}:\n{p.err.text}"
+    assert "DONE" in p.out.text
+    printed = {}
+    for line in p.out.lines:
+        if line.startswith("STATS "):
+            _, epoch, name, js = line.split(" ", 3)
+            printed[(int(epoch), name)] = json.loads(js)
+    return root, printed
+
+
+def close(a, b, what):
+    assert math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-8), f"{what}: {a} != {b}"
+
+
+def check_stats(got, want, what):
+    for k in ("mean", "std", "min", "max", "norm"):
+        close(got[k], want[k], f"{what} {k}")
+    assert got["count"] == want["count"] and got["nonfinite"] == 0
+    # histc's and our bin edges may round an element at a bin edge differently
+    assert sum(got["histogram"]) == want["count"]
+    assert sum(abs(a - b) for a, b in zip(got["histogram"], want["histogram"])) <= 2, (
+        f"{what} histogram {got['histogram']} vs {want['histogram']}")
+
+
+def test_stats_match_torch(h, env):
+    root, printed = run_gated(h, env)
+    snaps = spool_snapshots(root)
+    assert sorted(s["epoch"] for s in snaps) == list(range(EPOCHS))
+    for s in snaps:
+        assert s["consistency"] == "live" and s["mode"] == "stats" and "error" not in s, s
+        assert s["model_found_by"] == "main_globals"
+        assert s["bytes_read"] > 0 and s["duration_ms"] >= 0
+        assert {p["name"] for p in s["params"]} == PARAMS
+        for p in s["params"]:
+            want = printed[(s["epoch"], p["name"])]
+            check_stats(p["weights"], want["weights"], f"epoch {s['epoch']} {p['name']}")
+            assert p["has_grad"] == (want["grad"] is not None), p["name"]
+            if want["grad"] is None:
+                assert "grad" not in p
+            else:
+                check_stats(p["grad"], want["grad"], f"epoch {s['epoch']} {p['name']} grad")
+        by = {p["name"]: p for p in s["params"]}
+        assert by["mix_bf16"]["dtype"] == "bfloat16" and by["tview"]["shape"] == [8, 12]
+        assert not by["unused"]["has_grad"] and by["fc1.weight"]["has_grad"]
+    sess = only_session(root)
+    model = sess.root["attrs"]["model"]
+    assert model["parameters"] == 12 * 16 + 16 + 16 * 4 + 4 + 16 + 96 + 5
+    assert model["by_dtype_device"] == {"float32/cpu": model["parameters"] - 16,
+                                        "bfloat16/cpu": 16}
+    health = sess.health
+    assert health["snapshots"] == EPOCHS and health["snapshot_bytes_total"] > 0
+
+
+def test_model_from_forward(h, env):
+    """With Python frames the model is the outermost forward's Module."""
+    root, printed = run_gated(h, env, "--python-frames", "always")
+    snaps = spool_snapshots(root)
+    assert [s["model_found_by"] for s in snaps] == ["forward"] * EPOCHS
+    for s in snaps:
+        for p in s["params"]:
+            check_stats(p["weights"], printed[(s["epoch"], p["name"])]["weights"], p["name"])
+
+
+def test_cap_samples_and_says_so(h, env):
+    """A cap below the model's bytes: stats from a sample, and the record says so."""
+    root, printed = run_gated(h, env, "--snapshot-max-mb", "0.001")
+    for s in spool_snapshots(root):
+        assert s["sampled_fraction"] < 1 and s["sample_every_blocks"] >= 2
+        assert s["bytes_read"] <= 1048 + 8 * 1024 * len(PARAMS) * 2
+
+
+COMPARE = r"""
+import json, sys, torch
+from safetensors import safe_open
+files, saved, every = sys.argv[1], sys.argv[2], int(sys.argv[3])
+want = torch.load(saved)
+for kind, i in (("weights", 0), ("gradients", 1)):
+    with safe_open(json.loads(files)[kind], framework="pt") as f:
+        names = set(f.keys())
+        expect = {n for n, v in want.items() if v[i] is not None}
+        assert names == expect, (kind, names, expect)
+        for n in names:
+            t, w = f.get_tensor(n), want[n][i]
+            if every > 1:
+                w = w.contiguous().flatten()[::every]
+            assert t.dtype == w.dtype and t.shape == w.shape, (n, t.dtype, t.shape, w.shape)
+            assert torch.equal(t, w), n
+print("SAFETENSORS_OK")
+"""
+
+
+@pytest.mark.parametrize("mode,every", [("full", 1), ("sampled", 10)])
+def test_safetensors_files(h, bpf, venv, tmp_path, mode, every):
+    """In the venv: it has the safetensors package (a pinned dependency of transformers)."""
+    gate = tmp_path / "gate"
+    env = Env([str(venv / "bin" / "python")], str(WORKLOAD), gate, str(gate), tmp_path,
+              str(tmp_path))
+    root, printed = run_gated(h, env, "--snapshots", mode, "--sample-rate", str(1 / every),
+                              extra=("--save", env.save_target))
+    snaps = spool_snapshots(root)
+    python = env.argv[0]
+    for s in snaps:
+        files = s["files"]
+        assert files["weights"].endswith(f"/snapshots/{s['span_id']}/weights.safetensors")
+        r = subprocess.run([python, "-c", COMPARE, json.dumps(files),
+                            str(Path(env.save_host) / f"epoch{s['epoch']}.pt"), str(every)],
+                           capture_output=True, text=True, timeout=120)
+        assert "SAFETENSORS_OK" in r.stdout, r.stderr[-2000:]
