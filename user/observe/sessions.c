@@ -196,6 +196,7 @@ void sessions__end(struct observer *o, struct target *t, const char *cause)
 	} else if (t->exited) {
 		cJSON_AddNumberToObject(a, "exit_code", WEXITSTATUS(t->exit_status));
 	}
+	snapshots__end(o, t);	/* its record goes into the final batch */
 	session__end(t->session, t->exited ? now : 0,
 		     t->exited && WIFEXITED(t->exit_status) && !WEXITSTATUS(t->exit_status), cause);
 	sessions__flush(o, t, true);

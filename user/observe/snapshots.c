@@ -14,7 +14,18 @@
 // for all), and the record says so. sampled / full: also safetensors files under
 // <path>/snapshots/<epoch span id>/ (sampled: every K-th element, K = 1 / --sample-rate, as
 // a 1-D tensor; full: every element, --snapshot-max-mb does not apply).
+//
+// The reads, stats and files run on a worker thread (a snapshot takes ~1 s at the default
+// cap for 100M parameters, several in full mode, and the event thread must keep draining the
+// ring buffer meanwhile). One per target at a time: an epoch that ends while one runs is
+// skipped and counted (snapshots_skipped_busy). The job owns copies of all it reads (pid,
+// layouts, a copy of the class cache) and builds its record; the event thread collects it
+// (snapshots__poll) into t->snapshots, the session's attrs and health, so the spool, the
+// session and the symbol cache stay on one thread. A session's end cancels the job between
+// tensors and waits for it.
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +40,28 @@
 #include "tree/clock.h"
 
 #define STATS_BLOCK 1024
+
+/* One snapshot in flight: what the worker needs (copied at the epoch's end) and what it
+ * hands back. */
+struct snap_job {
+	pthread_t thread;
+	int pid;
+	enum snapshots mode;
+	double sample_rate;
+	uint64_t max_bytes;
+	struct torch_layout l;
+	struct py_layout pyl;
+	bool have_pyl;
+	struct py_types types;	/* a copy of the target's class cache */
+	uint64_t model, main_dict;
+	char dir[4096];
+	/* the worker's results */
+	cJSON *rec, *model_attr;
+	uint64_t bytes;
+	double ms;
+	bool refused;
+	atomic_bool cancel, done;
+};
 
 struct snap_param {
 	const char *name;
@@ -101,7 +134,7 @@ static uint64_t sampled_count(uint64_t numel, uint64_t every, uint64_t block)
 }
 
 /* Reads d (sampled as asked), computes its stats; keep: the elements stay in *buf. */
-static int read_stats(struct target *t, const struct tensor_desc *d, uint64_t every,
+static int read_stats(struct snap_job *j, const struct tensor_desc *d, uint64_t every,
 		      uint64_t block, void **buf, uint64_t *n, struct tensor_stats *s)
 {
 	uint64_t cap = sampled_count((uint64_t)d->numel, every, block) * (uint64_t)d->elem_size;
@@ -110,7 +143,7 @@ static int read_stats(struct target *t, const struct tensor_desc *d, uint64_t ev
 	*buf = malloc(cap ? cap : 1);
 	if (!*buf)
 		return -ENOMEM;
-	err = torch_tensor__gather(t->pid, d, every, block, *buf, n, &t->snap_bytes_last);
+	err = torch_tensor__gather(j->pid, d, every, block, *buf, n, &j->bytes);
 	if (!err && d->td != TD_OTHER)
 		tensor_stats__compute(*buf, *n, (enum stats_dtype)d->td, s);
 	return err;
@@ -124,10 +157,10 @@ static void device_name(const struct tensor_desc *d, char *buf, size_t size)
 		snprintf(buf, size, "cuda:%d", d->device_index);
 }
 
-/* The model inventory on the session: parameter count by dtype and device. */
-static void inventory(struct target *t, const struct snap_param *p, size_t n, const char *source)
+/* The model inventory for the session: parameter count by dtype and device. */
+static cJSON *inventory(const struct snap_param *p, size_t n, const char *source)
 {
-	cJSON *a = t->session->root->attrs, *m = cJSON_CreateObject(), *by = cJSON_CreateObject();
+	cJSON *m = cJSON_CreateObject(), *by = cJSON_CreateObject();
 	double total = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -147,11 +180,7 @@ static void inventory(struct target *t, const struct snap_param *p, size_t n, co
 	cJSON_AddNumberToObject(m, "tensors", (double)n);
 	cJSON_AddStringToObject(m, "found_by", source);
 	cJSON_AddItemToObject(m, "by_dtype_device", by);
-	if (cJSON_GetObjectItemCaseSensitive(a, "model"))
-		cJSON_ReplaceItemInObjectCaseSensitive(a, "model", m);
-	else
-		cJSON_AddItemToObject(a, "model", m);
-	session__touch_root(t->session);
+	return m;
 }
 
 /* Entries of a safetensors file: the CPU tensors (weights, or grads), full or sampled. */
@@ -184,12 +213,12 @@ static size_t file_entries(struct snap_param *p, size_t n, bool grads, uint64_t 
 }
 
 /* Writes weights.safetensors or gradients.safetensors; sets "files" in rec. */
-static int write_file(struct observer *o, struct target *t, struct snap_param *p, size_t n,
-		      bool grads, uint64_t every, const char *dir, cJSON *files)
+static int write_file(struct snap_job *j, struct snap_param *p, size_t n, bool grads,
+		      uint64_t every, cJSON *files)
 {
 	struct st_entry *e = calloc(n ? n : 1, sizeof(*e));
 	int64_t *shapes = calloc(n ? n : 1, TENSOR_MAX_DIM * sizeof(int64_t));
-	char everys[32], path[4096];
+	char everys[32];
 	const char *meta[] = { "format", "pt", "consistency", "live", "sample", everys, NULL };
 	const char *name = grads ? "gradients.safetensors" : "weights.safetensors";
 	struct st_writer w;
@@ -205,10 +234,14 @@ static int write_file(struct observer *o, struct target *t, struct snap_param *p
 		err = 0;
 		goto out;
 	}
-	err = safetensors__begin(&w, dir, name, e, k, meta);
+	err = safetensors__begin(&w, j->dir, name, e, k, meta);
 	if (err)
 		goto out;
 	for (size_t i = 0; i < n && !err; i++) {
+		if (atomic_load(&j->cancel)) {
+			err = -ECANCELED;
+			break;
+		}
 		const struct tensor_desc *d = grads ? &p[i].g : &p[i].w;
 		uint64_t got = 0, cap;
 		void *buf;
@@ -219,8 +252,8 @@ static int write_file(struct observer *o, struct target *t, struct snap_param *p
 		cap = (every > 1 ? sampled_count((uint64_t)d->numel, every, 1) : (uint64_t)d->numel) *
 		      (uint64_t)d->elem_size;
 		buf = malloc(cap ? cap : 1);
-		err = buf ? torch_tensor__gather(t->pid, d, every, 1, buf, &got,
-						 &t->snap_bytes_last) : -ENOMEM;
+		err = buf ? torch_tensor__gather(j->pid, d, every, 1, buf, &got, &j->bytes)
+			  : -ENOMEM;
 		if (!err)
 			err = safetensors__append(&w, buf, got * (uint64_t)d->elem_size);
 		free(buf);
@@ -229,14 +262,11 @@ static int write_file(struct observer *o, struct target *t, struct snap_param *p
 		safetensors__abort(&w);
 	else
 		err = safetensors__finish(&w);
-	if (!err) {
-		snprintf(path, sizeof(path), "%s/%s", dir, name);
-		cJSON_AddStringToObject(files, grads ? "gradients" : "weights", path);
-	}
+	if (!err)
+		cJSON_AddStringToObject(files, grads ? "gradients" : "weights", w.path);
 out:
-	if (err)
-		elog("pid %d: cannot write %s under %s: %s", t->pid, name, dir, strerror(-err));
-	(void)o;
+	if (err && err != -ECANCELED)
+		elog("pid %d: cannot write %s under %s: %s", j->pid, name, j->dir, strerror(-err));
 	free(e);
 	free(shapes);
 	return err;
@@ -244,20 +274,17 @@ out:
 
 /* The model's parameters, read and checked. Returns the count, or -1 with rec's "error"
  * set (and the layout refused when a check failed). */
-static ssize_t find_params(struct observer *o, struct target *t, const struct torch_layout *l,
-			   struct py_params *names, struct snap_param **out, cJSON *rec)
+static ssize_t find_params(struct snap_job *j, struct py_params *names, struct snap_param **out,
+			   cJSON *rec)
 {
-	const struct mapped_file *f;
-	const struct py_layout *pyl;
+	const struct torch_layout *l = &j->l;
+	const struct py_layout *pyl = &j->pyl;
 	const char *source = "forward";
-	uint64_t model = t->model_obj, dict = 0;
+	uint64_t model = j->model, dict = j->main_dict;
 	struct snap_param *p;
 	char why[200];
-	uint32_t hex = 0;
 
-	f = python_of(o, t, &hex, &dict);
-	pyl = f ? py_layout_for(o, hex) : NULL;
-	if (!pyl) {
+	if (!j->have_pyl) {
 		cJSON_AddStringToObject(rec, "error", "no object layout for this CPython in "
 					"probes/cpython.json (3.11 to 3.13)");
 		return -1;
@@ -265,9 +292,9 @@ static ssize_t find_params(struct observer *o, struct target *t, const struct to
 	if (!model) {
 		source = "main_globals";
 		if (dict)
-			model = py_model__find_in_dict(t->pid, pyl, &t->py_types, dict);
+			model = py_model__find_in_dict(j->pid, pyl, &j->types, dict);
 	}
-	if (!model || py_model__params(t->pid, pyl, model, names) || !names->n) {
+	if (!model || py_model__params(j->pid, pyl, model, names) || !names->n) {
 		cJSON_AddStringToObject(rec, "error", "no torch Module with parameters found (the "
 					"outermost forward with --python-frames, else __main__'s "
 					"globals)");
@@ -280,9 +307,10 @@ static ssize_t find_params(struct observer *o, struct target *t, const struct to
 		int err;
 
 		p[i].name = names->v[i].name;
-		err = torch_tensor__read_object(t->pid, l, names->v[i].obj, &p[i].w, why, sizeof(why));
+		err = torch_tensor__read_object(j->pid, l, names->v[i].obj, &p[i].w, why,
+						 sizeof(why));
 		if (!err && p[i].w.grad_impl) {
-			err = torch_tensor__read_impl(t->pid, l, p[i].w.grad_impl, &p[i].g, why,
+			err = torch_tensor__read_impl(j->pid, l, p[i].w.grad_impl, &p[i].g, why,
 						      sizeof(why));
 			p[i].has_grad = !err;
 			if (err == -ENODATA)
@@ -294,20 +322,20 @@ static ssize_t find_params(struct observer *o, struct target *t, const struct to
 			snprintf(msg, sizeof(msg), "parameter %s: %s", p[i].name, why);
 			cJSON_AddStringToObject(rec, "error", msg);
 			if (err == -EINVAL) {
-				t->snap_refused = true;
-				elog("pid %d: snapshots off: %s", t->pid, msg);
+				j->refused = true;
+				elog("pid %d: snapshots off: %s", j->pid, msg);
 			}
 			free(p);
 			return -1;
 		}
 	}
 	*out = p;
-	inventory(t, p, names->n, source);
+	j->model_attr = inventory(p, names->n, source);
 	cJSON_AddStringToObject(rec, "model_found_by", source);
 	return (ssize_t)names->n;
 }
 
-static cJSON *param_json(struct target *t, struct snap_param *p, uint64_t every, bool full)
+static cJSON *param_json(struct snap_job *job, struct snap_param *p, uint64_t every, bool full)
 {
 	cJSON *j = cJSON_CreateObject(), *shape = cJSON_CreateArray();
 	const struct tensor_desc *w = &p->w;
@@ -337,7 +365,7 @@ static cJSON *param_json(struct target *t, struct snap_param *p, uint64_t every,
 		uint64_t n = 0;
 		void *buf = NULL;
 
-		if (read_stats(t, d, full ? 1 : every, STATS_BLOCK, &buf, &n, &s))
+		if (read_stats(job, d, full ? 1 : every, STATS_BLOCK, &buf, &n, &s))
 			cJSON_AddStringToObject(j, k ? "grad_error" : "weights_error",
 						"target memory not readable");
 		else
@@ -349,74 +377,177 @@ static cJSON *param_json(struct target *t, struct snap_param *p, uint64_t every,
 	return j;
 }
 
+/* The worker: the model's parameters, their stats and files, into j->rec. */
+static void *snap_worker(void *arg)
+{
+	struct snap_job *j = arg;
+	const enum snapshots mode = j->mode;
+	uint64_t t0 = clock__mono_ns(), total = 0, every = 1;
+	struct snap_param *p = NULL;
+	struct py_params names = {};
+	cJSON *params;
+	ssize_t n;
+
+	n = find_params(j, &names, &p, j->rec);
+	if (n < 0)
+		goto out;
+	for (ssize_t i = 0; i < n; i++)
+		if (p[i].w.device_type == 0 && p[i].w.td != TD_OTHER)
+			total += tensor_bytes(&p[i].w) + (p[i].has_grad ? tensor_bytes(&p[i].g) : 0);
+	if (mode != SNAP_FULL && total > j->max_bytes) {
+		every = (total + j->max_bytes - 1) / j->max_bytes;
+		cJSON_AddNumberToObject(j->rec, "sampled_fraction", 1.0 / (double)every);
+		cJSON_AddStringToObject(j->rec, "sample", "over --snapshot-max-mb: each tensor "
+					"read in blocks of 1024 elements (row-major), one block "
+					"in every K");
+		cJSON_AddNumberToObject(j->rec, "sample_every_blocks", (double)every);
+	}
+	params = cJSON_AddArrayToObject(j->rec, "params");
+	for (ssize_t i = 0; i < n && !atomic_load(&j->cancel); i++)
+		cJSON_AddItemToArray(params, param_json(j, &p[i], every, mode == SNAP_FULL));
+	if ((mode == SNAP_SAMPLED || mode == SNAP_FULL) && !atomic_load(&j->cancel)) {
+		uint64_t fevery = mode == SNAP_FULL ? 1 : (uint64_t)llround(1.0 / j->sample_rate);
+		cJSON *files = cJSON_AddObjectToObject(j->rec, "files");
+
+		write_file(j, p, (size_t)n, false, fevery ? fevery : 1, files);
+		write_file(j, p, (size_t)n, true, fevery ? fevery : 1, files);
+	}
+	if (atomic_load(&j->cancel))
+		cJSON_AddStringToObject(j->rec, "cancelled", "the session ended while the "
+					"snapshot was read (exit, exec or detach)");
+out:
+	j->ms = (double)(clock__mono_ns() - t0) / 1e6;
+	free(p);
+	py_params__free(&names);
+	atomic_store(&j->done, true);
+	return NULL;
+}
+
+/* Hands a finished job's record to the target (event thread). */
+static void collect(struct target *t)
+{
+	struct snap_job *j = t->snap_job;
+
+	pthread_join(j->thread, NULL);
+	t->snap_job = NULL;
+	t->snap_bytes_last = j->bytes;
+	t->snap_ms_last = j->ms;
+	cJSON_AddNumberToObject(j->rec, "bytes_read", (double)j->bytes);
+	cJSON_AddNumberToObject(j->rec, "duration_ms", j->ms);
+	t->snapshots_taken++;
+	t->snap_bytes_total += j->bytes;
+	t->snap_ms_total += j->ms;
+	if (j->refused)
+		t->snap_refused = true;
+	if (j->model_attr && t->session) {
+		cJSON *a = t->session->root->attrs;
+
+		if (cJSON_GetObjectItemCaseSensitive(a, "model"))
+			cJSON_ReplaceItemInObjectCaseSensitive(a, "model", j->model_attr);
+		else
+			cJSON_AddItemToObject(a, "model", j->model_attr);
+		session__touch_root(t->session);
+		j->model_attr = NULL;
+	}
+	if (!t->snapshots)
+		t->snapshots = cJSON_CreateArray();
+	cJSON_AddItemToArray(t->snapshots, j->rec);
+	cJSON_Delete(j->model_attr);
+	free(j);
+}
+
+void snapshots__poll(struct observer *o)
+{
+	for (struct target *t = o->targets; t; t = t->next)
+		if (t->snap_job && atomic_load(&t->snap_job->done))
+			collect(t);
+}
+
+void snapshots__end(struct observer *o, struct target *t)
+{
+	(void)o;
+	if (!t->snap_job)
+		return;
+	atomic_store(&t->snap_job->cancel, true);
+	collect(t);	/* joins: the worker stops at its next tensor */
+}
+
+/* A record that never reached the worker (no layout for this torch). */
+static void refuse(struct target *t, cJSON *rec, const char *why)
+{
+	cJSON_AddStringToObject(rec, "error", why);
+	cJSON_AddNumberToObject(rec, "bytes_read", 0);
+	cJSON_AddNumberToObject(rec, "duration_ms", 0);
+	t->snap_refused = true;
+	elog("pid %d: snapshots off: %s", t->pid, why);
+	t->snapshots_taken++;
+	if (!t->snapshots)
+		t->snapshots = cJSON_CreateArray();
+	cJSON_AddItemToArray(t->snapshots, rec);
+}
+
 void snapshots__take(struct observer *o, struct target *t)
 {
 	const struct options *op = o->opts;
-	uint64_t t0 = clock__mono_ns(), total = 0, every = 1;
-	struct torch_layout l;
-	struct snap_param *p = NULL;
-	struct py_params names = {};
-	cJSON *rec, *params, *v;
+	const struct mapped_file *f;
+	const struct py_layout *pyl;
 	const char *mode[] = { "stats", "sampled", "full" };
-	char why[200], dir[4096];
-	ssize_t n;
+	struct snap_job *j;
+	uint32_t hex = 0;
+	char why[200];
+	cJSON *rec, *v;
+	int err;
 
 	if (op->snapshots == SNAP_OFF || t->snap_refused || !t->session || !t->tree.epoch)
 		return;
+	if (t->snap_job && atomic_load(&t->snap_job->done))
+		collect(t);
+	if (t->snap_job) {	/* the last epoch's is still being read */
+		t->snapshots_skipped_busy++;
+		return;
+	}
 	rec = cJSON_CreateObject();
 	json__add_u64(rec, "span_id", t->tree.epoch->id);
 	cJSON_AddNumberToObject(rec, "epoch", (double)t->tree.epoch->index);
 	json__add_u64(rec, "ts_ns", clock__wall_ns());
 	cJSON_AddStringToObject(rec, "mode", mode[op->snapshots]);
 	cJSON_AddStringToObject(rec, "consistency", "live");
-	t->snap_bytes_last = 0;
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		cJSON_Delete(rec);
+		return;
+	}
 	v = cJSON_GetObjectItemCaseSensitive(t->session->root->attrs, "torch_version");
-	if (!cJSON_IsString(v) || torch_layout__find(v->valuestring, &l, why, sizeof(why))) {
+	if (!cJSON_IsString(v) || torch_layout__find(v->valuestring, &j->l, why, sizeof(why))) {
 		if (!cJSON_IsString(v))
 			snprintf(why, sizeof(why), "torch version unknown");
-		cJSON_AddStringToObject(rec, "error", why);
-		t->snap_refused = true;
-		elog("pid %d: snapshots off: %s", t->pid, why);
-		goto out;
+		free(j);
+		refuse(t, rec, why);
+		return;
 	}
-	cJSON_AddStringToObject(rec, "torch_layout", l.version);
-	n = find_params(o, t, &l, &names, &p, rec);
-	if (n < 0)
-		goto out;
-	for (ssize_t i = 0; i < n; i++)
-		if (p[i].w.device_type == 0 && p[i].w.td != TD_OTHER)
-			total += tensor_bytes(&p[i].w) + (p[i].has_grad ? tensor_bytes(&p[i].g) : 0);
-	if (op->snapshots != SNAP_FULL && total > op->snapshot_max_bytes) {
-		every = (total + op->snapshot_max_bytes - 1) / op->snapshot_max_bytes;
-		cJSON_AddNumberToObject(rec, "sampled_fraction", 1.0 / (double)every);
-		cJSON_AddStringToObject(rec, "sample", "over --snapshot-max-mb: each tensor read "
-					"in blocks of 1024 elements (row-major), one block in "
-					"every K");
-		cJSON_AddNumberToObject(rec, "sample_every_blocks", (double)every);
+	cJSON_AddStringToObject(rec, "torch_layout", j->l.version);
+	/* The symbol cache and probe set are the event thread's: looked up here. */
+	f = python_of(o, t, &hex, &j->main_dict);
+	pyl = f ? py_layout_for(o, hex) : NULL;
+	if (pyl) {
+		j->pyl = *pyl;
+		j->have_pyl = true;
 	}
-	params = cJSON_AddArrayToObject(rec, "params");
-	for (ssize_t i = 0; i < n; i++)
-		cJSON_AddItemToArray(params, param_json(t, &p[i], every, op->snapshots == SNAP_FULL));
-	if (op->snapshots == SNAP_SAMPLED || op->snapshots == SNAP_FULL) {
-		uint64_t fevery = op->snapshots == SNAP_FULL ? 1
-				  : (uint64_t)llround(1.0 / op->sample_rate);
-		cJSON *files = cJSON_AddObjectToObject(rec, "files");
-
-		snprintf(dir, sizeof(dir), "%s/snapshots/%llu", op->path,
-			 (unsigned long long)t->tree.epoch->id);
-		write_file(o, t, p, (size_t)n, false, fevery ? fevery : 1, dir, files);
-		write_file(o, t, p, (size_t)n, true, fevery ? fevery : 1, dir, files);
+	j->types = t->py_types;
+	j->pid = t->pid;
+	j->mode = op->snapshots;
+	j->sample_rate = op->sample_rate;
+	j->max_bytes = op->snapshot_max_bytes;
+	j->model = t->model_obj;
+	j->rec = rec;
+	snprintf(j->dir, sizeof(j->dir), "%s/snapshots/%llu", op->path,
+		 (unsigned long long)t->tree.epoch->id);
+	err = pthread_create(&j->thread, NULL, snap_worker, j);
+	if (err) {
+		elog("pid %d: cannot start the snapshot thread: %s", t->pid, strerror(err));
+		cJSON_Delete(rec);
+		free(j);
+		return;
 	}
-out:
-	t->snap_ms_last = (double)(clock__mono_ns() - t0) / 1e6;
-	cJSON_AddNumberToObject(rec, "bytes_read", (double)t->snap_bytes_last);
-	cJSON_AddNumberToObject(rec, "duration_ms", t->snap_ms_last);
-	t->snapshots_taken++;
-	t->snap_bytes_total += t->snap_bytes_last;
-	t->snap_ms_total += t->snap_ms_last;
-	if (!t->snapshots)
-		t->snapshots = cJSON_CreateArray();
-	cJSON_AddItemToArray(t->snapshots, rec);
-	free(p);
-	py_params__free(&names);
+	t->snap_job = j;
 }
