@@ -53,6 +53,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--batches", type=int, default=4)
     ap.add_argument("--gate", default=None)
+    ap.add_argument("--gate-last", action="store_true", help="--gate at the last epoch only")
     ap.add_argument("--save", default=None)
     a = ap.parse_args()
     torch.manual_seed(0)
@@ -76,7 +77,7 @@ def main():
                        os.path.join(a.save, f"epoch{epoch}.pt"))
         with torch.no_grad():
             print("EPOCH_END", epoch, flush=True)
-            if a.gate:
+            if a.gate and (not a.gate_last or epoch == a.epochs - 1):
                 with open(a.gate) as f:
                     f.readline()
     print("DONE", flush=True)

@@ -295,9 +295,10 @@ static ssize_t find_params(struct snap_job *j, struct py_params *names, struct s
 			model = py_model__find_in_dict(j->pid, pyl, &j->types, dict);
 	}
 	if (!model || py_model__params(j->pid, pyl, model, names) || !names->n) {
-		cJSON_AddStringToObject(rec, "error", "no torch Module with parameters found (the "
-					"outermost forward with --python-frames, else __main__'s "
-					"globals)");
+		snprintf(why, sizeof(why), "no torch Module with parameters found (the outermost "
+			 "forward with --python-frames, else __main__'s globals%s)",
+			 !model && !dict ? ": __main__ not found" : !model ? ": none there" : "");
+		cJSON_AddStringToObject(rec, "error", why);
 		return -1;
 	}
 	p = calloc(names->n, sizeof(*p));
@@ -528,6 +529,12 @@ void snapshots__take(struct observer *o, struct target *t)
 	cJSON_AddStringToObject(rec, "torch_layout", j->l.version);
 	/* The symbol cache and probe set are the event thread's: looked up here. */
 	f = python_of(o, t, &hex, &j->main_dict);
+	/* __main__'s dict stays where it is: kept, not looked up in sys.modules again (nor
+	 * missed when the event comes late, while the interpreter's exit clears sys.modules) */
+	if (j->main_dict)
+		t->snap_main_dict = j->main_dict;
+	else
+		j->main_dict = t->snap_main_dict;
 	pyl = f ? py_layout_for(o, hex) : NULL;
 	if (pyl) {
 		j->pyl = *pyl;

@@ -131,6 +131,7 @@ struct target {
 	struct cuda_sample cuda_sample;	/* --cuda-calls sampled */
 	/* --snapshots (observe/snapshots.c) */
 	uint64_t model_obj;	/* the outermost forward's Module (Python frames), 0: unknown */
+	uint64_t snap_main_dict;	/* __main__'s globals once found, 0: not yet */
 	cJSON *snapshots;	/* snapshot records for the next batch, or NULL */
 	struct snap_job *snap_job;	/* the snapshot being read on its thread, or NULL */
 	long snapshots_skipped_busy;	/* epochs that ended while one was still read */
