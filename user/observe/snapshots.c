@@ -125,19 +125,12 @@ static uint64_t tensor_bytes(const struct tensor_desc *d)
 	return (uint64_t)d->numel * (uint64_t)d->elem_size;
 }
 
-/* Elements read with one block of `block` in every `every`. */
-static uint64_t sampled_count(uint64_t numel, uint64_t every, uint64_t block)
-{
-	uint64_t stride = every * block, full = numel / stride, rest = numel % stride;
-
-	return full * block + (rest < block ? rest : block);
-}
-
 /* Reads d (sampled as asked), computes its stats; keep: the elements stay in *buf. */
 static int read_stats(struct snap_job *j, const struct tensor_desc *d, uint64_t every,
 		      uint64_t block, void **buf, uint64_t *n, struct tensor_stats *s)
 {
-	uint64_t cap = sampled_count((uint64_t)d->numel, every, block) * (uint64_t)d->elem_size;
+	uint64_t cap = torch_tensor__sampled_count((uint64_t)d->numel, every, block) *
+		       (uint64_t)d->elem_size;
 	int err;
 
 	*buf = malloc(cap ? cap : 1);
@@ -198,7 +191,8 @@ static size_t file_entries(struct snap_param *p, size_t n, bool grads, uint64_t 
 		e[k].name = p[i].name;
 		e[k].dtype = safetensors__dtype(d->dtype);
 		if (every > 1) {
-			shapes[k * TENSOR_MAX_DIM] = (int64_t)sampled_count((uint64_t)d->numel, every, 1);
+			shapes[k * TENSOR_MAX_DIM] =
+				(int64_t)torch_tensor__sampled_count((uint64_t)d->numel, every, 1);
 			e[k].dim = 1;
 		} else {
 			memcpy(&shapes[k * TENSOR_MAX_DIM], d->sizes, sizeof(d->sizes));
@@ -249,8 +243,8 @@ static int write_file(struct snap_job *j, struct snap_param *p, size_t n, bool g
 		if ((grads && !p[i].has_grad) || d->device_type != 0 ||
 		    !safetensors__dtype(d->dtype))
 			continue;
-		cap = (every > 1 ? sampled_count((uint64_t)d->numel, every, 1) : (uint64_t)d->numel) *
-		      (uint64_t)d->elem_size;
+		cap = (every > 1 ? torch_tensor__sampled_count((uint64_t)d->numel, every, 1)
+				 : (uint64_t)d->numel) * (uint64_t)d->elem_size;
 		buf = malloc(cap ? cap : 1);
 		err = buf ? torch_tensor__gather(j->pid, d, every, 1, buf, &got, &j->bytes)
 			  : -ENOMEM;

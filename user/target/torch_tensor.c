@@ -341,3 +341,15 @@ int torch_tensor__gather(int pid, const struct tensor_desc *d, uint64_t every, u
 		return -EIO;
 	return 0;
 }
+
+uint64_t torch_tensor__sampled_count(uint64_t numel, uint64_t every, uint64_t block)
+{
+	uint64_t stride, full, rest;
+
+	every = every ? every : 1;
+	block = block ? block : 1;
+	stride = every * block;
+	full = numel / stride;
+	rest = numel % stride;
+	return full * block + (rest < block ? rest : block);
+}
