@@ -232,3 +232,38 @@ def test_worker_thread_under_sanitizers(h, bpf, tmp_path):
         assert "error" not in s and "cancelled" not in s, s
         assert {p["name"] for p in s["params"]} == PARAMS, s
         assert set(s["files"]) == {"weights", "gradients"}, s
+
+
+SHAPES = {"fc1.weight": "16x12", "fc1.bias": "16", "fc2.weight": "4x16", "fc2.bias": "4",
+          "mix_bf16": "4x4", "tview": "8x12", "unused": "5"}
+
+
+def test_trace_shows_snapshots(h, env):
+    """trace: per epoch a line and a table of parameter, shape, dtype, mean, std, norm and
+    grad norm, the numbers torch printed (to the table's 4 significant digits)."""
+    root, printed = run_gated(h, env)
+    rc, out, err = h.run_to_end([str(ROOT / "cirron-probe"), "trace", str(root)])
+    assert rc == 0, err
+    lines = out.splitlines()
+    for epoch in range(EPOCHS):
+        head = [i for i, l in enumerate(lines) if l.startswith(f"snapshot: epoch {epoch} (")]
+        assert len(head) == 1, out
+        assert "(stats, consistency=live, 7 parameters" in lines[head[0]], lines[head[0]]
+        assert lines[head[0] + 1].split() == ["parameter", "shape", "dtype", "mean", "std",
+                                              "norm", "grad", "norm"]
+        rows = {}
+        for l in lines[head[0] + 2:head[0] + 2 + len(PARAMS)]:
+            cols = l.split()
+            rows[cols[0]] = cols
+        assert set(rows) == PARAMS, out
+        for name, cols in rows.items():
+            want = printed[(epoch, name)]
+            assert cols[1] == SHAPES[name] and cols[2] == ("bfloat16" if name == "mix_bf16"
+                                                            else "float32"), cols
+            for got, key in zip(cols[3:6], ("mean", "std", "norm")):
+                assert math.isclose(float(got), want["weights"][key], rel_tol=1e-3,
+                                    abs_tol=1e-6), (name, key, got, want)
+            if want["grad"] is None:
+                assert cols[6] == "-", cols
+            else:
+                assert math.isclose(float(cols[6]), want["grad"]["norm"], rel_tol=1e-3), cols
