@@ -9,6 +9,7 @@ package and hold the job's values."""
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -267,3 +268,29 @@ def test_trace_shows_snapshots(h, env):
                 assert cols[6] == "-", cols
             else:
                 assert math.isclose(float(cols[6]), want["grad"]["norm"], rel_tol=1e-3), cols
+
+
+def test_report_norm_per_layer(h, env, tmp_path):
+    """report: a chart of each layer's weight norm at each epoch's end, drawn where torch's
+    own numbers put it (the chart is 200 high, 24 below the axis, the maximum 8 from the top)."""
+    from test_report import CHROMIUM, charts, check_page, report
+    if not CHROMIUM.exists():
+        unavailable("chromium is not installed (scripts/install-deps.sh installs it)")
+    root, printed = run_gated(h, env)
+    page = tmp_path / "report.html"
+    report(h, root, page)
+    dom, got = check_page(tmp_path, page, 1, "snapshots.png")
+    series = got["s0-weight-norms"]
+    layers = {"fc1", "fc2", "mix_bf16", "tview", "unused"}
+    assert {name for name, _, _ in series} == layers, series
+    assert all(pts == pairs == EPOCHS for _, pts, pairs in series), series
+    want = {(layer, e): math.sqrt(sum(printed[(e, n)]["weights"]["norm"] ** 2 for n in PARAMS
+                                      if n.split(".")[0] == layer))
+            for layer in layers for e in range(EPOCHS)}
+    top = max(want.values())
+    svg = re.search(r'<svg class="chart" id="s0-weight-norms".*?</svg>', dom, re.S).group(0)
+    for name, pts in re.findall(r'data-name="([^"]*)" data-points="\d+" stroke="[^"]*" '
+                                r'points="([^"]*)"', svg):
+        for e, xy in enumerate(pts.split()):
+            y = float(xy.split(",")[1])
+            assert abs(y - (176 - want[(name, e)] / top * 168)) < 0.2, (name, e, y)
