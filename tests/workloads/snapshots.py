@@ -48,16 +48,32 @@ model = None
 
 
 def main():
-    global model
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--batches", type=int, default=4)
     ap.add_argument("--gate", default=None)
     ap.add_argument("--gate-last", action="store_true", help="--gate at the last epoch only")
+    ap.add_argument("--local", action="store_true",
+                    help="keep the model in main()'s locals only, not in a global")
     ap.add_argument("--save", default=None)
     a = ap.parse_args()
     torch.manual_seed(0)
+    (in_a_local if a.local else in_a_global)(a)
+    print("DONE", flush=True)
+
+
+def in_a_global(a):
+    global model
     model = Net()    # a global of __main__: found there without Python frames
+    train(a, model)
+
+
+def in_a_local(a):
+    model = Net()    # only in this frame's locals (and train's), as in most scripts
+    train(a, model)
+
+
+def train(a, model):
     assert not model.tview.is_contiguous()
     data = TensorDataset(torch.randn(8 * a.batches, 12), torch.randn(8 * a.batches, 4))
     loader = DataLoader(data, batch_size=8)
@@ -80,7 +96,6 @@ def main():
             if a.gate and (not a.gate_last or epoch == a.epochs - 1):
                 with open(a.gate) as f:
                     f.readline()
-    print("DONE", flush=True)
 
 
 if __name__ == "__main__":

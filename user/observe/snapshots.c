@@ -6,7 +6,8 @@
 // The epoch's end is where the tree learns that the training iterator ran out (a no_grad
 // region after the loop, such as validation, or the next epoch's first __next__). The model
 // is the Module of the outermost forward when Python frames are on, else the Module with
-// the most parameters among __main__'s globals.
+// the most parameters among __main__'s globals, else among the locals of the running Python
+// frames (CPython 3.11: `def main(): model = Net(); train(model)`).
 //
 // stats: per parameter mean, std, min, max, norm and a 16-bin histogram of weights and
 // grads (sink/tensor_stats.c), into the spool. Beyond --snapshot-max-mb of target memory,
@@ -53,7 +54,8 @@ struct snap_job {
 	struct py_layout pyl;
 	bool have_pyl;
 	struct py_types types;	/* a copy of the target's class cache */
-	uint64_t model, main_dict;
+	uint64_t model, main_dict, interp;
+	uint32_t py_minor;
 	char dir[4096];
 	/* the worker's results */
 	cJSON *rec, *model_attr;
@@ -288,10 +290,15 @@ static ssize_t find_params(struct snap_job *j, struct py_params *names, struct s
 		if (dict)
 			model = py_model__find_in_dict(j->pid, pyl, &j->types, dict);
 	}
+	if (!model && j->interp) {	/* def main(): model = ...: a local of a running frame */
+		source = "frame_locals";
+		model = py_model__find_in_frames(j->pid, pyl, &j->types, j->py_minor, j->interp);
+	}
 	if (!model || py_model__params(j->pid, pyl, model, names) || !names->n) {
 		snprintf(why, sizeof(why), "no torch Module with parameters found (the outermost "
-			 "forward with --python-frames, else __main__'s globals%s)",
-			 !model && !dict ? ": __main__ not found" : !model ? ": none there" : "");
+			 "forward with --python-frames, else __main__'s globals%s, else the "
+			 "frames' locals%s)", !model && !dict ? ": __main__ not found" : "",
+			 j->py_minor == 11 ? "" : ": CPython 3.11 only");
 		cJSON_AddStringToObject(rec, "error", why);
 		return -1;
 	}
@@ -533,6 +540,9 @@ void snapshots__take(struct observer *o, struct target *t)
 	if (pyl) {
 		j->pyl = *pyl;
 		j->have_pyl = true;
+		j->py_minor = hex >> 16 & 0xff;
+		if (cpython__interp(o->syms, t->pid, f, hex, &j->interp))
+			j->interp = 0;
 	}
 	j->types = t->py_types;
 	j->pid = t->pid;

@@ -227,3 +227,51 @@ uint64_t py_model__find_in_dict(int pid, const struct py_layout *l, struct py_ty
 	py_dict__each(pid, l, dict, consider, &f);
 	return f.best;
 }
+
+/* Frames of 3.11 (offsets from CPython 3.11.7's headers, as 3.11.2's): the interpreter's
+ * threads.head; a PyThreadState's next and cframe, a _PyCFrame's current_frame; an
+ * _PyInterpreterFrame's previous, stacktop (valid localsplus entries: the locals, then the
+ * value stack, saved when the frame made a call) and localsplus. 3.12 and 3.13 lay these out
+ * otherwise: not known here yet. */
+#define P311_THREADS_HEAD	16
+#define P311_TS_NEXT		8
+#define P311_TS_CFRAME		56
+#define P311_CF_CURRENT		8
+#define P311_FR_PREVIOUS	48
+#define P311_FR_STACKTOP	64
+#define P311_FR_LOCALSPLUS	72
+#define FRAMES_MAX		256
+#define THREADS_MAX		256
+#define SLOTS_MAX		512
+
+uint64_t py_model__find_in_frames(int pid, const struct py_layout *l, struct py_types *types,
+				  uint32_t minor, uint64_t interp)
+{
+	struct find_model f = { .pid = pid, .l = l, .types = types };
+	uint64_t ts = 0, cf = 0, fr = 0, slots[SLOTS_MAX];
+
+	if (minor != 11 || !procfs__read_mem(pid, interp + P311_THREADS_HEAD, &ts, 8))
+		return 0;
+	for (int t = 0; ts && t < THREADS_MAX; t++) {
+		fr = 0;
+		if (procfs__read_mem(pid, ts + P311_TS_CFRAME, &cf, 8) && cf)
+			procfs__read_mem(pid, cf + P311_CF_CURRENT, &fr, 8);
+		for (int k = 0; fr && k < FRAMES_MAX; k++) {
+			int32_t top = 0;
+
+			if (procfs__read_mem(pid, fr + P311_FR_STACKTOP, &top, 4) && top > 0) {
+				size_t n = top < SLOTS_MAX ? (size_t)top : SLOTS_MAX;
+
+				if (procfs__read_mem(pid, fr + P311_FR_LOCALSPLUS, slots, n * 8))
+					for (size_t i = 0; i < n; i++)
+						if (slots[i])
+							consider(NULL, slots[i], &f);
+			}
+			if (!procfs__read_mem(pid, fr + P311_FR_PREVIOUS, &fr, 8))
+				break;
+		}
+		if (!procfs__read_mem(pid, ts + P311_TS_NEXT, &ts, 8))
+			break;
+	}
+	return f.best;
+}

@@ -37,5 +37,10 @@ void py_params__free(struct py_params *p);
  * parameters (a submodule held in a global too has fewer than its model), or 0. */
 uint64_t py_model__find_in_dict(int pid, const struct py_layout *l, struct py_types *types,
 				uint64_t dict);
+/* Among the locals (and saved value stacks) of every thread's Python frames: the torch
+ * Module with the most parameters, or 0. CPython 3.11 only (minor); interp: the
+ * PyInterpreterState. */
+uint64_t py_model__find_in_frames(int pid, const struct py_layout *l, struct py_types *types,
+				  uint32_t minor, uint64_t interp);
 
 #endif
