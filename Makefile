@@ -17,7 +17,9 @@ SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recove
 # user/ holds one folder per stage of the data flow (user/README.md); main.c and cli.c on top.
 USER_SRCS := $(wildcard user/*.c user/*/*.c)
 CORE_SRCS := $(filter-out user/main.c,$(USER_SRCS))
-PROBE_FILES := $(sort $(wildcard probes/*.json))
+# torch_layouts.json is not a probe group: built in apart (embedded_torch_layouts).
+TORCH_LAYOUTS := probes/torch_layouts.json
+PROBE_FILES := $(sort $(filter-out $(TORCH_LAYOUTS),$(wildcard probes/*.json)))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 
 ifeq ($(V),1)
@@ -47,10 +49,12 @@ $(OUTPUT)/cirron.skel.h: $(OUTPUT)/cirron.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name cirron_bpf > $@
 
 # probes/*.json are data; they are built into the binary so it needs no files at run time.
-$(OUTPUT)/probe_files.S: $(PROBE_FILES) | $(OUTPUT)
+$(OUTPUT)/probe_files.S: $(PROBE_FILES) $(TORCH_LAYOUTS) | $(OUTPUT)
 	$(call msg,EMBED,$@)
 	$(Q){ printf '\t.section .rodata\n\t.global embedded_probe_files\nembedded_probe_files:\n'; \
 	  for f in $(PROBE_FILES); do printf '\t.incbin "%s"\n\t.byte 0x1e\n' "$$f"; done; \
+	  printf '\t.byte 0\n\t.global embedded_torch_layouts\nembedded_torch_layouts:\n'; \
+	  printf '\t.incbin "%s"\n\t.byte 0\n' $(TORCH_LAYOUTS); \
 	  printf '\t.byte 0\n\t.section .note.GNU-stack,"",@progbits\n'; } > $@
 
 $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/cirron.skel.h

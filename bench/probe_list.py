@@ -40,7 +40,7 @@ def load_defs():
     defs = {}
     for f in sorted(glob.glob(os.path.join(PROBES_DIR, "*.json"))):
         g = json.load(open(f))
-        for p in g["probes"]:
+        for p in g.get("probes", ()):     # torch_layouts.json holds no probes
             defs[(g["name"], p["symbol"])] = p
     return defs
 

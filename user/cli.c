@@ -76,6 +76,9 @@ enum {
 	OPT_SYSLOG_SOCKET,
 	OPT_SYS_INTERVAL,
 	OPT_CUDA_CALLS,
+	OPT_SNAPSHOTS,
+	OPT_SAMPLE_RATE,
+	OPT_SNAPSHOT_MAX_MB,
 };
 
 /* What attach, run and watch share. */
@@ -132,7 +135,18 @@ enum {
 	  "and driver API): sampled (default): attached during one training step in every " \
 	  "--sample-every (at most one window a second; 20 ms windows for processes without " \
 	  "torch steps), totals scaled to the whole run as cuda.*_est; always: every call, exact " \
-	  "totals (implied by --cuda-detail); off: none (synchronize and device count stay)", 0 }
+	  "totals (implied by --cuda-detail); off: none (synchronize and device count stay)", 0 }, \
+	{ "snapshots", OPT_SNAPSHOTS, "MODE", 0, \
+	  "Weights and gradients at each epoch's end, read from the target's memory (CPU " \
+	  "tensors; CUDA ones are listed only): stats (default): per parameter mean, std, min, " \
+	  "max, norm and a 16-bin histogram into the spool; sampled: also --sample-rate of each " \
+	  "tensor's elements, full: also every element, as safetensors files under " \
+	  "PATH/snapshots/<epoch span id>/; off: none", 0 }, \
+	{ "sample-rate", OPT_SAMPLE_RATE, "R", 0, "--snapshots sampled: the fraction of each " \
+	  "tensor's elements written, in evenly spaced blocks (default: 0.01)", 0 }, \
+	{ "snapshot-max-mb", OPT_SNAPSHOT_MAX_MB, "MB", 0, "Read at most MB MiB of target memory " \
+	  "per snapshot; beyond it the stats cover an evenly spaced sample of every tensor and " \
+	  "say so (default: 256)", 0 }
 
 static const struct argp_option trace_options[] = {
 	{ "pid", 'p', "PID", 0, "Process to trace (attach, doctor)", 0 },
@@ -428,6 +442,32 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				    "and a port (127.0.0.1:9464)", arg);
 		o->metrics_addr = arg;
 		break;
+	case OPT_SNAPSHOTS:
+		if (!strcmp(arg, "off"))
+			o->snapshots = SNAP_OFF;
+		else if (!strcmp(arg, "stats"))
+			o->snapshots = SNAP_STATS;
+		else if (!strcmp(arg, "sampled"))
+			o->snapshots = SNAP_SAMPLED;
+		else if (!strcmp(arg, "full"))
+			o->snapshots = SNAP_FULL;
+		else
+			usage_error(state, "invalid --snapshots '%s': use stats, sampled, full or off",
+				    arg);
+		break;
+	case OPT_SAMPLE_RATE: {
+		char *end;
+
+		errno = 0;
+		o->sample_rate = strtod(arg, &end);
+		if (errno || end == arg || *end || !(o->sample_rate > 0 && o->sample_rate <= 1))
+			usage_error(state, "invalid --sample-rate: %s (a fraction, 0 < R <= 1)", arg);
+		break;
+	}
+	case OPT_SNAPSHOT_MAX_MB:
+		if (parse_mib(arg, &o->snapshot_max_bytes))
+			usage_error(state, "invalid --snapshot-max-mb: %s", arg);
+		break;
 	case OPT_SYS_INTERVAL:
 		if (!strcmp(arg, "0"))
 			o->sys_interval_s = 0;
@@ -531,6 +571,8 @@ int cli__parse(int argc, char **argv, struct options *o)
 				  .epoch_steps = 1000, .sample_every = 100,
 				  .hang_factor = 10, .hang_min_s = 5, .ringbuf_kb = 8192, .rank = -1,
 				  .metrics_grace_s = 300, .sys_interval_s = 1,
+				  .snapshots = SNAP_STATS, .sample_rate = 0.01,
+				  .snapshot_max_bytes = 256ull << 20,
 				  .syslog_socket = "/dev/log" };
 	if (argc < 2) {
 		fputs(top_doc, stderr);

@@ -22,6 +22,8 @@ enum marks_mode { MARKS_ON, MARKS_OFF, MARKS_UPROBE };
 
 enum cuda_calls { CUDA_CALLS_SAMPLED, CUDA_CALLS_ALWAYS, CUDA_CALLS_OFF };
 
+enum snapshots { SNAP_STATS, SNAP_SAMPLED, SNAP_FULL, SNAP_OFF };
+
 struct options {
 	enum command cmd;
 	int pid;
@@ -61,6 +63,9 @@ struct options {
 	double sys_interval_s;		/* --sys-interval: system stats period; 0 off */
 	enum cuda_calls cuda_calls;	/* per-call CUDA probes: in sampled windows (default),
 					 * always (--cuda-detail implies it) or off */
+	enum snapshots snapshots;	/* weights and grads at each epoch's end */
+	double sample_rate;		/* SNAP_SAMPLED: fraction of each tensor written */
+	uint64_t snapshot_max_bytes;	/* --snapshot-max-mb: target memory read per snapshot */
 };
 
 #endif

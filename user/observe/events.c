@@ -115,6 +115,7 @@ static bool py_call_to_tree(struct observer *o, struct target *t, const struct p
 		return false;
 	te->kind = TI_FORWARD_ENTER;
 	te->name = type->name;
+	t->model_obj = e->args[0];	/* --snapshots: the model */
 	te->value = module_training(t, e);
 	if (te->value < 0 && (e->args[1] || !type->nderef) && type->refinds < 16) {
 		type->refinds++;
@@ -133,6 +134,7 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 	struct tree_event te = { .ts_ns = clock_map__to_wall(&o->clock, e->ts_ns), .tid = e->tid };
 	bool entry = e->type == EV_CALL;
 	char name[CIRRON_STR_LEN + 1];
+	bool exhausted;
 
 	memcpy(name, e->str, CIRRON_STR_LEN);
 	name[CIRRON_STR_LEN] = 0;
@@ -190,5 +192,8 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 		return;
 	}
 	hang__progress(&t->hang, te.ts_ns);
+	exhausted = t->tree.train_exhausted;
 	torch_tree__feed(&t->tree, &te);
+	if (!exhausted && t->tree.train_exhausted)	/* the epoch's training loop ended */
+		snapshots__take(o, t);
 }

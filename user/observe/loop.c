@@ -248,6 +248,7 @@ int observer__main(const struct options *opts)
 		check_alive(o);
 		discovery__round(o);
 		check_hangs(o);
+		snapshots__poll(o);
 		cuda_sample__tick(o);
 		now = clock__mono_ns();
 		metrics__serve(o->metrics, now);

@@ -79,6 +79,12 @@ void events__cuda_detail(struct observer *o, struct target *t, const struct prob
 void events__anchor(struct observer *o, struct target *t, const struct probe_result *r,
 		    const struct event *e);
 
+/* snapshots.c: --snapshots at an epoch's end, read on a worker thread; poll hands finished
+ * ones' records to t->snapshots (event thread); end cancels and waits for t's. */
+void snapshots__take(struct observer *o, struct target *t);
+void snapshots__poll(struct observer *o);
+void snapshots__end(struct observer *o, struct target *t);
+
 /* writes.c: EV_WRITE, a traced process's write to its stdout or stderr, into marks. */
 int writes__event(struct observer *o, const void *data, size_t size);
 

@@ -167,6 +167,10 @@ void sessions__flush(struct observer *o, struct target *t, bool final)
 		cJSON_AddItemToObject(batch, "sys", t->sys);
 		t->sys = NULL;
 	}
+	if (t->snapshots) {
+		cJSON_AddItemToObject(batch, "snapshots", t->snapshots);
+		t->snapshots = NULL;
+	}
 	if (o->opts->sinks & SINK_SPOOL) {
 		err = spool__write(&o->spool, t->session->id, seq, batch);
 		if (err)
@@ -193,6 +197,7 @@ void sessions__end(struct observer *o, struct target *t, const char *cause)
 	} else if (t->exited) {
 		cJSON_AddNumberToObject(a, "exit_code", WEXITSTATUS(t->exit_status));
 	}
+	snapshots__end(o, t);	/* its record goes into the final batch */
 	session__end(t->session, t->exited ? now : 0,
 		     t->exited && WIFEXITED(t->exit_status) && !WEXITSTATUS(t->exit_status), cause);
 	sessions__flush(o, t, true);

@@ -60,6 +60,7 @@ void targets__remove(struct observer *o, struct target *t)
 	bpf_map_delete_elem(o->cuda_fd, &t->pid);
 	forget_kernels(o, t->pid);
 	attach__detach(o, t);
+	snapshots__end(o, t);	/* none left when its session ended: only here when it never did */
 	target__free(t);
 }
 

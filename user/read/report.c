@@ -3,10 +3,12 @@
 //
 // `report`: one self-contained HTML page (inline SVG and style, a few lines of inline
 // script, nothing fetched) per spool: per session, step time over the steps, the phases of
-// each step, the data-load stall share, numeric marks, hang records, attributes and health;
+// each step, the data-load stall share, numeric marks, hang records, the weight norm per
+// layer at each epoch's end (--snapshots), attributes and health;
 // on top the `trace --ranks` findings. Long runs are drawn as at most REPORT_MAX_POINTS
 // points, each the mean of consecutive steps, and the page says so.
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,11 +16,13 @@
 #include "common/log.h"
 #include "read/outfile.h"
 #include "read/report.h"
+#include "read/snapshot_view.h"
 #include "read/trace_ranks.h"
 #include "read/view.h"
 
 #define REPORT_MAX_POINTS 600
 #define MARK_SERIES_MAX 8
+#define LAYERS_MAX 10
 #define CHART_W 900
 #define CHART_H 200
 #define PAD_L 70
@@ -218,6 +222,84 @@ static void chart(FILE *f, const char *id, const char *title, const char *unit, 
 	fputs("</p>\n", f);
 }
 
+/* The layer of a parameter: its name up to the last dot ("fc1" of "fc1.weight"). */
+static void layer_of(const char *param, char *buf, size_t size)
+{
+	const char *dot = strrchr(param, '.');
+
+	snprintf(buf, size, "%.*s", dot ? (int)(dot - param) : (int)strlen(param), param);
+}
+
+/* --snapshots: the L2 norm of each layer's weights (its parameters' norms combined) at
+ * each epoch's end; the first LAYERS_MAX layers in the model's order. */
+static void snapshot_chart(FILE *f, const struct rsession *s, size_t idx)
+{
+	static const char *const colors[LAYERS_MAX] = {
+		"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+		"#7f7f7f", "#bcbd22", "#17becf",
+	};
+	char names[LAYERS_MAX][128], layer[128], id[64], epochs[512];
+	double *v[LAYERS_MAX] = {};
+	struct line lines[LAYERS_MAX];
+	size_t nl = 0, n = 0, more = 0, len = 0, cap = (size_t)cJSON_GetArraySize(s->snapshots);
+	const cJSON *r, *p;
+
+	epochs[0] = 0;
+	cJSON_ArrayForEach(r, s->snapshots) {
+		const cJSON *params = cJSON_GetObjectItemCaseSensitive(r, "params");
+
+		if (!cJSON_GetArraySize(params))
+			continue;	/* an error record: no numbers */
+		cJSON_ArrayForEach(p, params) {
+			const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
+			double norm = snapshot_view__norm(p, "weights");
+			size_t k;
+
+			if (!cJSON_IsString(name) || norm < 0)
+				continue;
+			layer_of(name->valuestring, layer, sizeof(layer));
+			for (k = 0; k < nl && strcmp(names[k], layer); k++)
+				;
+			if (k == nl) {
+				if (nl == LAYERS_MAX) {
+					more += !n;
+					continue;
+				}
+				v[k] = calloc(cap, sizeof(double));
+				if (!v[k])
+					goto out;
+				snprintf(names[nl++], sizeof(names[0]), "%s", layer);
+			}
+			v[k][n] += norm * norm;
+		}
+		if (len < sizeof(epochs))
+			len += (size_t)snprintf(epochs + len, sizeof(epochs) - len, "%s%.0f",
+						n ? ", " : "", cJSON_GetObjectItemCaseSensitive(r, "epoch")
+						? cJSON_GetObjectItemCaseSensitive(r, "epoch")->valuedouble
+						: -1);
+		n++;
+	}
+	if (!n || !nl)
+		goto out;
+	for (size_t k = 0; k < nl; k++) {
+		for (size_t i = 0; i < n; i++)
+			v[k][i] = sqrt(v[k][i]);
+		lines[k] = (struct line){ names[k], colors[k], v[k] };
+	}
+	snprintf(id, sizeof(id), "s%zu-weight-norms", idx);
+	chart(f, id, "Weight norm per layer at each epoch's end (--snapshots)", "", 1, lines, nl,
+	      n, "snapshot");
+	fputs("<p class=\"note\">snapshots of epochs ", f);
+	html(f, epochs);
+	if (more)
+		fprintf(f, "; %zu more parameters in later layers not drawn (`cirron-probe trace` "
+			"lists them)", more);
+	fputs("; read while training ran (consistency=live)</p>\n", f);
+out:
+	for (size_t k = 0; k < nl; k++)
+		free(v[k]);
+}
+
 static void table(FILE *f, const char *title, const cJSON *o)
 {
 	const cJSON *a;
@@ -297,6 +379,7 @@ static void session_section(FILE *f, const struct rsession *s, size_t idx)
 		snprintf(title, sizeof(title), "Mark %.120s", ms[k].name);
 		chart(f, id, title, "", 1, &l, 1, ms[k].n, "mark");
 	}
+	snapshot_chart(f, s, idx);
 	if (root)
 		table(f, "Attributes", root->sp.attrs);
 	if (s->health)

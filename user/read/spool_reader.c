@@ -343,6 +343,13 @@ static int merge_batch(struct spool_view *v, cJSON *b, const struct rsession *me
 			return -ENOMEM;
 		cJSON_AddItemToArray(s->hangs, cJSON_Duplicate(js, true));
 	}
+	cJSON_ArrayForEach(js, cJSON_GetObjectItemCaseSensitive(b, "snapshots")) {
+		if (!cJSON_IsObject(js))
+			continue;
+		if (!s->snapshots && !(s->snapshots = cJSON_CreateArray()))
+			return -ENOMEM;
+		cJSON_AddItemToArray(s->snapshots, cJSON_Duplicate(js, true));
+	}
 	cJSON_ArrayForEach(js, cJSON_GetObjectItemCaseSensitive(b, "sys")) {
 		if (merge_sys(s, js))
 			return -ENOMEM;
@@ -606,6 +613,7 @@ void spool_view__free(struct spool_view *v)
 		free(s->tops);
 		cJSON_Delete(s->health);
 		cJSON_Delete(s->hangs);
+		cJSON_Delete(s->snapshots);
 		cJSON_Delete(s->sys_first);
 		cJSON_Delete(s->sys_last);
 		free(s->id);

@@ -31,6 +31,7 @@ struct rsession {
 	uint64_t start_ns;	/* earliest span start: sessions sort by it */
 	cJSON *health;		/* of the newest batch */
 	cJSON *hangs;		/* hang records of every batch, or NULL */
+	cJSON *snapshots;	/* --snapshots records of every batch, or NULL */
 	cJSON *sys_first, *sys_last;	/* --sys-interval: oldest and newest sample, or NULL */
 	size_t nsys;			/* samples read */
 	double sys_rss_max, sys_threads_max;

@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "read/export.h"
 #include "read/perfetto.h"
+#include "read/snapshot_view.h"
 #include "read/trace.h"
 #include "read/trace_ranks.h"
 #include "read/view.h"
@@ -184,6 +185,7 @@ static void print_text_session(FILE *f, const struct rsession *s, bool all)
 	print_open_path(f, s);
 	for (size_t i = 0; i < s->ntops; i++)
 		print_tree(f, s->tops[i], 0, all);
+	snapshot_view__print(f, s);
 	print_sys(f, s);	/* last: the lines above keep their places */
 }
 

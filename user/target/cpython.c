@@ -348,3 +348,58 @@ int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file 
 		version[0] = 0;
 	return (int)m.best;
 }
+
+int cpython__interp(struct sym_cache *syms, int pid, const struct mapped_file *f, uint32_t hex,
+		    uint64_t *interp)
+{
+	struct sym_query q = { .name = "_PyRuntime" };
+	bool cached;
+	size_t li;
+	int err;
+
+	*interp = 0;
+	for (li = 0; li < sizeof(runtime_layouts) / sizeof(runtime_layouts[0]); li++)
+		if (runtime_layouts[li].minor == (hex >> 16 & 0xff))
+			break;
+	if (li == sizeof(runtime_layouts) / sizeof(runtime_layouts[0]))
+		return -ENOTSUP;
+	err = sym_cache__resolve(syms, f->host_path, &q, 1, &cached);
+	free(q.found);
+	if (err != 1)
+		return -ENOENT;
+	if (!procfs__read_mem(pid, f->bias + q.vaddr + runtime_layouts[li].interpreters_head,
+			      interp, sizeof(*interp)) || !*interp)
+		return -ENOENT;
+	return 0;
+}
+
+int cpython__module_dict(struct sym_cache *syms, int pid, const struct mapped_file *f,
+			 uint32_t hex, const char *name, uint64_t *dict)
+{
+	struct sym_query q = { .name = "_PyRuntime" };
+	const char *const names[] = { name };
+	struct module_match m = { .names = names, .n = 1, .best = 1 };
+	uint64_t interp = 0, modules = 0;
+	bool cached;
+	size_t li;
+	int err;
+
+	for (li = 0; li < sizeof(runtime_layouts) / sizeof(runtime_layouts[0]); li++)
+		if (runtime_layouts[li].minor == (hex >> 16 & 0xff))
+			break;
+	if (li == sizeof(runtime_layouts) / sizeof(runtime_layouts[0]))
+		return -ENOTSUP;
+	err = sym_cache__resolve(syms, f->host_path, &q, 1, &cached);
+	free(q.found);
+	if (err != 1)
+		return -ENOENT;
+	if (!procfs__read_mem(pid, f->bias + q.vaddr + runtime_layouts[li].interpreters_head,
+			      &interp, sizeof(interp)) || !interp ||
+	    !procfs__read_mem(pid, interp + runtime_layouts[li].modules, &modules,
+			      sizeof(modules)) || !modules)
+		return -ENOENT;
+	dict_each(pid, modules, runtime_layouts[li].ascii_data, match_module, &m);
+	if (m.best || !procfs__read_mem(pid, m.module + MD_DICT, dict, sizeof(*dict)) || !*dict)
+		return -ENOENT;
+	return 0;
+}

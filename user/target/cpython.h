@@ -34,4 +34,12 @@ int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file 
 		      uint32_t hex, const char *const *names, size_t n, char *version,
 		      size_t size);
 
+/* The namespace dict of module name (sys.modules[name].__dict__; "__main__": the script's
+ * globals) in the target. Returns 0, -ENOENT, or -ENOTSUP (layout not known). */
+int cpython__module_dict(struct sym_cache *syms, int pid, const struct mapped_file *f,
+			 uint32_t hex, const char *name, uint64_t *dict);
+/* The main interpreter's PyInterpreterState in the target. Returns 0, -ENOENT or -ENOTSUP. */
+int cpython__interp(struct sym_cache *syms, int pid, const struct mapped_file *f, uint32_t hex,
+		    uint64_t *interp);
+
 #endif

@@ -27,6 +27,7 @@ void target__free(struct target *t)
 		return;
 	cJSON_Delete(t->hangs);
 	cJSON_Delete(t->sys);
+	cJSON_Delete(t->snapshots);
 	for (i = 0; i < t->nprobes; i++) {
 		bpf_link__destroy(t->probes[i].entry);
 		bpf_link__destroy(t->probes[i].ret);

@@ -15,6 +15,7 @@
 #include "tree/torch_tree.h"
 
 struct bpf_link;
+struct snap_job;	/* observe/snapshots.c */
 
 /* --python-frames sampled: where a target is in its cycle of sampled steps. */
 struct py_sample {
@@ -128,6 +129,16 @@ struct target {
 	void *write_link;	/* --marks uprobe: its bpf_link on libc's write() */
 	struct target *next;
 	struct cuda_sample cuda_sample;	/* --cuda-calls sampled */
+	/* --snapshots (observe/snapshots.c) */
+	uint64_t model_obj;	/* the outermost forward's Module (Python frames), 0: unknown */
+	uint64_t snap_main_dict;	/* __main__'s globals once found, 0: not yet */
+	cJSON *snapshots;	/* snapshot records for the next batch, or NULL */
+	struct snap_job *snap_job;	/* the snapshot being read on its thread, or NULL */
+	long snapshots_skipped_busy;	/* epochs that ended while one was still read */
+	bool snap_refused;	/* the torch layout failed its checks: no more snapshots */
+	long snapshots_taken;
+	uint64_t snap_bytes_last, snap_bytes_total;	/* target memory read */
+	double snap_ms_last, snap_ms_total;
 };
 
 struct target *target__new(int pid);

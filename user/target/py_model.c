@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// Finds a torch model's parameters in a running target: Module.__dict__ holds
+// `_parameters` (name -> Parameter, or None) and `_modules` (name -> Module, or None), plain
+// dicts in torch 2 and OrderedDicts (a dict subclass, same head) in torch 1. Offsets come
+// from the build's object_layout (probes/cpython.json).
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "target/procfs.h"
+#include "target/py_model.h"
+
+#define DK_KIND		10	/* PyDictKeysObject.dk_kind, 3.11 to 3.13: 0 general, 1 str, 2 split */
+#define STR_LENGTH	16
+#define MAX_ENTRIES	65536
+#define MAX_DEPTH	64
+
+static bool read_str(int pid, const struct py_layout *l, uint64_t obj, char *buf, size_t size)
+{
+	int64_t len = 0;
+
+	if (!obj || !procfs__read_mem(pid, obj + STR_LENGTH, &len, sizeof(len)) || len < 0 ||
+	    (uint64_t)len >= size ||
+	    !procfs__read_mem(pid, obj + (uint64_t)l->ascii_data, buf, (size_t)len))
+		return false;
+	buf[len] = 0;
+	return true;
+}
+
+bool py_dict__each(int pid, const struct py_layout *l, uint64_t dict,
+		   bool (*fn)(const char *key, uint64_t value, void *ctx), void *ctx)
+{
+	uint64_t keys = 0, values = 0, nentries = 0, *e, *vals = NULL;
+	uint8_t log2_index = 0, kind = 0;
+	size_t esize;
+	bool hit = false;
+
+	if (!dict || !procfs__read_mem(pid, dict + (uint64_t)l->ma_keys, &keys, 8) || !keys ||
+	    !procfs__read_mem(pid, dict + (uint64_t)l->ma_values, &values, 8) ||
+	    !procfs__read_mem(pid, keys + (uint64_t)l->dk_log2_index_bytes, &log2_index, 1) ||
+	    !procfs__read_mem(pid, keys + DK_KIND, &kind, 1) ||
+	    !procfs__read_mem(pid, keys + (uint64_t)l->dk_nentries, &nentries, 8) ||
+	    log2_index > 30 || nentries > MAX_ENTRIES || !nentries)
+		return false;
+	esize = kind == 0 ? 3 : 2;	/* general {hash, key, value}, else {key, value} */
+	e = calloc(nentries, esize * 8);
+	if (values)		/* split: the values live apart, same index */
+		vals = calloc(nentries, 8);
+	if (!e || (values && !vals))
+		goto out;
+	if (!procfs__read_mem(pid, keys + (uint64_t)l->dk_indices + (1ull << log2_index), e,
+			      nentries * esize * 8) ||
+	    (vals && !procfs__read_mem(pid, values + (uint64_t)l->values_header, vals,
+				       nentries * 8)))
+		goto out;
+	for (uint64_t i = 0; i < nentries && !hit; i++) {
+		uint64_t key = e[i * esize + esize - 2];
+		uint64_t value = vals ? vals[i] : e[i * esize + esize - 1];
+		char name[256];
+
+		if (value && read_str(pid, l, key, name, sizeof(name)))
+			hit = fn(name, value, ctx);
+	}
+out:
+	free(vals);
+	free(e);
+	return hit;
+}
+
+uint64_t py_dict__of_instance(int pid, const struct py_layout *l, uint64_t obj)
+{
+	uint64_t dict = 0;
+
+	if (!l->known || !procfs__read_mem(pid, obj + (uint64_t)l->managed_dict, &dict, 8))
+		return 0;
+	return dict & 1 ? 0 : dict;	/* 3.12 tags inline values (no dict yet) with bit 0 */
+}
+
+struct find_ctx {
+	const char *key;
+	uint64_t value;
+};
+
+static bool find_key(const char *key, uint64_t value, void *ctx)
+{
+	struct find_ctx *f = ctx;
+
+	if (strcmp(key, f->key))
+		return false;
+	f->value = value;
+	return true;
+}
+
+static uint64_t attr(int pid, const struct py_layout *l, uint64_t obj, const char *name)
+{
+	struct find_ctx f = { .key = name };
+
+	py_dict__each(pid, l, py_dict__of_instance(pid, l, obj), find_key, &f);
+	return f.value;
+}
+
+struct walk {
+	int pid;
+	const struct py_layout *l;
+	struct py_params *out;
+	const char *prefix;
+	int depth;
+	uint64_t none;		/* Py_None, once told apart from a Parameter */
+};
+
+static bool is_none(struct walk *w, uint64_t obj)
+{
+	uint64_t type = 0, tp_name = 0;
+	char name[9] = {};
+
+	if (w->none)
+		return obj == w->none;
+	if (!procfs__read_mem(w->pid, obj + 8, &type, 8) ||
+	    !procfs__read_mem(w->pid, type + 24, &tp_name, 8) ||
+	    !procfs__read_mem(w->pid, tp_name, name, sizeof(name) - 1))
+		return true;
+	if (strcmp(name, "NoneType"))
+		return false;
+	w->none = obj;
+	return true;
+}
+
+static bool add_param(const char *key, uint64_t value, void *ctx)
+{
+	struct walk *w = ctx;
+	struct py_params *p = w->out;
+
+	if (is_none(w, value))
+		return false;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].obj == value)
+			return false;	/* shared (tied) weights: named once */
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 64;
+		struct py_param *v = realloc(p->v, cap * sizeof(*v));
+
+		if (!v)
+			return true;
+		p->v = v;
+		p->cap = cap;
+	}
+	snprintf(p->v[p->n].name, sizeof(p->v[p->n].name), "%s%s", w->prefix, key);
+	p->v[p->n++].obj = value;
+	return false;
+}
+
+static int walk_module(struct walk *w, uint64_t module);
+
+static bool add_module(const char *key, uint64_t value, void *ctx)
+{
+	struct walk *w = ctx, sub = *w;
+	char prefix[256];
+
+	if (is_none(w, value) || w->depth >= MAX_DEPTH)
+		return false;
+	snprintf(prefix, sizeof(prefix), "%s%s.", w->prefix, key);
+	sub.prefix = prefix;
+	sub.depth++;
+	walk_module(&sub, value);
+	w->none = sub.none;
+	return false;
+}
+
+static int walk_module(struct walk *w, uint64_t module)
+{
+	uint64_t params = attr(w->pid, w->l, module, "_parameters");
+	uint64_t modules = attr(w->pid, w->l, module, "_modules");
+
+	if (!params)
+		return -EINVAL;
+	py_dict__each(w->pid, w->l, params, add_param, w);
+	if (modules)
+		py_dict__each(w->pid, w->l, modules, add_module, w);
+	return 0;
+}
+
+int py_model__params(int pid, const struct py_layout *l, uint64_t module, struct py_params *out)
+{
+	struct walk w = { .pid = pid, .l = l, .out = out, .prefix = "" };
+
+	return walk_module(&w, module);
+}
+
+void py_params__free(struct py_params *p)
+{
+	free(p->v);
+	memset(p, 0, sizeof(*p));
+}
+
+struct find_model {
+	int pid;
+	const struct py_layout *l;
+	struct py_types *types;
+	uint64_t best;
+	size_t best_n;
+};
+
+static bool consider(const char *key, uint64_t value, void *ctx)
+{
+	struct find_model *f = ctx;
+	struct py_type *t = py_types__classify(f->types, f->pid, value);
+	struct py_params p = {};
+
+	(void)key;
+	if (!t || t->kind != PYK_MODULE)
+		return false;
+	if (!py_model__params(f->pid, f->l, value, &p) && (!f->best || p.n > f->best_n)) {
+		f->best = value;
+		f->best_n = p.n;
+	}
+	py_params__free(&p);
+	return false;
+}
+
+uint64_t py_model__find_in_dict(int pid, const struct py_layout *l, struct py_types *types,
+				uint64_t dict)
+{
+	struct find_model f = { .pid = pid, .l = l, .types = types };
+
+	py_dict__each(pid, l, dict, consider, &f);
+	return f.best;
+}
+
+/* Frames of 3.11 (offsets from CPython 3.11.7's headers, as 3.11.2's): the interpreter's
+ * threads.head; a PyThreadState's next and cframe, a _PyCFrame's current_frame; an
+ * _PyInterpreterFrame's previous, stacktop (valid localsplus entries: the locals, then the
+ * value stack, saved when the frame made a call) and localsplus. 3.12 and 3.13 lay these out
+ * otherwise: not known here yet. */
+#define P311_THREADS_HEAD	16
+#define P311_TS_NEXT		8
+#define P311_TS_CFRAME		56
+#define P311_CF_CURRENT		8
+#define P311_FR_PREVIOUS	48
+#define P311_FR_STACKTOP	64
+#define P311_FR_LOCALSPLUS	72
+#define FRAMES_MAX		256
+#define THREADS_MAX		256
+#define SLOTS_MAX		512
+
+uint64_t py_model__find_in_frames(int pid, const struct py_layout *l, struct py_types *types,
+				  uint32_t minor, uint64_t interp)
+{
+	struct find_model f = { .pid = pid, .l = l, .types = types };
+	uint64_t ts = 0, cf = 0, fr = 0, slots[SLOTS_MAX];
+
+	if (minor != 11 || !procfs__read_mem(pid, interp + P311_THREADS_HEAD, &ts, 8))
+		return 0;
+	for (int t = 0; ts && t < THREADS_MAX; t++) {
+		fr = 0;
+		if (procfs__read_mem(pid, ts + P311_TS_CFRAME, &cf, 8) && cf)
+			procfs__read_mem(pid, cf + P311_CF_CURRENT, &fr, 8);
+		for (int k = 0; fr && k < FRAMES_MAX; k++) {
+			int32_t top = 0;
+
+			if (procfs__read_mem(pid, fr + P311_FR_STACKTOP, &top, 4) && top > 0) {
+				size_t n = top < SLOTS_MAX ? (size_t)top : SLOTS_MAX;
+
+				if (procfs__read_mem(pid, fr + P311_FR_LOCALSPLUS, slots, n * 8))
+					for (size_t i = 0; i < n; i++)
+						if (slots[i])
+							consider(NULL, slots[i], &f);
+			}
+			if (!procfs__read_mem(pid, fr + P311_FR_PREVIOUS, &fr, 8))
+				break;
+		}
+		if (!procfs__read_mem(pid, ts + P311_TS_NEXT, &ts, 8))
+			break;
+	}
+	return f.best;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_PY_MODEL_H
+#define __CIRRON_PY_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "target/pytypes.h"
+
+/* A torch Module's parameters, found in the target's memory: dotted names as
+ * named_parameters() gives them (a parameter shared by two modules once, first name). */
+struct py_param {
+	char name[256];
+	uint64_t obj;		/* the Parameter (PyObject *) */
+};
+
+struct py_params {
+	struct py_param *v;
+	size_t n, cap;
+};
+
+/* Calls fn(key, value, ctx) for each entry of a dict with str keys (combined or split)
+ * until it returns true; l gives the build's dict layout. Returns true if one did. */
+bool py_dict__each(int pid, const struct py_layout *l, uint64_t dict,
+		   bool (*fn)(const char *key, uint64_t value, void *ctx), void *ctx);
+/* The instance __dict__ of obj (a managed dict, as torch Modules have after their first
+ * __setattr__), or 0. */
+uint64_t py_dict__of_instance(int pid, const struct py_layout *l, uint64_t obj);
+
+/* Walks module's _parameters and _modules (recursively, at most 64 deep) into out.
+ * Returns 0 or -EINVAL (not a module: no _parameters in its __dict__). */
+int py_model__params(int pid, const struct py_layout *l, uint64_t module, struct py_params *out);
+void py_params__free(struct py_params *p);
+
+/* In a module namespace dict (__main__'s globals): the torch Module with the most
+ * parameters (a submodule held in a global too has fewer than its model), or 0. */
+uint64_t py_model__find_in_dict(int pid, const struct py_layout *l, struct py_types *types,
+				uint64_t dict);
+/* Among the locals (and saved value stacks) of every thread's Python frames: the torch
+ * Module with the most parameters, or 0. CPython 3.11 only (minor); interp: the
+ * PyInterpreterState. */
+uint64_t py_model__find_in_frames(int pid, const struct py_layout *l, struct py_types *types,
+				  uint32_t minor, uint64_t interp);
+
+#endif
