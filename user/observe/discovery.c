@@ -20,10 +20,12 @@ void discovery__process(struct observer *o, int pid, bool mid_run)
 	struct target_info ignored = { .flags = TARGET_F_IGNORED }, ti;
 	struct target *t = targets__find(o, pid);
 
-	if (t) {	/* a load before its own ld.so probe was in */
+	if (t && targets__alive(t)) {	/* a load before its own ld.so probe was in */
 		targets__scan(o, t);
 		return;
 	}
+	if (t)	/* its pid is another process's now: the one we traced is gone */
+		targets__vanished(o, t);
 	/* events sent before BPF knew it was ignored */
 	if (!bpf_map_lookup_elem(o->targets_fd, &pid, &ti) && (ti.flags & TARGET_F_IGNORED))
 		return;
@@ -43,6 +45,7 @@ void discovery__process(struct observer *o, int pid, bool mid_run)
 	if (!t)
 		return;
 	t->mid_run = mid_run;
+	t->id_ticks = watch__take_exec(&o->watch, pid, t->start_ticks);
 	o->watch.wanted++;
 	if (targets__track(o, t, false)) {
 		wlog("pid %d: cannot follow: %s", pid, strerror(errno));
