@@ -215,7 +215,7 @@ demo: deps
 	$(Q)scripts/demo.sh
 
 # Benchmarks (bench/run.sh; bpftrace is installed there if missing): bench/RESULTS.md
-bench: deps cirron-probe $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls trixie-root
+bench: deps cirron-probe $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin $(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls trixie-root
 	$(Q)bench/run.sh
 
 lint: $(OUTPUT)/cirron.skel.h check-layers

@@ -739,8 +739,18 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	struct target_info *t = bpf_map_lookup_elem(&targets, &ptgid);
 	struct target_info ct;
 
-	if (!t || !(t->flags & TARGET_F_FOLLOW) || ctgid == ptgid)
-		return 0;	/* not followed, or a new thread */
+	if (!t || ctgid == ptgid)
+		return 0;	/* not traced, or a new thread */
+	if (!(t->flags & TARGET_F_FOLLOW)) {
+		/* watch: a fork of a traced process shares its image (a DataLoader worker): no
+		 * job of its own unless it execs (on_exec drops the mark) */
+		if (t->flags & TARGET_F_TRACED) {
+			ct.flags = TARGET_F_IGNORED;
+			ct.lost = 0;
+			bpf_map_update_elem(&targets, &ctgid, &ct, BPF_NOEXIST);
+		}
+		return 0;
+	}
 	ct.flags = t->flags & (TARGET_F_FOLLOW | TARGET_F_STOP_ON_EXEC);
 	ct.lost = 0;
 	bpf_map_update_elem(&targets, &ctgid, &ct, BPF_ANY);

@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Copyright (c) 2026 cirron-probe authors
 """The node agent under churn (issue 15): a pid reused by a new job while the agent was not
-looking, and a job that forks DataLoader workers and then execs another training script."""
+looking, a job that forks DataLoader workers and then execs another training script, and
+workers that were there before the agent."""
 import os
 import re
 import shutil
 import signal
+from pathlib import Path
 
 from conftest import CUDA_CALLS, ROOT, read_spool
 from cuda_expect import N_LAUNCH, N_MEMCPY, N_SYNC
@@ -98,3 +100,27 @@ def test_dataloader_workers_then_exec(h, host_torch, jobs):  # noqa: F811
         assert len(named(s, "step")) >= 1
     # the first image's workers fed it batches: its steps have data_load spans
     assert named(sessions[first], "data_load")
+
+
+def test_workers_running_before_the_agent_are_no_jobs(h, host_torch, jobs):  # noqa: F811
+    """A job with 2 persistent DataLoader workers, running before the agent starts: its first
+    look at /proc finds 3 processes that map torch with the job's command line. The parent
+    is the job; its forks (no exec) are part of it, not sessions."""
+    d, match = jobs
+    job = h.start([HOST_PYTHON, d / TRAIN.name, "--epochs", "1", "--workers", "2",
+                   "--persistent-workers", "--until-file", d / "stop"])
+    job.out.wait_for(r"^ready$", timeout=120)
+    workers = [int(p) for p in
+               (Path(f"/proc/{job.pid}/task/{job.pid}/children").read_text().split())]
+    assert len(workers) == 2, workers
+    root = h.spool_root()
+    w = start_watch(h, root, "--match", match)
+    w.err.wait_for(rf"pid {job.pid}: session \S+ started")
+    (d / "stop").touch()
+    assert job.finish(120) == 0, job.err.text[-2000:]
+    w.err.wait_for(rf"pid {job.pid}: session \S+ ended \(exit\)")
+    m = stop_watch(w)
+    assert m and int(m.group(1)) == 1, w.err.text[-3000:]
+    (s,) = read_spool(root).values()
+    assert s.root["attrs"]["pid"] == job.pid
+    assert len(named(s, "step")) >= 1

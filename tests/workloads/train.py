@@ -19,6 +19,7 @@ epoch and exits 0: a job that lasts until a test has seen what it waits for (and
 more), whatever the machine's load.
 --step-sleep sleeps after each optimizer step: steps of a few ms, like a real model's, for
 tests whose observer reacts to steps (--python-frames sampled).
+--persistent-workers keeps the --workers processes from one epoch to the next.
 --then-exec "ARGS" at the end execs the same Python with ARGS (another training script, say):
 a new image in the same process.
 """
@@ -41,6 +42,7 @@ ap.add_argument("--batch-size", type=int, default=16)
 ap.add_argument("--accumulate", type=int, default=1)
 ap.add_argument("--val-batches", type=int, default=0)
 ap.add_argument("--workers", type=int, default=0)
+ap.add_argument("--persistent-workers", action="store_true")
 ap.add_argument("--amp", action="store_true")
 ap.add_argument("--regions", action="store_true")
 ap.add_argument("--spin-seconds", type=float, default=0)
@@ -78,7 +80,8 @@ class StallingDataset(TensorDataset):
 
 
 train_loader = DataLoader(StallingDataset(x, y), batch_size=args.batch_size,
-                          num_workers=args.workers)
+                          num_workers=args.workers,
+                          persistent_workers=args.persistent_workers)
 val_loader = DataLoader(TensorDataset(x[: args.val_batches * args.batch_size],
                                       y[: args.val_batches * args.batch_size]),
                         batch_size=args.batch_size)
