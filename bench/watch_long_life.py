@@ -4,8 +4,9 @@
 jobs, under one `cirron-probe watch`; its RSS, CPU time and open fds sampled every S jobs.
 Reported, not asserted: does its memory stay flat?
 
-Short jobs cycle through three kinds, as a node sees them:
-  - plain: tests/targets/spin 0 (no library of interest; its start is a link-map change
+Short jobs live --job-ms (250 ms: the agent looks at them, they are not gone first) and
+cycle through three kinds, as a node sees them:
+  - plain: tests/targets/spin (no library of interest; its start is a link-map change
     the agent looks at and lets be);
   - other: tests/targets/cuda_calls under a name --match refuses (maps the CUDA runtime:
     the agent reads its maps and command line, and marks it ignored in BPF);
@@ -33,7 +34,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ap = argparse.ArgumentParser()
 ap.add_argument("--jobs", type=int, default=10000)
-ap.add_argument("--parallel", type=int, default=4)
+ap.add_argument("--parallel", type=int, default=16)
+ap.add_argument("--job-ms", type=int, default=250,
+                help="how long a short job lives: longer than the agent's round (100 ms), "
+                     "so that it is looked at rather than gone first")
 ap.add_argument("--traced-every", type=int, default=200)
 ap.add_argument("--torch-jobs", type=int, default=20)
 ap.add_argument("--sample-every", type=int, default=1000)
@@ -115,8 +119,14 @@ def short_job(i):
         p.send_signal(signal.SIGUSR1)
         p.wait()
         return p.pid, traced
-    argv = [spin, "0"] if i % 2 else [other_bin]
-    subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
+    if i % 2:
+        subprocess.run([spin, str(args.job_ms)], stdout=subprocess.DEVNULL, check=True)
+        return None, True
+    p = subprocess.Popen([other_bin, "--wait"], stdout=subprocess.PIPE, text=True)
+    p.stdout.readline()                      # "ready": its libraries are loaded
+    time.sleep(args.job_ms / 1000)           # the job's length, not a wait for the agent
+    p.send_signal(signal.SIGUSR1)
+    p.wait()
     return None, True
 
 
@@ -161,7 +171,7 @@ md = [
     "## The node agent over a long life (issue 15)",
     "",
     f"bench/watch_long_life.py, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: "
-    f"{args.jobs} short jobs, {args.parallel} at a time (half `spin 0`, no library of "
+    f"{args.jobs} short jobs of {args.job_ms} ms, {args.parallel} at a time (half `spin`, no library of "
     f"interest; half `cuda_calls` under a name --match refuses; every {args.traced_every}th "
     f"a traced `cuda_calls`), then {args.torch_jobs} torch jobs (train.py, 1 epoch after "
     f"release), 2 at a time, under one `cirron-probe watch` writing a spool. Agent CPU is "

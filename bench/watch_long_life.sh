@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The node agent's memory over a long life (issue 15): bench/watch_long_life.py with
-# LIFE_JOBS short jobs (10000) and LIFE_TORCH torch jobs (20); about 10-20 minutes here.
+# LIFE_JOBS short jobs (10000, 250 ms each, 16 at a time) and LIFE_TORCH torch jobs (20);
+# about 10 minutes here.
 #   LIFE_JOBS=10000 LIFE_TORCH=20 bench/watch_long_life.sh
 source "$(dirname "$0")/lib.sh"
 NAME=watch_long_life
