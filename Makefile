@@ -92,6 +92,10 @@ $(OUTPUT)/tests/cuda_calls: tests/targets/cuda_calls.c | $(OUTPUT)/tests
 $(OUTPUT)/tests/spin: tests/targets/spin.c | $(OUTPUT)/tests
 	$(Q)$(CC) -g -O0 $< -o $@
 
+# A command run as a given pid (clone3 set_tid): pid reuse without a wraparound.
+$(OUTPUT)/tests/with_pid: tests/targets/with_pid.c | $(OUTPUT)/tests
+	$(Q)$(CC) -g -O0 -Wall -Werror $< -o $@
+
 # Launch-bound steps (--cuda-calls sampled estimates) on the real libcudart.
 $(OUTPUT)/tests/cuda_steps: tests/targets/cuda_steps.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -195,6 +199,7 @@ venv:
 	$(Q)tests/scripts/make-venv.sh >/dev/null
 
 test-e2e: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin \
+		$(OUTPUT)/tests/with_pid \
 		$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls trixie-root venv
 	$(Q)$(PYTHON) -m pytest -q -rs tests/e2e
 
@@ -214,7 +219,7 @@ demo: deps
 	$(Q)scripts/demo.sh
 
 # Benchmarks (bench/run.sh; bpftrace is installed there if missing): bench/RESULTS.md
-bench: deps cirron-probe $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls trixie-root
+bench: deps cirron-probe $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin $(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls trixie-root
 	$(Q)bench/run.sh
 
 lint: $(OUTPUT)/cirron.skel.h check-layers

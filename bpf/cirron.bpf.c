@@ -72,6 +72,15 @@ struct {
 	__type(value, struct cuda_counts);
 } cuda_totals SEC(".maps");
 
+/* The wait status of each traced process that exited, also sent as EV_EXIT: kept here for
+ * the loader in case that event is lost to a full control ring (it deletes what it read). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CIRRON_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u32);
+} exits SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -730,8 +739,18 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	struct target_info *t = bpf_map_lookup_elem(&targets, &ptgid);
 	struct target_info ct;
 
-	if (!t || !(t->flags & TARGET_F_FOLLOW) || ctgid == ptgid)
-		return 0;	/* not followed, or a new thread */
+	if (!t || ctgid == ptgid)
+		return 0;	/* not traced, or a new thread */
+	if (!(t->flags & TARGET_F_FOLLOW)) {
+		/* watch: a fork of a traced process shares its image (a DataLoader worker): no
+		 * job of its own unless it execs (on_exec drops the mark) */
+		if (t->flags & TARGET_F_TRACED) {
+			ct.flags = TARGET_F_IGNORED;
+			ct.lost = 0;
+			bpf_map_update_elem(&targets, &ctgid, &ct, BPF_NOEXIST);
+		}
+		return 0;
+	}
 	ct.flags = t->flags & (TARGET_F_FOLLOW | TARGET_F_STOP_ON_EXEC);
 	ct.lost = 0;
 	bpf_map_update_elem(&targets, &ctgid, &ct, BPF_ANY);
@@ -770,8 +789,12 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	/* signal->live drops before this tracepoint: 0 means the last thread is leaving */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
-	if (!(t->flags & TARGET_F_IGNORED))
-		emit_control(EV_EXIT, tgid, BPF_CORE_READ(p, exit_code));
+	if (!(t->flags & TARGET_F_IGNORED)) {
+		__u32 status = BPF_CORE_READ(p, exit_code);
+
+		bpf_map_update_elem(&exits, &tgid, &status, BPF_ANY);
+		emit_control(EV_EXIT, tgid, status);
+	}
 	bpf_map_delete_elem(&targets, &tgid);
 	return 0;
 }

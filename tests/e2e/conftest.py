@@ -88,7 +88,7 @@ def bpf_problem():
 def built():
     """The binaries under test, built by `make test-e2e` (or here, when run directly)."""
     targets = ["cirron-probe", ".output/cirron-probe-san", ".output/tests/cuda_calls",
-               ".output/tests/spin"]
+               ".output/tests/spin", ".output/tests/with_pid"]
     if not LIBCUDART.exists():
         unavailable(f"{LIBCUDART} is missing: tests/targets/cuda_calls cannot be built")
     r = subprocess.run(["make", "-s", "-C", str(ROOT)] + targets, capture_output=True,

@@ -284,8 +284,6 @@ def test_jobs_back_to_back_and_at_once_all_traced(h, host_torch, jobs):
     print(f"steps seen per job (6 run): {steps}")
 
 
-@pytest.mark.xfail(reason="failed 2 times in about 7 runs (2026-11-23) with a job of the burst not "
-                   "found; cause not captured yet (issue 15 open)", strict=False)
 def test_control_ring_overflow_finds_the_burst(h, host_torch, jobs):
     """A control ring of one page (CIRRON_TEST_CONTROL_RING_KB, tests only) holds ~20 events.
     With the agent stopped, 40 process starts fill it for certain, and the link-map events of

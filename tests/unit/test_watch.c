@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 //
-// watch: which files and processes the node agent wants, the /proc scan at start, and the
-// session id a process traced again into the same spool gets.
+// watch: which files and processes the node agent wants, the /proc scan at start, the
+// session id a process traced again into the same spool gets, and the one of an exec'd image.
 #include <limits.h>
 #include "sink/spool.h"
 #include "target/watch.h"
@@ -124,6 +124,26 @@ static void observation_numbers(void)
 	unit__rm_rf(tmp);
 }
 
+/* A traced process exec'd: its new image, found later, gets the id ticks noted for it;
+ * a different process with that pid (start time) does not; each is taken once. */
+static void exec_ticks_noted_once(void)
+{
+	struct watch w = {};
+
+	watch__note_exec(&w, 100, 5000, 7000);
+	watch__note_exec(&w, 200, 6000, 7100);
+	watch__note_exec(&w, 100, 5000, 7200);	/* exec'd again before it was found */
+	ASSERT_EQ(watch__take_exec(&w, 100, 5000), 7200, "the newest exec of pid 100");
+	ASSERT_EQ(watch__take_exec(&w, 100, 5000), 0, "taken once");
+	ASSERT_EQ(watch__take_exec(&w, 200, 6001), 0, "pid 200 reused by another process");
+	ASSERT_EQ(watch__take_exec(&w, 200, 6000), 0, "forgotten by the look above");
+	/* the ring keeps the newest WATCH_EXECS */
+	for (int i = 0; i < WATCH_EXECS + 1; i++)
+		watch__note_exec(&w, 1000 + i, 1, 10 + i);
+	ASSERT_EQ(watch__take_exec(&w, 1000, 1), 0, "the oldest went");
+	ASSERT_EQ(watch__take_exec(&w, 1000 + WATCH_EXECS, 1), 10 + WATCH_EXECS, "the newest");
+}
+
 int main(void)
 {
 	if (!ASSERT_OK(probe_set__load_embedded(&probes), "load_embedded"))
@@ -132,6 +152,7 @@ int main(void)
 	RUN_TEST(match_on_command_line);
 	RUN_TEST(scan_finds_linkers_not_self);
 	RUN_TEST(observation_numbers);
+	RUN_TEST(exec_ticks_noted_once);
 	probe_set__free(&probes);
 	return unit__done();
 }

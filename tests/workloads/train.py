@@ -19,9 +19,14 @@ epoch and exits 0: a job that lasts until a test has seen what it waits for (and
 more), whatever the machine's load.
 --step-sleep sleeps after each optimizer step: steps of a few ms, like a real model's, for
 tests whose observer reacts to steps (--python-frames sampled).
+--persistent-workers keeps the --workers processes from one epoch to the next.
+--then-exec "ARGS" at the end execs the same Python with ARGS (another training script, say):
+a new image in the same process.
 """
 import argparse
 import os
+import shlex
+import sys
 import time
 
 import torch
@@ -37,6 +42,7 @@ ap.add_argument("--batch-size", type=int, default=16)
 ap.add_argument("--accumulate", type=int, default=1)
 ap.add_argument("--val-batches", type=int, default=0)
 ap.add_argument("--workers", type=int, default=0)
+ap.add_argument("--persistent-workers", action="store_true")
 ap.add_argument("--amp", action="store_true")
 ap.add_argument("--regions", action="store_true")
 ap.add_argument("--spin-seconds", type=float, default=0)
@@ -46,6 +52,7 @@ ap.add_argument("--burst-step", type=int, default=-1)
 ap.add_argument("--burst-regions", type=int, default=0)
 ap.add_argument("--stall-batch", type=int, default=-1)
 ap.add_argument("--stall-seconds", type=float, default=0)
+ap.add_argument("--then-exec", default=None)
 ap.add_argument("--cuda-calls", action="store_true",
                 help="per batch: a 4096-byte cudaMemcpy before the forward and a 1000-byte "
                      "cudaMalloc after the backward, through the real libcudart (they fail "
@@ -73,7 +80,8 @@ class StallingDataset(TensorDataset):
 
 
 train_loader = DataLoader(StallingDataset(x, y), batch_size=args.batch_size,
-                          num_workers=args.workers)
+                          num_workers=args.workers,
+                          persistent_workers=args.persistent_workers)
 val_loader = DataLoader(TensorDataset(x[: args.val_batches * args.batch_size],
                                       y[: args.val_batches * args.batch_size]),
                         batch_size=args.batch_size)
@@ -145,3 +153,5 @@ while (epoch < args.epochs or time.time() - start < args.spin_seconds
                 model(xb)
     epoch += 1
 print(f"DONE epochs={epoch} steps={steps}", flush=True)
+if args.then_exec:
+    os.execv(sys.executable, [sys.executable] + shlex.split(args.then_exec))

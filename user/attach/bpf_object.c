@@ -108,13 +108,16 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 	o->stats_fd = bpf_map__fd(o->skel->maps.stats);
 	o->targets_fd = bpf_map__fd(o->skel->maps.targets);
 	o->cuda_fd = bpf_map__fd(o->skel->maps.cuda_totals);
+	o->exits_fd = bpf_map__fd(o->skel->maps.exits);
 	o->py_verdicts_fd = bpf_map__fd(o->skel->maps.py_verdicts);
 	o->py_stacks_fd = bpf_map__fd(o->skel->maps.py_stacks);
 	o->kernels_fd = bpf_map__fd(o->skel->maps.kernel_launches);
 	o->cuda_windows_fd = bpf_map__fd(o->skel->maps.cuda_windows);
 	o->runtime_text_fd = bpf_map__fd(o->skel->maps.cuda_runtime_text);
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.control), handle_event, o, NULL);
-	if (!o->rb || ring_buffer__add(o->rb, bpf_map__fd(o->skel->maps.events), handle_event, o)) {
+	o->events_rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), handle_event, o, NULL);
+	if (!o->rb || !o->events_rb ||
+	    ring_buffer__add(o->rb, bpf_map__fd(o->skel->maps.events), handle_event, o)) {
 		err = -errno;
 		goto fail;
 	}
@@ -133,7 +136,8 @@ fail:
 void bpf_object__unload_all(struct observer *o)
 {
 	ring_buffer__free(o->rb);
-	o->rb = NULL;
+	ring_buffer__free(o->events_rb);
+	o->rb = o->events_rb = NULL;
 	cirron_bpf__destroy(o->skel);
 	o->skel = NULL;
 }

@@ -40,12 +40,15 @@ struct observer {
 	bool dry_run;		/* doctor: resolve, never attach */
 	struct cirron_bpf *skel;
 	struct ring_buffer *rb;
+	/* The events ring alone (rb holds it too; they share its consumer position): drained
+	 * from a control event's handler, before a session ends at exec */
+	struct ring_buffer *events_rb;
 	struct bpf_program *prog_entry, *prog_return;
 	struct bpf_program *prog_dl_watch;	/* watch's ld.so probes without cookies */
 	struct kernel_features kf;	/* probed in bpf_object__load_all */
 	int probe_addrs_fd;
 	struct bpf_program *prog_write;	/* --marks uprobe */
-	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd;
+	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd, exits_fd;
 	int py_verdicts_fd, py_stacks_fd;
 	struct probe_set probes;
 	struct sym_cache *syms;

@@ -13,6 +13,21 @@
 #include "observe/observe.h"
 #include "target/procfs.h"
 
+/* A child of a traced process with its parent's command line: forked, not exec'd (a
+ * DataLoader worker), so it runs its parent's job, not one of its own. BPF marks such forks
+ * as they happen; this finds those that were there before their parent was traced. */
+static bool fork_of_target(struct observer *o, int pid)
+{
+	char state, cmd[4096], parent_cmd[4096];
+	struct target *p;
+	int ppid;
+
+	if (procfs__stat(pid, &state, &ppid) || !(p = targets__find(o, ppid)) || !p->session)
+		return false;
+	return !procfs__cmdline(pid, cmd, sizeof(cmd)) &&
+	       !procfs__cmdline(ppid, parent_cmd, sizeof(parent_cmd)) && !strcmp(cmd, parent_cmd);
+}
+
 /* A process whose link map changed (its ld.so said so), or found running at start
  * (mid_run): traced if it maps a library to trace and passes --match. */
 void discovery__process(struct observer *o, int pid, bool mid_run)
@@ -20,16 +35,25 @@ void discovery__process(struct observer *o, int pid, bool mid_run)
 	struct target_info ignored = { .flags = TARGET_F_IGNORED }, ti;
 	struct target *t = targets__find(o, pid);
 
-	if (t) {	/* a load before its own ld.so probe was in */
+	if (t && targets__alive(t)) {	/* a load before its own ld.so probe was in */
 		targets__scan(o, t);
 		return;
 	}
+	if (t)	/* its pid is another process's now: the one we traced is gone */
+		targets__vanished(o, t);
 	/* events sent before BPF knew it was ignored */
 	if (!bpf_map_lookup_elem(o->targets_fd, &pid, &ti) && (ti.flags & TARGET_F_IGNORED))
 		return;
 	o->watch.looked_at++;
 	if (pid == getpid() || !watch__maps_wanted(&o->watch, pid))
 		return;	/* nothing of interest (yet): most processes end here */
+	if (fork_of_target(o, pid)) {
+		bpf_map_update_elem(o->targets_fd, &pid, &ignored, BPF_NOEXIST);
+		if (!procfs__alive(pid))
+			bpf_map_delete_elem(o->targets_fd, &pid);
+		dlog("pid %d: a fork of a traced process (same command line): part of its job", pid);
+		return;
+	}
 	if (!watch__process_wanted(&o->watch, pid)) {
 		/* BPF tells nothing more of it until it execs */
 		bpf_map_update_elem(o->targets_fd, &pid, &ignored, BPF_NOEXIST);
@@ -43,6 +67,7 @@ void discovery__process(struct observer *o, int pid, bool mid_run)
 	if (!t)
 		return;
 	t->mid_run = mid_run;
+	t->id_ticks = watch__take_exec(&o->watch, pid, t->start_ticks);
 	o->watch.wanted++;
 	if (targets__track(o, t, false)) {
 		wlog("pid %d: cannot follow: %s", pid, strerror(errno));

@@ -58,6 +58,8 @@ int dispatch__event(void *ctx, void *data, size_t size)
 	}
 	if (e->probe_id >= CIRRON_MAX_PROBES || !(t = o->slots[e->probe_id].target))
 		return 0;	/* from a probe detached since */
+	if (t->exec_ns && e->ts_ns > t->exec_ns)
+		return 0;	/* the new image hit the old image's probes (see lifecycle__exec) */
 	t->events++;
 	const struct probe_result *r = &t->probes[o->slots[e->probe_id].probe];
 

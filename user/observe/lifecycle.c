@@ -3,6 +3,7 @@
 //
 // exec and fork in traced processes (from BPF's tracepoints): an exec'd image starts over as
 // a new session, a forked child is followed.
+#include <bpf/libbpf.h>
 #include <time.h>
 #include <unistd.h>
 #include "observe/observe.h"
@@ -30,6 +31,10 @@ void lifecycle__exec(struct observer *o, const struct event *e)
 
 	if (!t)
 		return;
+	/* What the old image sent just before its exec still waits in the events ring, which
+	 * is drained after this (control) one: taken in now, before its session ends. */
+	t->exec_ns = e->ts_ns;
+	ring_buffer__consume(o->events_rb);
 	/* The old image is gone: its session (if any) ends; a followed process starts over. */
 	follow = t->follow;
 	stop = t->stop_on_load;
@@ -43,8 +48,12 @@ void lifecycle__exec(struct observer *o, const struct event *e)
 	} else {
 		targets__remove(o, t);
 	}
-	if (!follow)
+	if (!follow) {	/* watch: the new image is looked at when it loads a library */
+		if (o->opts->cmd == CMD_WATCH)
+			watch__note_exec(&o->watch, (int)e->pid, procfs__start_ticks((int)e->pid),
+					 ticks);
 		return;
+	}
 	t = targets__add(o, (int)e->pid);
 	if (!t)
 		return;

@@ -77,10 +77,11 @@ static void check_alive(struct observer *o)
 		next = t->next;
 		if (t->pid == o->child && !o->child_reaped)
 			continue;	/* launch__reap gets its exact status */
-		if (t->exited || !procfs__alive(t->pid)) {
+		if (t->exited || !targets__alive(t)) {
 			ring_buffer__consume(o->rb);
-			if (targets__find(o, t->pid) == t)
-				targets__exited(o, t, 0);
+			if (targets__find(o, t->pid) != t)
+				continue;
+			targets__vanished(o, t);
 			next = o->targets;	/* the list may have changed */
 		}
 	}

@@ -34,6 +34,8 @@ void targets__resume(int pid);
  * -errno. */
 int targets__track(struct observer *o, struct target *t, bool armed);
 void targets__arm(struct observer *o, struct target *t);
+bool targets__alive(const struct target *t);
+void targets__vanished(struct observer *o, struct target *t);
 /* Probes the libraries the target maps now; a session starts at the first one that gives
  * it (probes/ groups with a signal source). */
 void targets__scan(struct observer *o, struct target *t);

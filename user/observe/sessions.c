@@ -138,7 +138,7 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	versions__detect(o->syms, t);
 	t->session->counters = read_cuda_counters;	/* per-span CUDA deltas */
 	t->session->counters_ctx = t;
-	ilog("pid %d: session %s started", t->pid, t->session->id);
+	t->unannounced = true;	/* "started" once its events flow: targets__arm */
 	if (t->ranked)
 		tag_launcher(o, t);
 	return 0;
@@ -186,20 +186,20 @@ void sessions__end(struct observer *o, struct target *t, const char *cause)
 {
 	uint64_t now = clock__wall_ns();
 	cJSON *a = t->session->root->attrs;
+	bool seen = t->exited && !t->exit_unseen;	/* no status is made up */
+	bool clean = seen && WIFEXITED(t->exit_status) && !WEXITSTATUS(t->exit_status);
 
 	attrs__cuda(o, t);	/* before the root's stdout line is printed */
-	torch_tree__finish(&t->tree, t->exited && WIFEXITED(t->exit_status) &&
-				     !WEXITSTATUS(t->exit_status));
-	if (t->exited && WIFSIGNALED(t->exit_status)) {
+	torch_tree__finish(&t->tree, clean);
+	if (seen && WIFSIGNALED(t->exit_status)) {
 		cJSON_AddNumberToObject(a, "exit_signal", WTERMSIG(t->exit_status));
 		cJSON_AddStringToObject(a, "exit_signal_name",
 					sigabbrev_np(WTERMSIG(t->exit_status)) ?: "?");
-	} else if (t->exited) {
+	} else if (seen) {
 		cJSON_AddNumberToObject(a, "exit_code", WEXITSTATUS(t->exit_status));
 	}
 	snapshots__end(o, t);	/* its record goes into the final batch */
-	session__end(t->session, t->exited ? now : 0,
-		     t->exited && WIFEXITED(t->exit_status) && !WEXITSTATUS(t->exit_status), cause);
+	session__end(t->session, t->exited ? now : 0, clean, cause);
 	sessions__flush(o, t, true);
 	metrics__session_ended(o->metrics, t->session, clock__mono_ns());
 	ilog("pid %d: session %s ended (%s)", t->pid, t->session->id, cause);

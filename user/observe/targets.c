@@ -29,6 +29,7 @@ struct target *targets__add(struct observer *o, int pid)
 
 	if (!t)
 		return NULL;
+	t->start_ticks = procfs__start_ticks(pid);
 	t->next = o->targets;
 	o->targets = t;
 	return t;
@@ -46,6 +47,19 @@ static void forget_kernels(struct observer *o, int pid)
 	free(keys);
 }
 
+/* Alive, and still the process we found: its pid reused by a new process (a wraparound
+ * while its exit event was lost to a full control ring) is another job. An exec keeps the
+ * start time: the same process. */
+bool targets__alive(const struct target *t)
+{
+	uint64_t ticks;
+
+	if (procfs__alive(t->pid) <= 0)
+		return false;
+	ticks = procfs__start_ticks(t->pid);
+	return !t->start_ticks || !ticks || ticks == t->start_ticks;
+}
+
 void targets__remove(struct observer *o, struct target *t)
 {
 	struct target **pp;
@@ -58,6 +72,7 @@ void targets__remove(struct observer *o, struct target *t)
 	}
 	bpf_map_delete_elem(o->targets_fd, &t->pid);
 	bpf_map_delete_elem(o->cuda_fd, &t->pid);
+	bpf_map_delete_elem(o->exits_fd, &t->pid);
 	forget_kernels(o, t->pid);
 	attach__detach(o, t);
 	snapshots__end(o, t);	/* none left when its session ended: only here when it never did */
@@ -90,6 +105,13 @@ void targets__arm(struct observer *o, struct target *t)
 {
 	if (targets__track(o, t, true))
 		wlog("pid %d: cannot arm probes: %s", t->pid, strerror(errno));
+	/* Said only now: whoever waits for this line (a test that lets its job finish, a
+	 * user) knows that what the job does next is seen. Said before, the job could end
+	 * its work while the loader was still on its way here (a busy node preempts it). */
+	if (t->session && t->unannounced) {
+		t->unannounced = false;
+		ilog("pid %d: session %s started", t->pid, t->session->id);
+	}
 	if (o->opts->marks == MARKS_UPROBE && !t->write_link && attach__write_uprobe(o, t))
 		ilog("pid %d: no libc write() to probe for marks (yet)", t->pid);
 }
@@ -116,6 +138,20 @@ void targets__end(struct observer *o, struct target *t, const char *cause)
 	if (t->session)
 		sessions__end(o, t, cause);
 	targets__remove(o, t);
+}
+
+/* Gone, and its EV_EXIT did not come (lost to a full control ring): the status BPF kept,
+ * else none is made up. */
+void targets__vanished(struct observer *o, struct target *t)
+{
+	__u32 status;
+
+	if (!t->exited && !bpf_map_lookup_elem(o->exits_fd, &t->pid, &status)) {
+		t->exited = true;
+		t->exit_status = (int)status;
+	}
+	t->exit_unseen = !t->exited;
+	targets__exited(o, t, 0);
 }
 
 void targets__exited(struct observer *o, struct target *t, int status)

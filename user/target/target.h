@@ -96,6 +96,8 @@ struct target {
 	bool ranked;		/* RANK is in its environment: one rank of a distributed job */
 	bool launcher;		/* tagged role=launcher: it started ranks */
 	bool mid_run;		/* found running (attach, watch's first scan), not at its start */
+	bool unannounced;	/* its session started and is not armed yet: not logged yet */
+	uint64_t start_ticks;	/* its start time (/proc): a later process with its pid is not it */
 	uint64_t id_ticks;	/* session id part after an exec; 0: the process start time */
 	struct session *session;	/* NULL until a non-loader probe group matches */
 	struct torch_tree tree;		/* training structure, fed by the torch anchors */
@@ -122,6 +124,8 @@ struct target {
 	uint64_t event_counters[CIRRON_NCOUNTERS];	/* of the anchor event being handled */
 	int exit_status;	/* wait(2)-style, valid when exited */
 	bool exited;
+	bool exit_unseen;	/* gone without an exit event (lost): its status is unknown */
+	uint64_t exec_ns;	/* BPF time of its exec: later events are the new image's */
 	/* marks from its writes to fds 1 and 2 (observe/writes.c) */
 	struct marks_stream marks_streams[2];
 	struct marks_counts marks_counts;

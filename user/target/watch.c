@@ -137,6 +137,32 @@ int watch__scan(const struct watch *w, int self, const struct watch_scan_ops *op
 	return n;
 }
 
+void watch__note_exec(struct watch *w, int pid, uint64_t start_ticks, uint64_t id_ticks)
+{
+	struct watch_exec *e = &w->execs[w->next_exec];
+
+	for (size_t i = 0; i < WATCH_EXECS; i++)
+		if (w->execs[i].pid == pid)
+			e = &w->execs[i];	/* exec'd again before it was found */
+	if (e == &w->execs[w->next_exec])
+		w->next_exec = (w->next_exec + 1) % WATCH_EXECS;
+	*e = (struct watch_exec){ .pid = pid, .start_ticks = start_ticks, .id_ticks = id_ticks };
+}
+
+uint64_t watch__take_exec(struct watch *w, int pid, uint64_t start_ticks)
+{
+	for (size_t i = 0; i < WATCH_EXECS; i++) {
+		struct watch_exec *e = &w->execs[i];
+		uint64_t ticks = e->id_ticks, started = e->start_ticks;
+
+		if (e->pid != pid)
+			continue;
+		memset(e, 0, sizeof(*e));
+		return started == start_ticks || !start_ticks ? ticks : 0;
+	}
+	return 0;
+}
+
 void watch__summary(const struct watch *w)
 {
 	const struct watch_queue *d = &w->queue;

@@ -27,6 +27,15 @@ struct watch_ldso {
 };
 
 #define WATCH_MAX_HINTS 16
+#define WATCH_EXECS	64	/* traced processes that exec'd, not found again yet */
+
+/* A traced process exec'd: its new image, once found, is a session of its own, with an id
+ * of its own (the pid and start time stay the same). */
+struct watch_exec {
+	int pid;
+	uint64_t start_ticks;	/* of the process: a reused pid is another one */
+	uint64_t id_ticks;	/* for the new image's session id */
+};
 
 struct watch {
 	const char *hints[WATCH_MAX_HINTS];	/* owned by the probe set */
@@ -41,6 +50,8 @@ struct watch {
 	uint64_t wanted;	/* processes traced */
 	uint64_t ignored;	/* processes that map a library but fail --match */
 	struct watch_queue queue;	/* processes to look at next; lost events; health */
+	struct watch_exec execs[WATCH_EXECS];	/* a ring: the oldest goes first */
+	size_t next_exec;
 };
 
 /* Returns 0, or -EINVAL (no ld.so probe in probes/, or a bad REGEX; logged). */
@@ -56,6 +67,11 @@ bool watch__is_ldso(const struct watch *w, const struct proc_map *m);
 bool watch__maps_wanted(struct watch *w, int pid);
 /* Does the process's command line pass --match? False when it cannot be read (gone). */
 bool watch__process_wanted(const struct watch *w, int pid);
+
+/* A traced process exec'd: remember the id ticks for the session of its new image. */
+void watch__note_exec(struct watch *w, int pid, uint64_t start_ticks, uint64_t id_ticks);
+/* The id ticks noted for this process (and forgotten now), or 0. */
+uint64_t watch__take_exec(struct watch *w, int pid, uint64_t start_ticks);
 
 /* The agent's own counters, one line on stderr (-v) when it stops. */
 void watch__summary(const struct watch *w);
