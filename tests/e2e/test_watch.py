@@ -3,6 +3,7 @@
 """`cirron-probe watch`, the node agent: jobs started after it and before it, a crowd of
 trivial Python processes it must ignore cheaply, --match, targets that crash, its own
 restart, a job in another root (its own dynamic linker), and the systemd unit."""
+import json
 import os
 import re
 import signal
@@ -15,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, ROOT, assert_no_sanitizer_report, read_spool, unavailable
+from conftest import (BIN, ROOT, TIME_SCALE, assert_no_sanitizer_report, read_spool,
+                      unavailable)
 from test_distributed import DDP, EPOCHS, BATCHES, LAUNCH, TORCHRUN
 from test_torch_tree import HOST_PYTHON, TRAIN, check_well_formed, named, trixie_root  # noqa: F401
 
@@ -170,21 +172,42 @@ def test_job_started_after_the_agent_is_traced(h, host_torch):
     assert len(named(s, "step")) >= 10
 
 
+def steps_in_spool(root, session_suffix=""):
+    """Steps written so far by the sessions whose id ends with session_suffix (batches are
+    renamed into place whole, so a file that matches the name is complete)."""
+    n = 0
+    spool = Path(root) / "spool"
+    for f in spool.glob("*.json") if spool.is_dir() else ():
+        sid = f.name.rsplit(".", 2)[0]
+        if sid.endswith(session_suffix):
+            n += sum(sp["name"] == "step" for sp in json.loads(f.read_text()).get("spans", []))
+    return n
+
+
+def wait_steps_in_spool(root, n, session_suffix="", timeout=120):
+    deadline = time.monotonic() + timeout * TIME_SCALE
+    while steps_in_spool(root, session_suffix) < n:
+        assert time.monotonic() < deadline, f"fewer than {n} steps in {root} after {timeout} s"
+        time.sleep(0.2)     # polling the spool: what is waited for is the steps, not a time
+
+
 def test_restart_after_a_crash_picks_the_job_up_again(h, host_torch, jobs):
     """The agent is SIGKILLed mid-job (systemd restarts it): the new agent finds the job and
     traces it under a session id of its own; the first agent's batches stay as they were."""
     d, match = jobs
-    job = h.start([HOST_PYTHON, d / TRAIN.name, "--epochs", "1", "--batches", "100",
-                   "--step-sleep", "50"])
+    job = h.start([HOST_PYTHON, d / TRAIN.name, "--epochs", "1", "--step-sleep", "50",
+                   "--until-file", d / "stop"])
     root = h.spool_root(expect_final=False)
     w1 = start_watch(h, root, "--match", match)
     job.out.wait_for(r"^ready$", timeout=120)
     w1.err.wait_for(rf"pid {job.pid}: session \S+ started")
-    time.sleep(1.5)     # a batch or two
+    wait_steps_in_spool(root, 1)        # the first agent wrote a batch with a step
     w1.signal(signal.SIGKILL)
     w1.finish(30)
     w2 = start_watch(h, root, "--match", match)
-    w2.err.wait_for(rf"pid {job.pid}: session \S+ started")
+    w2.err.wait_for(rf"pid {job.pid}: session \S+ started", timeout=120)
+    wait_steps_in_spool(root, 10, ".2")     # the new agent traces the job's steps
+    (d / "stop").touch()
     assert job.finish(120) == 0
     w2.err.wait_for(rf"pid {job.pid}: session \S+ ended \(exit\)")
     stop_watch(w2)
