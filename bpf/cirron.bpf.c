@@ -567,8 +567,7 @@ static __always_inline void count_cuda_call(const struct probe_spec *spec, __u32
 	}
 }
 
-SEC("uprobe")
-int handle_entry(struct pt_regs *ctx)
+static __always_inline int on_entry(struct pt_regs *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	__u32 id = entry_probe_id(ctx, tgid);
@@ -661,8 +660,7 @@ int handle_entry(struct pt_regs *ctx)
 	return 0;
 }
 
-SEC("uretprobe")
-int handle_return(struct pt_regs *ctx)
+static __always_inline int on_return(struct pt_regs *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid() };
@@ -721,6 +719,33 @@ int handle_return(struct pt_regs *ctx)
 		emit(EV_RETURN, id, spec, st->args, ret, dur);
 	bpf_map_delete_elem(&calls, &key);
 	return 0;
+}
+
+/* One copy per attach type: perf uprobes (any kernel), and uprobe_multi links (Linux 6.6+,
+ * the loader sets their attach type, which libbpf 1.1 cannot name, and loads them instead:
+ * bpf_get_attach_cookie differs between the two). */
+SEC("uprobe")
+int handle_entry(struct pt_regs *ctx)
+{
+	return on_entry(ctx);
+}
+
+SEC("uretprobe")
+int handle_return(struct pt_regs *ctx)
+{
+	return on_return(ctx);
+}
+
+SEC("uprobe")
+int handle_entry_multi(struct pt_regs *ctx)
+{
+	return on_entry(ctx);
+}
+
+SEC("uretprobe")
+int handle_return_multi(struct pt_regs *ctx)
+{
+	return on_return(ctx);
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -65,6 +65,8 @@ struct mapped_file {
 };
 
 /* One probe of a matched group in this target: what resolved, what attached. */
+struct ulink;
+
 struct probe_result {
 	const struct probe_group *group;
 	const struct probe_def *def;
@@ -74,7 +76,7 @@ struct probe_result {
 	uint32_t id;		/* BPF cookie, 0 if not attached */
 	uint64_t addr;		/* no cookies: the entry's address in probe_addrs, or 0 */
 	bool sampled;		/* Python tier at --python-frames sampled: linked in samples only */
-	struct bpf_link *entry, *ret;
+	struct ulink *entry, *ret;	/* attach/ulink.h: shared by a batch, or one each */
 	int err;		/* 0, or -errno of resolution (-ENOENT) or attach */
 	bool cuda_sampled;	/* per-call CUDA probe at --cuda-calls sampled: in windows only */
 	bool not_asked;		/* left out by an option (--cuda-calls off): not a failure */
