@@ -111,6 +111,12 @@ static int reserve_one(struct observer *o, struct target *t, struct probe_result
 		      !d->nested && (d->action == ACT_EMIT || d->action == ACT_CUDA_SYNC);
 	if (r->progress)
 		spec.flags |= PROBE_F_PROGRESS;
+	if (o->kf.uprobe_multi) {	/* its link would fire after an exec too */
+		__u32 pid = (__u32)t->pid;
+
+		spec.flags |= PROBE_F_IMAGE;
+		bpf_map_lookup_elem(o->images_fd, &pid, &spec.image);
+	}
 	if (d->driver) {
 		spec.flags |= PROBE_F_DRIVER;
 		if (d->action == ACT_CUDA_MEMCPY)
@@ -699,7 +705,8 @@ int attach__scan(struct observer *o, struct target *t)
  * holds up the loader (see link_reaper.h); its ids stay reserved until their links are
  * gone. A process still alive (it exec'd, or we detach from it): a uprobe follows the task,
  * not the image, so a link left behind would fire in the new image too (and count its CUDA
- * calls twice). Perf links go here and now; uprobe_multi links go to the reaper (closed in
+ * calls twice; a uprobe_multi link's hits between the exec and here are left out by
+ * PROBE_F_IMAGE). Perf links go here and now; uprobe_multi links go to the reaper (closed in
  * parallel, a grace period for all) once BPF forgets their ids: a hit meanwhile finds no
  * spec and does nothing. */
 void attach__detach(struct observer *o, struct target *t)
@@ -721,6 +728,8 @@ void attach__detach(struct observer *o, struct target *t)
 			unlink_one(r);
 		release_one(o, r);
 	}
+	/* after the specs: the next image's probes start from no exec */
+	bpf_map_delete_elem(o->images_fd, &pid);
 	if (t->write_link)
 		link_reaper__destroy(t->write_link);
 	t->write_link = NULL;

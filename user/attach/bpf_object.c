@@ -116,6 +116,7 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 	o->kernels_fd = bpf_map__fd(o->skel->maps.kernel_launches);
 	o->cuda_windows_fd = bpf_map__fd(o->skel->maps.cuda_windows);
 	o->runtime_text_fd = bpf_map__fd(o->skel->maps.cuda_runtime_text);
+	o->images_fd = bpf_map__fd(o->skel->maps.images);
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.control), handle_event, o, NULL);
 	if (!o->rb || ring_buffer__add(o->rb, bpf_map__fd(o->skel->maps.events), handle_event, o)) {
 		err = -errno;
