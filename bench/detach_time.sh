@@ -71,13 +71,15 @@ done
 	echo "from its \`session ... ended (detach)\` line to its exit, every link closed (detach). Median"
 	echo "of $ROUNDS rounds (min to max), the two kinds interleaved. uprobe_multi: one link per file"
 	echo "and batch of probes (Linux 6.6+); perf: one perf link per probe"
-	echo "(\`CIRRON_KERNEL_WITHOUT=uprobe_multi\`, the path of Linux 5.15 to 6.5)."
+	echo "(\`CIRRON_KERNEL_WITHOUT=uprobe_multi\`, the path of Linux 5.15 to 6.5). In parentheses:"
+	echo "the links its \`closing N uprobe links\` line counted at the end (perf links close one by"
+	echo "one during the detach itself: none are left for the end)."
 	echo
-	echo "| target | probes | links | links closed at the end | attach (s) | detach (s) |"
-	echo "|---|---|---|---|---|---|"
+	echo "| target | probes | links | attach (s) | detach (s) |"
+	echo "|---|---|---|---|---|"
 	for t in $TARGETS; do
 		for l in $LINKS; do
-			echo "| $t | ${NP[$t]} | $l | ${NL[$t|$l]} | $(summary %.3f "${AT[$t|$l]}") | $(summary %.3f "${DT[$t|$l]}") |"
+			echo "| $t | ${NP[$t]} | $l (${NL[$t|$l]}) | $(summary %.3f "${AT[$t|$l]}") | $(summary %.3f "${DT[$t|$l]}") |"
 		done
 		dm=$(echo "${DT[$t|uprobe_multi]}" | lines | median)
 		dp=$(echo "${DT[$t|perf]}" | lines | median)

@@ -17,7 +17,8 @@ reset_results $NAME
 build_bench_bins
 export MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=268435456
 
-ns() { "$@" | awk -F= '/^ns_per_call=/ {print $2}'; }
+# wall and CPU ns per call: "W C"
+ns() { "$@" | awk -F= '/^ns_per_call=/ {w = $2} /^cpu_ns_per_call=/ {c = $2} END {print w, c}'; }
 
 # the probes and their first instructions, from doctor on a process that maps host torch
 $PY bench/probe_cost.py none 1000000000 > "$TMPB/pc.idle" 2>&1 & idle=$!
@@ -27,12 +28,14 @@ wait_for "$TMPB/pc.idle" ready 60
 kill "$idle" 2>/dev/null; wait "$idle" 2>/dev/null || true
 "$PY" bench/probe_list.py list < "$TMPB/pc.doctor" > "$TMPB/pc.list"
 
-declare -A BARE PROBED
+declare -A BARE PROBED CBARE CPROBED
 for r in $(seq "$ROUNDS"); do
 	for k in $KINDS; do
-		BARE[$k]+="$(ns "$PY" bench/probe_cost.py "$k" "$N") "
+		read -r w c < <(ns "$PY" bench/probe_cost.py "$k" "$N")
+		BARE[$k]+="$w " CBARE[$k]+="$c "
 		rm -rf "$TMPB/pc.$k"
-		PROBED[$k]+="$(ns "$PROBE" run --output spool --path "$TMPB/pc.$k" -- "$PY" bench/probe_cost.py "$k" "$N") "
+		read -r w c < <(ns "$PROBE" run --output spool --path "$TMPB/pc.$k" -- "$PY" bench/probe_cost.py "$k" "$N")
+		PROBED[$k]+="$w " CPROBED[$k]+="$c "
 	done
 	BARE[push]+="$("$OUTDIR/cuda_loop" launch "$N" | awk '{print $2}') "
 	PROBED[push]+="$("$PROBE" run --output none --cuda-calls always -- "$OUTDIR/cuda_loop" launch "$N" | awk '{print $2}') "
@@ -60,16 +63,23 @@ how() {
 	echo "warm-up calls, bare and under \`cirron-probe run\` at the default level (every default probe"
 	echo "linked; only the probed function's probes fire in the loop); ns per call, median of $ROUNDS"
 	echo "interleaved rounds (min to max). Hits per call: health's hits over the calls made (warm-up"
-	echo "and import included). Cost per hit: the added time per call over the hits per call."
+	echo "and import included). Cost per hit: the added time per call over the hits per call; wall"
+	echo "clock, and the process's own CPU time (the trap and the BPF program run on the calling"
+	echo "thread; the loader, competing for the same 2 cores, does not count there)."
 	echo "Reference, same run: a counter-only hit (no ring-buffer event) at a \`push %rbp\` entry,"
 	echo "cudaLaunchKernel in bench/cuda_loop.c."
 	echo
-	echo "| loop calls | probes hit (entries + returns per call) | probed instruction | kernel runs it | bare ns/call | probed ns/call | added us/call | us per hit |"
+	echo "| loop calls | probes hit (entries + returns per call) | probed instruction | kernel runs it | bare ns/call | probed ns/call | added us/call: wall, CPU | us per hit: wall, CPU |"
 	echo "|---|---|---|---|---|---|---|---|"
 	for k in $KINDS push; do
 		b=$(echo "${BARE[$k]}" | lines | median)
 		p=$(echo "${PROBED[$k]}" | lines | median)
 		add=$(calc '(p-b)/1000' p="$p" b="$b")
+		cadd=nan
+		if [[ -n ${CBARE[$k]:-} ]]; then
+			cadd=$(calc '(p-b)/1000' p="$(echo "${CPROBED[$k]}" | lines | median)" \
+				b="$(echo "${CBARE[$k]}" | lines | median)")
+		fi
 		if [[ $k == push ]]; then
 			what="cudaLaunchKernel (1 + 0)"; ins="push %rbp"; hits=1
 		else
@@ -79,12 +89,15 @@ how() {
 			ins=$(awk -F'|' -v n="$((N + 1000))" '($3 + $4) / n > 0.5 {print $2}' "$TMPB/pc.hits.$k" |
 				while read -r s; do printf '%s; ' "$(insn "$s")"; done | sed 's/; $//')
 		fi
+		cpu_add=- cpu_hit=-
+		if [[ $cadd != nan ]]; then
+			cpu_add=$(fmt '%.2f' "$cadd")
+			cpu_hit=$(fmt '%.2f' "$(calc 'h > 0 ? c/h : 0' c="$cadd" h="$hits")")
+		fi
 		hw=$(echo "$ins" | tr ';' '\n' | while read -r i; do how "$i"; done | sort -u | paste -sd/)
 		call=$(case $k in grad) echo "torch._C._set_grad_enabled" ;; record) echo "_record_function_enter + _exit" ;;
 			backward) echo "backward() of a 1-element graph" ;; push) echo "cudaLaunchKernel (libcudart)" ;; esac)
-		echo "| $call | $what | \`$ins\` | $hw | $(summary %.0f "${BARE[$k]}") | $(summary %.0f "${PROBED[$k]}") | $(fmt '%.2f' "$add") | $(fmt '%.2f' "$(calc 'h > 0 ? a/h : 0' a="$add" h="$hits")") |"
-		printf '%s_US_PER_HIT=%s\n' "$(echo "$k" | tr a-z A-Z)" "$(calc 'h > 0 ? a/h : 0' a="$add" h="$hits")" >> "$RES/$NAME.env.tmp"
+		echo "| $call | $what | \`$ins\` | $hw | $(summary %.0f "${BARE[$k]}") | $(summary %.0f "${PROBED[$k]}") | $(fmt '%.2f' "$add"), $cpu_add | $(fmt '%.2f' "$(calc 'h > 0 ? a/h : 0' a="$add" h="$hits")"), $cpu_hit |"
 	done
 } > "$(section_file $NAME)"
-mv "$RES/$NAME.env.tmp" "$RES/$NAME.env"
 cat "$(section_file $NAME)"
