@@ -106,6 +106,7 @@ struct target {
 	char py_why[160];		/* why the CPython tier could not attach, or "" */
 	bool framework_found;		/* framework= names one from sys.modules */
 	bool framework_unsupported;	/* a CPython whose sys.modules we cannot read */
+	uint64_t modules_used;		/* sys.modules' size when no framework was in it */
 	struct hang_watch hang;		/* how long spans usually take; the last hang told */
 	cJSON *hangs;			/* hang records for the next spool batch, or NULL */
 	cJSON *sys;			/* --sys-interval samples for the next batch, or NULL */
