@@ -395,7 +395,7 @@ static void add_runtime_text(struct observer *o, struct target *t, const struct 
 static int link_group(struct observer *o, struct target *t, size_t first)
 {
 	size_t n = 0, cap = t->nprobes - first;
-	struct probe_result **rs = calloc(cap + 1, sizeof(*rs));
+	struct probe_result **rs = calloc(cap + 1, sizeof(struct probe_result *));
 	int *errs = calloc(cap + 1, sizeof(*errs));
 
 	if (!rs || !errs) {
@@ -778,7 +778,7 @@ static int link_sampled(struct observer *o, struct target *t, struct probe_resul
 
 int attach__python_sample(struct observer *o, struct target *t, bool on)
 {
-	struct probe_result **rs = calloc(t->nprobes + 1, sizeof(*rs));
+	struct probe_result **rs = calloc(t->nprobes + 1, sizeof(struct probe_result *));
 	int linked = 0, err = 0;
 	size_t n = 0;
 
@@ -820,7 +820,7 @@ static uint64_t entry_hits(struct observer *o, uint32_t id)
 int attach__cuda_sample(struct observer *o, struct target *t, bool on)
 {
 	struct cuda_window w = { .state = on ? CW_ARMED : CW_CLOSED };
-	struct probe_result **rs = calloc(t->nprobes + 1, sizeof(*rs));
+	struct probe_result **rs = calloc(t->nprobes + 1, sizeof(struct probe_result *));
 	__u32 pid = (__u32)t->pid;
 	int linked = 0, err = 0;
 	size_t n = 0;

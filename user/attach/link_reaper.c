@@ -177,7 +177,8 @@ void link_reaper__wait(void)
 {
 	pthread_mutex_lock(&lock);
 	if (in_flight > 0)
-		ilog("closing %u uprobe links (the kernel takes a grace period each)", in_flight);
+		ilog("closing %u uprobe links (RCU grace periods: perf links one at a time)",
+		     in_flight);
 	while (in_flight > 0)
 		pthread_cond_wait(&idle_cond, &lock);
 	pthread_mutex_unlock(&lock);

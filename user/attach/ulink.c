@@ -153,7 +153,8 @@ bool ulink__multi_supported(void)
 		{ .code = 0xb7, .dst_reg = 0, .imm = 0 },	/* r0 = 0 */
 		{ .code = 0x95 },				/* exit */
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, po, .expected_attach_type = ULINK_ATTACH_UPROBE_MULTI);
+	struct bpf_prog_load_opts po = { .sz = sizeof(po),
+					 .expected_attach_type = ULINK_ATTACH_UPROBE_MULTI };
 	uint64_t off = 0;
 	int prog, fd;
 
