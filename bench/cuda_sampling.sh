@@ -5,9 +5,13 @@
 # under `cirron-probe run` as a ratio to the bare rate, the launch count error (estimate or
 # exact count vs the client's own count) and uprobe hits per step, per level and N; rounds
 # interleaved. Then the probed functions' first instructions (emulated or single-stepped).
-#   PER_STEP="100 1000 5000" LEVELS="sampled always off" DUR=6 ROUNDS=3 bench/cuda_sampling.sh
+# LAUNCH_NS: busy CPU time the client adds after each launch (0: a failing launch alone, ~30
+# ns; 2000: about what a launch costs the host on a GPU), so that the ratio is also measured
+# at a realistic step length.
+#   PER_STEP="100 1000 5000" LAUNCH_NS="0 2000" LEVELS="sampled always off" DUR=6 ROUNDS=3 bench/cuda_sampling.sh
 source "$(dirname "$0")/lib.sh"
 PER_STEP=${PER_STEP:-"100 1000 5000"}
+LAUNCH_NS=${LAUNCH_NS:-"0 2000"}
 LEVELS=${LEVELS:-"sampled always off"}
 DUR=${DUR:-6}
 ROUNDS=${ROUNDS:-3}
@@ -18,17 +22,17 @@ reset_results $NAME
 mkdir -p "$TMPB"
 on_exit "rm -rf $TMPB"
 
-# one_run N LEVEL: "rate launches steps hits est" (LEVEL bare: no observer)
+# one_run N@LAUNCH_NS LEVEL: "rate launches steps hits est" (LEVEL bare: no observer)
 one_run() {
-	local n=$1 level=$2 spool=$TMPB/spool.$1.$2 out
+	local n=${1%@*} ns=${1#*@} level=$2 spool=$TMPB/spool.$1.$2 out
 	rm -rf "$spool"
 	if [[ $level == bare ]]; then
-		out=$(timeout -s USR1 "$DUR" "$BIN" "$n" | grep '^steps=')
+		out=$(timeout -s USR1 "$DUR" "$BIN" "$n" "$ns" | grep '^steps=')
 		echo "$out" | sed -E 's/steps=([0-9]+) launches=([0-9]+) rate=([0-9.]+)/\3 \2 \1 0 0/'
 		return
 	fi
 	out=$("$PROBE" run --path "$spool" --cuda-calls "$level" -- timeout -s USR1 "$DUR" "$BIN" "$n" \
-		2>"$TMPB/err" | grep '^steps=')
+		"$ns" 2>"$TMPB/err" | grep '^steps=')
 	read -r steps launches rate < <(echo "$out" | sed -E 's/steps=([0-9]+) launches=([0-9]+) rate=([0-9.]+)/\1 \2 \3/')
 	read -r hits est < <("$PY" - "$spool" <<'PYEOF'
 import glob, json, sys
@@ -50,8 +54,9 @@ PYEOF
 }
 
 declare -A R
+CASES=$(for n in $PER_STEP; do for ns in $LAUNCH_NS; do echo "$n@$ns"; done; done)
 for r in $(seq "$ROUNDS"); do
-	for n in $PER_STEP; do
+	for n in $CASES; do
 		for l in bare $LEVELS; do
 			R[$n,$l]+="$(one_run "$n" "$l")"$'\n'
 		done
@@ -68,24 +73,26 @@ col() { echo "${R[$1,$2]}" | awk -v c="$3" 'NF {print $c}'; }
 	echo "as a client can be) for ${DUR}s, bare and under \`cirron-probe run --cuda-calls LEVEL\`; $ROUNDS"
 	echo "interleaved rounds, medians (min to max). Rate: the client's own launches per second over its"
 	echo "run. Count error: cuda.launches_est (sampled) or cuda.launches (always) against the launches the"
-	echo "client counted. Hits per step: health's uprobe_hits / steps."
+	echo "client counted. Hits per step: health's uprobe_hits / steps. Launch cost: busy CPU time the"
+	echo "client adds after each launch (0: the failing launch alone; 2000 ns: about what a launch"
+	echo "costs the host on a GPU)."
 	echo
-	echo "| launches/step | level | launches/s (M) | rate ratio to bare | count error | uprobe hits/step |"
-	echo "|---|---|---|---|---|---|"
-	for n in $PER_STEP; do
+	echo "| launches/step | launch cost (ns) | level | launches/s (M) | rate ratio to bare | count error | uprobe hits/step |"
+	echo "|---|---|---|---|---|---|---|"
+	for n in $CASES; do
 		bare=$(col "$n" bare 1 | median)
-		echo "| $n | bare | $(fmt '%.2f' "$(calc 'b/1e6' b="$bare")") | 1 | - | 0 |"
+		echo "| ${n%@*} | ${n#*@} | bare | $(fmt '%.3f' "$(calc 'b/1e6' b="$bare")") | 1 | - | 0 |"
 		for l in $LEVELS; do
 			ratios=$(paste <(col "$n" "$l" 1) <(col "$n" bare 1) | awk '{printf "%.3f\n", $1/$2}')
 			errs=$(col "$n" "$l" 0 | awk -v l="$l" 'NF {if (l == "off") print "n/a"; else printf "%.1f%%\n", ($5-$2)*100/$2}')
 			hps=$(col "$n" "$l" 0 | awk 'NF && $3 {printf "%.1f\n", $4/$3}')
 			rm=$(echo "$ratios" | median)
-			echo "| $n | $l | $(fmt '%.2f' "$(calc 'b/1e6' b="$(col "$n" "$l" 1 | median)")") | $(fmt '%.3f' "$rm") ($(echo "$ratios" | minmax)) | $(echo "$errs" | tr '\n' ' ') | $(echo "$hps" | median) |"
-			if [[ $l == sampled && $n == 1000 ]]; then
-				target $NAME "launch rate ratio >= 0.95 at the default level, 1000 launches/step" \
+			echo "| ${n%@*} | ${n#*@} | $l | $(fmt '%.3f' "$(calc 'b/1e6' b="$(col "$n" "$l" 1 | median)")") | $(fmt '%.3f' "$rm") ($(echo "$ratios" | minmax)) | $(echo "$errs" | tr '\n' ' ') | $(echo "$hps" | median) |"
+			if [[ $l == sampled && ${n%@*} == 1000 ]]; then
+				target $NAME "launch rate ratio >= 0.95 at the default level, 1000 launches/step, launches of ${n#*@} ns" \
 					"$(fmt '%.3f' "$rm")" "$(awk -v m="$rm" 'BEGIN {print (m >= 0.95) ? "met" : "missed"}')"
 				e=$(col "$n" "$l" 0 | awk 'NF {e = ($5-$2)*100/$2; print (e < 0) ? -e : e}' | sort -g | tail -1)
-				target $NAME "launch estimate within 10% at the default level, 1000 launches/step (worst round)" \
+				target $NAME "launch estimate within 10% at the default level, 1000 launches/step, launches of ${n#*@} ns (worst round)" \
 					"$(fmt '%.1f' "$e")%" "$(awk -v e="$e" 'BEGIN {print (e <= 10) ? "met" : "missed"}')"
 			fi
 		done

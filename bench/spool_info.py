@@ -9,6 +9,8 @@
                                    the final one, so start-up and teardown are left out
     spool_info.py probes DIR       one line per attached probe: group|symbol|hits/step|returns/step
                                    (steady state, as above)
+    spool_info.py probe-hits DIR   one line per attached probe: group|symbol|hits|returns, the
+                                   whole session (newest batch)
     spool_info.py first-event DIR  wall-clock ns of the earliest event the session recorded (a
                                    mark, or the start of a span other than the root and epochs)
                                    and of the session root's start (when attaching began)
@@ -93,6 +95,13 @@ def probes(d):
         print(f"{p['group']}|{p['symbol']}|{n / steps if steps else 0:.2f}|{r / steps if steps else 0:.2f}")
 
 
+def probe_hits(d):
+    """group|symbol|hits|return_hits of each attached probe, whole session (newest batch)."""
+    for p in batches(d)[-1]["health"]["probes"]:
+        if p.get("attached"):
+            print(f"{p['group']}|{p['symbol']}|{p.get('hits', 0)}|{p.get('return_hits', 0)}")
+
+
 def first_event(d):
     bs = batches(d)
     first, root_start = None, None
@@ -109,6 +118,8 @@ def first_event(d):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("health", "probes", "first-event"):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("health", "probes", "probe-hits",
+                                                  "first-event"):
         sys.exit(__doc__)
-    {"health": health, "probes": probes, "first-event": first_event}[sys.argv[1]](sys.argv[2])
+    {"health": health, "probes": probes, "probe-hits": probe_hits,
+     "first-event": first_event}[sys.argv[1]](sys.argv[2])

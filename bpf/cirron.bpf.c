@@ -65,6 +65,14 @@ struct {
 	__type(value, struct target_info);
 } targets SEC(".maps");
 
+/* Traced processes' execs so far (absent: none), for PROBE_F_IMAGE. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CIRRON_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u32);
+} images SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, CIRRON_MAX_TARGETS);
@@ -576,8 +584,18 @@ static __always_inline void count_cuda_call(const struct probe_spec *spec, __u32
 	}
 }
 
-SEC("uprobe")
-int handle_entry(struct pt_regs *ctx)
+/* A probe linked in an image the process has since left by exec (PROBE_F_IMAGE). */
+static __always_inline bool other_image(const struct probe_spec *spec, __u32 tgid)
+{
+	__u32 *n;
+
+	if (!(spec->flags & PROBE_F_IMAGE))
+		return false;
+	n = bpf_map_lookup_elem(&images, &tgid);
+	return (n ? *n : 0) != spec->image;
+}
+
+static __always_inline int on_entry(struct pt_regs *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	__u32 id = entry_probe_id(ctx, tgid);
@@ -587,8 +605,10 @@ int handle_entry(struct pt_regs *ctx)
 
 	if (!id)
 		return 0;
-	count(&hits, 2 * id);
 	spec = bpf_map_lookup_elem(&probe_specs, &id);
+	if (spec && other_image(spec, tgid))
+		return 0;	/* not a hit of this image's probe */
+	count(&hits, 2 * id);
 	if (!spec)
 		return 0;
 	read_args(ctx, spec, args);
@@ -670,8 +690,7 @@ int handle_entry(struct pt_regs *ctx)
 	return 0;
 }
 
-SEC("uretprobe")
-int handle_return(struct pt_regs *ctx)
+static __always_inline int on_return(struct pt_regs *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid() };
@@ -692,8 +711,10 @@ int handle_return(struct pt_regs *ctx)
 			return 0;
 		id = st->probe_id;
 	}
-	count(&hits, 2 * id + 1);
 	spec = bpf_map_lookup_elem(&probe_specs, &id);
+	if (spec && other_image(spec, tgid))
+		return 0;
+	count(&hits, 2 * id + 1);
 	if (spec && (spec->flags & PROBE_F_NESTED)) {
 		__u64 none[CIRRON_NARGS] = {};
 
@@ -732,6 +753,33 @@ int handle_return(struct pt_regs *ctx)
 	return 0;
 }
 
+/* One copy per attach type: perf uprobes (any kernel), and uprobe_multi links (Linux 6.6+,
+ * the loader sets their attach type, which libbpf 1.1 cannot name, and loads them instead:
+ * bpf_get_attach_cookie differs between the two). */
+SEC("uprobe")
+int handle_entry(struct pt_regs *ctx)
+{
+	return on_entry(ctx);
+}
+
+SEC("uretprobe")
+int handle_return(struct pt_regs *ctx)
+{
+	return on_return(ctx);
+}
+
+SEC("uprobe")
+int handle_entry_multi(struct pt_regs *ctx)
+{
+	return on_entry(ctx);
+}
+
+SEC("uretprobe")
+int handle_return_multi(struct pt_regs *ctx)
+{
+	return on_return(ctx);
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -761,7 +809,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = BPF_CORE_READ(p, tgid), one = 1, *n;
 	struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
 
 	if (!t)
@@ -770,6 +818,11 @@ int BPF_PROG(on_exec, struct task_struct *p)
 		bpf_map_delete_elem(&targets, &tgid);
 		return 0;
 	}
+	n = bpf_map_lookup_elem(&images, &tgid);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else
+		bpf_map_update_elem(&images, &tgid, &one, BPF_NOEXIST);
 	/* Held until the loader has attached to the new image; it sends SIGCONT. Stop
 	 * before telling, so that the SIGCONT cannot overtake the SIGSTOP. */
 	if (t->flags & TARGET_F_STOP_ON_EXEC)

@@ -64,6 +64,9 @@ enum arg_deref {
 						 * the runtime probe counted that call already */
 #define PROBE_F_PROGRESS	(1u << 7)	/* an always-linked exact probe (anchor, CUDA
 						 * synchronize): marks CUDA window boundaries */
+#define PROBE_F_IMAGE		(1u << 8)	/* counts only in the process image it was
+						 * linked in (probe_spec.image): a uprobe_multi
+						 * link also fires in the image an exec brings */
 
 /* Verdicts per Python class (PyTypeObject *), set by the loader once it has read the class. */
 enum py_verdict { PYV_UNKNOWN = 0, PYV_REPORT = 1, PYV_IGNORE = 2 };
@@ -97,6 +100,7 @@ struct probe_spec {
 	__u32 flags;		/* PROBE_F_* */
 	__u8 arg_src[CIRRON_NARGS];	/* enum arg_source */
 	__u8 arg_deref[CIRRON_NARGS];	/* enum arg_deref */
+	__u32 image;		/* PROBE_F_IMAGE: the process's exec count (images) when linked */
 	__u64 aux;		/* action specific: ACT_DL_STATE = address of r_debug.r_state;
 				 * ACT_CUDA_MEMCPY with PROBE_F_DRIVER: the cudaMemcpyKind the
 				 * entry point implies (0: other) */

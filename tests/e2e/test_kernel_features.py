@@ -23,6 +23,8 @@ from test_watch import host_torch, start_watch, stop_watch  # noqa: F401
 
 EXIT_KERNEL_UNSUPPORTED = 9
 FALLBACKS = {"CIRRON_KERNEL_WITHOUT": "cookie,find_vma"}
+# perf links, one per probe, with cookies (Linux 5.15 to 6.5)
+PERF_LINKS = {"CIRRON_KERNEL_WITHOUT": "uprobe_multi"}
 
 
 def test_exit_code_matches_header():
@@ -43,30 +45,35 @@ def test_below_the_minimum_one_line_and_exit_9(h, bpf, tmp_path, feature, needle
 
 def kernel_lines(text):
     return [l.strip() for l in text.splitlines()
-            if l.strip().startswith(("probe ids:", "watch finds dynamic linkers:"))]
+            if l.strip().startswith(("probe ids:", "uprobe links:",
+                                     "watch finds dynamic linkers:"))]
 
 
 def test_doctor_says_which_path_and_why(h, bpf):
     rc, out, err = h.run_to_end([BIN, "doctor", "-p", str(os.getpid())])
     assert rc in (0, 4), err      # 4: pytest maps no library probes/ knows
     assert kernel_lines(out) == ["probe ids: attach cookies (bpf_get_attach_cookie)",
+                                 "uprobe links: uprobe_multi (one per file and batch)",
                                  "watch finds dynamic linkers: in BPF at exec (bpf_find_vma)"], out
     rc, out, err = h.run_to_end([BIN, "doctor", "-p", str(os.getpid())],
                                 env=dict(os.environ, **FALLBACKS))
     assert kernel_lines(out) == [
         "probe ids: probed-address map (no bpf_get_attach_cookie: turned off by "
         "CIRRON_KERNEL_WITHOUT)",
+        "uprobe links: one perf link per probe (no uprobe_multi: needs attach cookies)",
         "watch finds dynamic linkers: from /proc at each new executable (no bpf_find_vma: "
         "turned off by CIRRON_KERNEL_WITHOUT)"], out
 
 
-@pytest.mark.parametrize("fallbacks", [False, True], ids=["cookies", "fallbacks"])
+@pytest.mark.parametrize("fallbacks", [None, "perf", "all"], ids=["cookies", "perf_links",
+                                                                  "fallbacks"])
 @pytest.mark.parametrize("mode", ["run", "attach"])
 def test_cuda_counts_exact_either_way(h, bpf, mode, fallbacks):
     """Every CUDA probe's entry and return hits, bytes and launches per kernel: the same with
-    probe ids from the address map as with cookies."""
+    probe ids from the address map as with cookies, and with one perf link per probe as with
+    uprobe_multi links."""
     root = h.spool_root()
-    env = dict(san_env(), **(FALLBACKS if fallbacks else {}))
+    env = dict(san_env(), **{None: {}, "perf": PERF_LINKS, "all": FALLBACKS}[fallbacks])
     if mode == "run":
         obs = h.observer("run", "--cuda-calls", "always", "--", CUDA_CALLS, san=True, path=root,
                          env=env)
@@ -90,11 +97,13 @@ def test_cuda_counts_exact_either_way(h, bpf, mode, fallbacks):
     check_health(s)
     k = s.health["kernel"]
     assert k["release"] == os.uname().release
-    if fallbacks:
-        assert (k["probe_ids"], k["ldso_discovery"]) == ("address_map", "procfs"), k
+    if fallbacks == "all":
+        assert (k["probe_ids"], k["uprobe_links"], k["ldso_discovery"]) == \
+            ("address_map", "perf", "procfs"), k
         assert "CIRRON_KERNEL_WITHOUT" in k["reason"], k
     else:
         assert (k["probe_ids"], k["ldso_discovery"]) == ("cookie", "bpf_find_vma"), k
+        assert k["uprobe_links"] == ("perf" if fallbacks else "uprobe_multi"), k
 
 
 @pytest.mark.timeout(240)

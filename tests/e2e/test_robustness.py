@@ -70,4 +70,6 @@ def test_exec_under_attach_ends_the_session(h, bpf):
     assert len(sessions) <= 2
     for later in sessions[1:]:
         assert later.root["attrs"]["pid"] == t.pid and later.id != first.id
-        assert later.root["attrs"]["cuda.launches"] <= N_LAUNCH
+        # none if it made its calls before its probes were in (no CUDA call seen: no totals);
+        # never the old image's links firing in it (PROBE_F_IMAGE)
+        assert later.root["attrs"].get("cuda.launches", 0) <= N_LAUNCH

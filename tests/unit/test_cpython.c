@@ -121,7 +121,7 @@ static void pyenv_builds(void)
 		else if (minor >= 11)
 			ASSERT_NEQ(cpython__imported(syms, pid, &f, hex,
 						     (const char *const[]){ "sys" }, 1, python,
-						     sizeof(python)), -ENOTSUP, "sys.modules");
+						     sizeof(python), NULL), -ENOTSUP, "sys.modules");
 		free(q.found);
 		stop_python(pid, in, &f);
 		checked++;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "attach/link_reaper.h"
 #include "attach/observer.h"
+#include "attach/ulink.h"
 #include "common/log.h"
 #include "target/cpython.h"
 #include "target/elf_syms.h"
@@ -110,6 +111,12 @@ static int reserve_one(struct observer *o, struct target *t, struct probe_result
 		      !d->nested && (d->action == ACT_EMIT || d->action == ACT_CUDA_SYNC);
 	if (r->progress)
 		spec.flags |= PROBE_F_PROGRESS;
+	if (o->kf.uprobe_multi) {	/* its link would fire after an exec too */
+		__u32 pid = (__u32)t->pid;
+
+		spec.flags |= PROBE_F_IMAGE;
+		bpf_map_lookup_elem(o->images_fd, &pid, &spec.image);
+	}
 	if (d->driver) {
 		spec.flags |= PROBE_F_DRIVER;
 		if (d->action == ACT_CUDA_MEMCPY)
@@ -123,43 +130,133 @@ static int reserve_one(struct observer *o, struct target *t, struct probe_result
 	return 0;
 }
 
+static void unlink_one(struct probe_result *r);
+
 /* Creates r's return and entry uprobes, in that order: an entry seen without its return
- * would leave a call open, a return without its entry is ignored. (Re-creating a uprobe
+ * would leave a call open, a return without its entry is ignored. (Re-creating a perf uprobe
  * that was just removed waits ~35 ms for the old one to go; the second link is quick.) */
 static int link_one(struct observer *o, struct target *t, struct probe_result *r)
 {
 	const struct mapped_file *f = &t->files[r->file];
 	struct bpf_uprobe_opts uo = { .sz = sizeof(uo), .bpf_cookie = o->kf.cookie ? r->id : 0,
 				      .retprobe = true };
+	atomic_uint *pending = &o->slots[r->id].reaping;
+	uint64_t cookie = r->id;
 	int err;
 
+	if (o->kf.uprobe_multi) {
+		err = r->def->ret ? ulink__multi(bpf_program__fd(o->prog_return), t->pid,
+						 f->host_path, &r->file_offset, &cookie, &pending,
+						 1, true, &r->ret) : 0;
+		if (!err)
+			err = ulink__multi(bpf_program__fd(o->prog_entry), t->pid, f->host_path,
+					   &r->file_offset, &cookie, &pending, 1, false, &r->entry);
+		if (err)
+			unlink_one(r);
+		return err;
+	}
 	if (!o->kf.cookie && !r->addr) {	/* BPF tells probes apart by address */
 		err = kernel_features__add_probe_addr(o, t, r);
 		if (err)
 			return err;
 	}
 	if (r->def->ret) {
-		r->ret = bpf_program__attach_uprobe_opts(o->prog_return, t->pid, f->host_path,
-							 r->file_offset, &uo);
+		r->ret = ulink__perf(bpf_program__attach_uprobe_opts(o->prog_return, t->pid,
+								     f->host_path, r->file_offset,
+								     &uo), pending);
 		if (!r->ret)
 			return -errno;
 	}
 	uo.retprobe = false;
-	r->entry = bpf_program__attach_uprobe_opts(o->prog_entry, t->pid, f->host_path,
-						   r->file_offset, &uo);
+	r->entry = ulink__perf(bpf_program__attach_uprobe_opts(o->prog_entry, t->pid, f->host_path,
+							       r->file_offset, &uo), pending);
 	if (!r->entry) {
 		err = -errno;
-		bpf_link__destroy(r->ret);
-		r->ret = NULL;
+		unlink_one(r);
 		return err;
 	}
 	return 0;
 }
 
+/* One uprobe_multi link of prog on the probes rs[0..n) of file fi whose return (ret) or
+ * entry is asked for; the link is shared by them (ulink.h). */
+static int link_multi(struct observer *o, struct target *t, size_t fi, struct probe_result **rs,
+		      size_t n, bool ret)
+{
+	uint64_t *offs = calloc(n, sizeof(*offs)), *cookies = calloc(n, sizeof(*cookies));
+	atomic_uint **pending = calloc(n, sizeof(*pending));
+	struct ulink *l = NULL;
+	size_t k = 0;
+	int err = -ENOMEM;
+
+	if (!offs || !cookies || !pending)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (rs[i]->file != fi || (ret && !rs[i]->def->ret))
+			continue;
+		offs[k] = rs[i]->file_offset;
+		cookies[k] = rs[i]->id;
+		pending[k++] = &o->slots[rs[i]->id].reaping;
+	}
+	err = ulink__multi(bpf_program__fd(ret ? o->prog_return : o->prog_entry), t->pid,
+			   t->files[fi].host_path, offs, cookies, pending, k, ret, &l);
+	for (size_t i = 0; !err && i < n; i++) {
+		if (rs[i]->file != fi || (ret && !rs[i]->def->ret))
+			continue;
+		if (ret)
+			rs[i]->ret = l;
+		else
+			rs[i]->entry = l;
+	}
+out:
+	free(offs);
+	free(cookies);
+	free(pending);
+	return err;
+}
+
+/* Links the probes rs[0..n) (reserved, not linked): with uprobe_multi, one link for the
+ * returns and one for the entries per file, returns first (as link_one); else, or where a
+ * batch fails, each on its own. errs[i]: 0 or -errno per probe. Returns probes linked. */
+static int link_many(struct observer *o, struct target *t, struct probe_result **rs, size_t n,
+		     int *errs)
+{
+	int linked = 0;
+
+	for (size_t i = 0; o->kf.uprobe_multi && i < n; i++) {
+		size_t fi = rs[i]->file;
+		bool first = true;
+
+		for (size_t j = 0; j < i && first; j++)
+			first = rs[j]->file != fi;
+		if (!first)
+			continue;
+		if (!link_multi(o, t, fi, rs, n, true) && !link_multi(o, t, fi, rs, n, false))
+			continue;
+		for (size_t j = i; j < n; j++)	/* one bad offset: the others link alone */
+			if (rs[j]->file == fi)
+				unlink_one(rs[j]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		errs[i] = rs[i]->entry ? 0 : link_one(o, t, rs[i]);
+		linked += !errs[i];
+	}
+	return linked;
+}
+
 static void unlink_one(struct probe_result *r)
 {
-	bpf_link__destroy(r->entry);
-	bpf_link__destroy(r->ret);
+	ulink__put(r->entry);
+	ulink__put(r->ret);
+	r->entry = r->ret = NULL;
+}
+
+/* The same, the closes left to the reaper (a uprobe_multi link closes at once, in parallel
+ * with the others; perf links one at a time). */
+static void unlink_one_async(struct probe_result *r)
+{
+	ulink__put_async(r->entry);
+	ulink__put_async(r->ret);
 	r->entry = r->ret = NULL;
 }
 
@@ -173,6 +270,7 @@ static void release_one(struct observer *o, struct probe_result *r)
 	r->id = 0;
 }
 
+/* Reserves r's id; links_now says whether its uprobes come with the group's link_many. */
 static int attach_one(struct observer *o, struct target *t, struct probe_result *r,
 		      uint64_t aux)
 {
@@ -192,10 +290,13 @@ static int attach_one(struct observer *o, struct target *t, struct probe_result 
 		t->cuda_sample.any = true;
 		t->cuda_sample.since_ns = t->cuda_sample.ended_ns = clock__mono_ns();
 	}
-	err = r->sampled || r->cuda_sampled ? 0 : link_one(o, t, r);
-	if (err)
-		release_one(o, r);
-	return err;
+	return 0;
+}
+
+/* Whether attach_one left r for the group's link_many: not linked in windows only. */
+static bool links_now(const struct probe_result *r)
+{
+	return r->id && !r->sampled && !r->cuda_sampled && !r->entry;
 }
 
 /* CET builds start functions with endbr64, which the kernel single-steps (~20 us a hit on
@@ -289,6 +390,35 @@ static void add_runtime_text(struct observer *o, struct target *t, const struct 
 	     t->pid, CIRRON_RUNTIME_RANGES, f->path);
 }
 
+/* Links the probes from index first on that attach_one reserved (links_now); one that
+ * does not link gets its error and gives its id back. */
+static int link_group(struct observer *o, struct target *t, size_t first)
+{
+	size_t n = 0, cap = t->nprobes - first;
+	struct probe_result **rs = calloc(cap + 1, sizeof(struct probe_result *));
+	int *errs = calloc(cap + 1, sizeof(*errs));
+
+	if (!rs || !errs) {
+		free(rs);
+		free(errs);
+		return -ENOMEM;
+	}
+	for (size_t i = first; i < t->nprobes; i++)
+		if (!t->probes[i].err && links_now(&t->probes[i]))
+			rs[n++] = &t->probes[i];
+	if (n)
+		link_many(o, t, rs, n, errs);
+	for (size_t i = 0; i < n; i++) {
+		if (!errs[i])
+			continue;
+		rs[i]->err = errs[i];
+		release_one(o, rs[i]);
+	}
+	free(rs);
+	free(errs);
+	return 0;
+}
+
 /* Resolves and attaches every probe of group g in file f. Returns probes attached. */
 static int attach_group(struct observer *o, struct target *t, size_t fi,
 			const struct probe_group *g)
@@ -299,10 +429,14 @@ static int attach_group(struct observer *o, struct target *t, size_t fi,
 	int attached = 0, err, build_id_ok = 0;
 	struct py_find pf = { .version_err = 1 };
 	char build_id[128];
-	bool cached, runtime_code = false;
+	bool cached, runtime_code = false, *tried = calloc(n, sizeof(*tried));
+	size_t first = t->nprobes;
 
-	if (!q)
+	if (!q || !tried) {
+		free(q);
+		free(tried);
 		return -ENOMEM;
+	}
 	for (i = 0; i < n; i++) {
 		q[i].name = g->probes[i].symbol;
 		q[n + i].name = g->probes[i].aux_symbol ? g->probes[i].aux_symbol : "@load";
@@ -364,13 +498,28 @@ static int attach_group(struct observer *o, struct target *t, size_t fi,
 			aux = f->bias + q[n + i].vaddr + d->aux_offset;
 		}
 		r->err = attach_one(o, t, r, aux);
+		tried[i] = true;
+		/* a later entry for the same function (by version) stands aside */
+		pf.taken |= !r->err && d->meaning == MEAN_PY_CALL;
+	}
+	pf.taken = false;	/* judged again once linked */
+	/* the group's probes linked together (one uprobe_multi link per kind), then judged */
+	err = link_group(o, t, first);
+	if (err)
+		goto out;
+	for (i = first; i < t->nprobes; i++) {
+		struct probe_result *r = &t->probes[i];
+		const struct probe_def *d = r->def;
+
+		if (!tried[i - first])
+			continue;
 		if (r->err == -ESRCH) {	/* the target exited while we attached: it alone ends */
 			err = -ESRCH;
 			goto out;
 		}
 		if (r->err && !d->optional)
-			wlog("pid %d: cannot attach %s in %s: %s", t->pid, d->symbol, f->path,
-			     strerror(-r->err));
+			wlog("pid %d: cannot attach %s in %s: %s", t->pid, d->symbol,
+			     t->files[fi].path, strerror(-r->err));
 		if (r->err && d->meaning == MEAN_PY_CALL)
 			pf.why = "slot_tp_call found, but its uprobe could not be attached";
 		pf.taken |= !r->err && d->meaning == MEAN_PY_CALL;
@@ -394,6 +543,7 @@ out:
 	for (i = 0; i < 2 * n; i++)
 		free(q[i].found);
 	free(q);
+	free(tried);
 	return err;
 }
 
@@ -551,15 +701,17 @@ int attach__scan(struct observer *o, struct target *t)
 	return n;
 }
 
-/* A process that exited: its links go to the reaper's thread, so that detaching it never
+/* A process that exited: its links go to the reaper's threads, so that detaching it never
  * holds up the loader (see link_reaper.h); its ids stay reserved until their links are
- * gone. A process still alive (it exec'd, or we detach from it) loses them here and now: a
- * uprobe perf event follows the task, not the image, so a link left behind would fire in the
- * new image too (and count its CUDA calls twice). */
+ * gone. A process still alive (it exec'd, or we detach from it): a uprobe follows the task,
+ * not the image, so a link left behind would fire in the new image too (and count its CUDA
+ * calls twice; a uprobe_multi link's hits between the exec and here are left out by
+ * PROBE_F_IMAGE). Perf links go here and now; uprobe_multi links go to the reaper (closed in
+ * parallel, a grace period for all) once BPF forgets their ids: a hit meanwhile finds no
+ * spec and does nothing. */
 void attach__detach(struct observer *o, struct target *t)
 {
 	bool gone = procfs__alive(t->pid) <= 0;
-
 	__u32 pid = (__u32)t->pid;
 
 	bpf_map_delete_elem(o->cuda_windows_fd, &pid);
@@ -568,18 +720,16 @@ void attach__detach(struct observer *o, struct target *t)
 	for (size_t i = 0; i < t->nprobes; i++) {
 		struct probe_result *r = &t->probes[i];
 
-		if (r->id && gone) {
-			atomic_uint *pending = &o->slots[r->id].reaping;
-
-			atomic_fetch_add(pending, 2);
-			link_reaper__destroy_then(r->entry, pending);
-			link_reaper__destroy_then(r->ret, pending);
-			r->entry = r->ret = NULL;
-		} else {
+		if (r->id && !gone && o->kf.uprobe_multi)
+			bpf_map_delete_elem(o->specs_fd, &r->id);
+		if (r->id && (gone || o->kf.uprobe_multi))
+			unlink_one_async(r);
+		else
 			unlink_one(r);
-		}
 		release_one(o, r);
 	}
+	/* after the specs: the next image's probes start from no exec */
+	bpf_map_delete_elem(o->images_fd, &pid);
 	if (t->write_link)
 		link_reaper__destroy(t->write_link);
 	t->write_link = NULL;
@@ -606,31 +756,49 @@ int attach__write_uprobe(struct observer *o, struct target *t)
 	return -ENOENT;
 }
 
+/* Links rs[0..n) for a sample or window (why); the first that fails is said, and undoes
+ * nothing of the others. Returns 0 or that -errno; *linked: probes linked. */
+static int link_sampled(struct observer *o, struct target *t, struct probe_result **rs,
+			size_t n, const char *why, int *linked)
+{
+	int *errs = calloc(n + 1, sizeof(*errs)), err = 0;
+
+	if (!errs)
+		return -ENOMEM;
+	*linked += n ? link_many(o, t, rs, n, errs) : 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		err = errs[i];
+		if (err)
+			wlog("pid %d: cannot attach %s for %s: %s", t->pid, rs[i]->symbol, why,
+			     strerror(-err));
+	}
+	free(errs);
+	return err;
+}
+
 int attach__python_sample(struct observer *o, struct target *t, bool on)
 {
+	struct probe_result **rs = calloc(t->nprobes + 1, sizeof(struct probe_result *));
 	int linked = 0, err = 0;
+	size_t n = 0;
 
+	if (!rs)
+		return -ENOMEM;
 	for (size_t i = 0; i < t->nprobes; i++) {
 		struct probe_result *r = &t->probes[i];
 
 		if (!r->sampled || !r->id || !r->entry == !on)
 			continue;
 		if (!on) {	/* both at once: neither outlives the other by a grace period */
-			link_reaper__destroy(r->entry);
-			link_reaper__destroy(r->ret);
-			r->entry = r->ret = NULL;
+			unlink_one_async(r);
 			continue;
 		}
-		link_reaper__hold();
-		err = link_one(o, t, r);
-		link_reaper__release();
-		if (err) {
-			wlog("pid %d: cannot attach %s for a sampled step: %s", t->pid, r->symbol,
-			     strerror(-err));
-			break;
-		}
-		linked++;
+		rs[n++] = r;
 	}
+	link_reaper__hold();
+	err = link_sampled(o, t, rs, n, "a sampled step", &linked);
+	link_reaper__release();
+	free(rs);
 	return err ? err : linked;
 }
 
@@ -652,9 +820,13 @@ static uint64_t entry_hits(struct observer *o, uint32_t id)
 int attach__cuda_sample(struct observer *o, struct target *t, bool on)
 {
 	struct cuda_window w = { .state = on ? CW_ARMED : CW_CLOSED };
+	struct probe_result **rs = calloc(t->nprobes + 1, sizeof(struct probe_result *));
 	__u32 pid = (__u32)t->pid;
 	int linked = 0, err = 0;
+	size_t n = 0;
 
+	if (!rs)
+		return -ENOMEM;
 	/* Counting starts after every probe is in and stops before any goes. */
 	if (!on)
 		bpf_map_update_elem(o->cuda_windows_fd, &pid, &w, BPF_ANY);
@@ -663,26 +835,21 @@ int attach__cuda_sample(struct observer *o, struct target *t, bool on)
 
 		if (!r->cuda_sampled || !r->id || !r->entry == !on)
 			continue;
-		if (!on && !entry_hits(o, r->id)) {
+		if (!on && !o->kf.uprobe_multi && !entry_hits(o, r->id)) {
 			linked++;	/* never called: costs nothing linked, stays (the gate is
-					 * closed); removing and re-adding links takes the loader
-					 * ~75 ms each */
+					 * closed); removing and re-adding a perf link takes the
+					 * loader ~75 ms each (a uprobe_multi link goes whole) */
 			continue;
 		}
 		if (!on) {
-			link_reaper__destroy(r->entry);
-			link_reaper__destroy(r->ret);
-			r->entry = r->ret = NULL;
+			unlink_one_async(r);
 			continue;
 		}
-		err = link_one(o, t, r);
-		if (err) {
-			wlog("pid %d: cannot attach %s for a CUDA window: %s", t->pid, r->symbol,
-			     strerror(-err));
-			break;
-		}
-		linked++;
+		rs[n++] = r;
 	}
+	if (on)
+		err = link_sampled(o, t, rs, n, "a CUDA window", &linked);
+	free(rs);
 	if (on && linked && bpf_map_update_elem(o->cuda_windows_fd, &pid, &w, BPF_ANY))
 		err = -errno;
 	return err ? err : linked;
@@ -697,7 +864,7 @@ int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m)
 	struct probe_spec spec = { .action = ACT_DL_WATCH };
 	char path[PATH_MAX];
 	struct watch_ldso *l;
-	uint64_t off;
+	uint64_t off, cookie;
 	struct stat st;
 	bool cached;
 	int fd, err;
@@ -730,13 +897,19 @@ int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m)
 		uo.bpf_cookie = 0;
 	l = &w->ldsos[w->nldsos];
 	link_reaper__hold();
-	l->link = bpf_program__attach_uprobe_opts(o->kf.cookie ? o->prog_entry : o->prog_dl_watch,
-						  -1, path, off, &uo);
-	link_reaper__release();
-	if (!l->link) {
-		err = -errno;
-		goto out;
+	if (o->kf.uprobe_multi) {	/* pid 0: every process */
+		cookie = uo.bpf_cookie;
+		err = ulink__multi(bpf_program__fd(o->prog_entry), 0, path, &off, &cookie, NULL, 1,
+				   false, &l->link);
+	} else {
+		l->link = ulink__perf(bpf_program__attach_uprobe_opts(o->kf.cookie ? o->prog_entry :
+								      o->prog_dl_watch, -1, path,
+								      off, &uo), NULL);
+		err = l->link ? 0 : -errno;
 	}
+	link_reaper__release();
+	if (err)
+		goto out;
 	l->dev = st.st_dev;
 	l->ino = st.st_ino;
 	w->nldsos++;
@@ -751,6 +924,6 @@ out:
 void attach__ldso_unwatch(struct observer *o)
 {
 	for (size_t i = 0; i < o->watch.nldsos; i++)
-		bpf_link__destroy(o->watch.ldsos[i].link);
+		ulink__put(o->watch.ldsos[i].link);
 	o->watch.nldsos = 0;
 }

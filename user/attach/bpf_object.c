@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include "attach/observer.h"
+#include "attach/ulink.h"
 #include "cirron.skel.h"
 #include "common/exit_codes.h"
 #include "common/log.h"
@@ -98,8 +99,10 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 	err = cirron_bpf__attach(o->skel);	/* the exec/fork/exit tracepoints */
 	if (err)
 		goto fail;
-	o->prog_entry = o->skel->progs.handle_entry;
-	o->prog_return = o->skel->progs.handle_return;
+	o->prog_entry = o->kf.uprobe_multi ? o->skel->progs.handle_entry_multi :
+					     o->skel->progs.handle_entry;
+	o->prog_return = o->kf.uprobe_multi ? o->skel->progs.handle_return_multi :
+					      o->skel->progs.handle_return;
 	o->prog_dl_watch = o->skel->progs.handle_dl_watch;
 	o->probe_addrs_fd = bpf_map__fd(o->skel->maps.probe_addrs);
 	o->prog_write = o->skel->progs.on_write_uprobe;
@@ -114,6 +117,7 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 	o->kernels_fd = bpf_map__fd(o->skel->maps.kernel_launches);
 	o->cuda_windows_fd = bpf_map__fd(o->skel->maps.cuda_windows);
 	o->runtime_text_fd = bpf_map__fd(o->skel->maps.cuda_runtime_text);
+	o->images_fd = bpf_map__fd(o->skel->maps.images);
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.control), handle_event, o, NULL);
 	o->events_rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), handle_event, o, NULL);
 	if (!o->rb || !o->events_rb ||
@@ -146,12 +150,26 @@ void bpf_object__unload_all(struct observer *o)
  * prunes by, and which programs load. Only the node agent looks at every exec. */
 int kernel_features__configure(struct observer *o)
 {
+	enum bpf_attach_type multi = (enum bpf_attach_type)ULINK_ATTACH_UPROBE_MULTI;
 	struct cirron_bpf *s = o->skel;
 	bool watch = o->opts->cmd == CMD_WATCH;
 	int err;
 
 	s->rodata->use_cookie = o->kf.cookie;
-	err = bpf_program__set_autoload(s->progs.on_exec_watch, watch && o->kf.find_vma);
+	/* one pair of entry and return programs: for uprobe_multi links, or for perf links */
+	err = bpf_program__set_autoload(s->progs.handle_entry, !o->kf.uprobe_multi);
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.handle_return, !o->kf.uprobe_multi);
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.handle_entry_multi, o->kf.uprobe_multi);
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.handle_return_multi, o->kf.uprobe_multi);
+	if (!err && o->kf.uprobe_multi)
+		err = bpf_program__set_expected_attach_type(s->progs.handle_entry_multi, multi);
+	if (!err && o->kf.uprobe_multi)
+		err = bpf_program__set_expected_attach_type(s->progs.handle_return_multi, multi);
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.on_exec_watch, watch && o->kf.find_vma);
 	if (!err)
 		err = bpf_program__set_autoload(s->progs.on_exec_watch_exe,
 						watch && !o->kf.find_vma);

@@ -3,7 +3,8 @@
 //
 // Kernel features the BPF object can use, probed at start, and the fallbacks for kernels
 // that lack them: attach cookies (5.15) -> a map of probed addresses per process; bpf_find_vma
-// (5.17) -> the exec event names the executable, the loader finds its ld.so in /proc.
+// (5.17) -> the exec event names the executable, the loader finds its ld.so in /proc;
+// uprobe_multi links (6.6) -> one perf link per probe.
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include "attach/kernel_features.h"
 #include "attach/observer.h"
+#include "attach/ulink.h"
 #include "target/procfs.h"
 
 /* Whether the kernel's enum bpf_func_id names the helper (kernel BTF). */
@@ -49,8 +51,9 @@ static bool turned_off(const char *name)
 
 void kernel_features__probe(struct kernel_features *kf)
 {
-	bool *have[] = { &kf->btf, &kf->ringbuf, &kf->cookie, &kf->find_vma };
-	static const char *const names[] = { "btf", "ringbuf", "cookie", "find_vma" };
+	bool *have[] = { &kf->btf, &kf->ringbuf, &kf->cookie, &kf->find_vma, &kf->uprobe_multi };
+	static const char *const names[] = { "btf", "ringbuf", "cookie", "find_vma",
+					     "uprobe_multi" };
 	struct btf *btf;
 	struct utsname u;
 
@@ -67,12 +70,15 @@ void kernel_features__probe(struct kernel_features *kf)
 	kf->find_vma = btf_has_helper(btf, "BPF_FUNC_find_vma") &&
 		       btf_has_helper(btf, "BPF_FUNC_task_pt_regs");
 	btf__free(btf);
+	/* its cookies are what tells probes apart (Linux 6.6 has both) */
+	kf->uprobe_multi = kf->cookie && ulink__multi_supported();
 	for (unsigned int i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (*have[i] && turned_off(names[i])) {
 			*have[i] = false;
 			kf->without |= 1u << i;
 		}
 	}
+	kf->uprobe_multi &= kf->cookie;
 }
 
 const char *kernel_features__missing(const struct kernel_features *kf)
@@ -105,6 +111,12 @@ void kernel_features__print(FILE *f, const struct kernel_features *kf, const cha
 	else
 		fprintf(f, "%sprobe ids: probed-address map (no bpf_get_attach_cookie: %s)\n", indent,
 			absent(kf, KF_COOKIE, "Linux 5.15+ has it"));
+	if (kf->uprobe_multi)
+		fprintf(f, "%suprobe links: uprobe_multi (one per file and batch)\n", indent);
+	else
+		fprintf(f, "%suprobe links: one perf link per probe (no uprobe_multi: %s)\n", indent,
+			kf->without & KF_UPROBE_MULTI ? "turned off by CIRRON_KERNEL_WITHOUT" :
+			!kf->cookie ? "needs attach cookies" : "Linux 6.6+ has it");
 	if (kf->find_vma)
 		fprintf(f, "%swatch finds dynamic linkers: in BPF at exec (bpf_find_vma)\n", indent);
 	else
@@ -112,22 +124,33 @@ void kernel_features__print(FILE *f, const struct kernel_features *kf, const cha
 			"(no bpf_find_vma: %s)\n", indent, absent(kf, KF_FIND_VMA, "Linux 5.17+ has it"));
 }
 
+/* Appends "; " and what if the buffer has words already. */
+static void add_reason(char *buf, size_t size, const char *what)
+{
+	size_t n = strlen(buf);
+
+	snprintf(buf + n, size - n, "%s%s", n ? "; " : "", what);
+}
+
 cJSON *kernel_features__json(const struct kernel_features *kf)
 {
 	cJSON *k = cJSON_CreateObject();
-	char reason[160];
+	char reason[256] = "";
 
-	if (kf->cookie && kf->find_vma)
+	if (!kf->cookie)
+		add_reason(reason, sizeof(reason), kf->without & KF_COOKIE ? "cookie turned off by "
+			   "CIRRON_KERNEL_WITHOUT" : "no bpf_get_attach_cookie (Linux < 5.15)");
+	if (!kf->uprobe_multi && kf->cookie)
+		add_reason(reason, sizeof(reason), kf->without & KF_UPROBE_MULTI ? "uprobe_multi "
+			   "turned off by CIRRON_KERNEL_WITHOUT" : "no uprobe_multi links (Linux < 6.6)");
+	if (!kf->find_vma)
+		add_reason(reason, sizeof(reason), kf->without & KF_FIND_VMA ? "find_vma turned off "
+			   "by CIRRON_KERNEL_WITHOUT" : "no bpf_find_vma (Linux < 5.17)");
+	if (!*reason)
 		snprintf(reason, sizeof(reason), "all features present");
-	else
-		snprintf(reason, sizeof(reason), "%s%s%s",
-			 kf->cookie ? "" : kf->without & KF_COOKIE ? "cookie turned off by "
-			 "CIRRON_KERNEL_WITHOUT" : "no bpf_get_attach_cookie (Linux < 5.15)",
-			 kf->cookie || kf->find_vma ? "" : "; ",
-			 kf->find_vma ? "" : kf->without & KF_FIND_VMA ? "find_vma turned off by "
-			 "CIRRON_KERNEL_WITHOUT" : "no bpf_find_vma (Linux < 5.17)");
 	cJSON_AddStringToObject(k, "release", kf->release);
 	cJSON_AddStringToObject(k, "probe_ids", kf->cookie ? "cookie" : "address_map");
+	cJSON_AddStringToObject(k, "uprobe_links", kf->uprobe_multi ? "uprobe_multi" : "perf");
 	cJSON_AddStringToObject(k, "ldso_discovery", kf->find_vma ? "bpf_find_vma" : "procfs");
 	cJSON_AddStringToObject(k, "reason", reason);
 	return k;

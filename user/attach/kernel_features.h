@@ -22,18 +22,21 @@ struct kernel_features {
 	bool ringbuf;		/* BPF_MAP_TYPE_RINGBUF (5.8+) */
 	bool cookie;		/* bpf_get_attach_cookie in uprobes (5.15+) */
 	bool find_vma;		/* bpf_find_vma + bpf_task_pt_regs (5.17+) */
+	bool uprobe_multi;	/* uprobe_multi links (6.6+): one link per file, see ulink.h */
 	unsigned int without;	/* KF_*: present, but turned off by CIRRON_KERNEL_WITHOUT */
 };
 
-/* the order of the names CIRRON_KERNEL_WITHOUT takes: btf, ringbuf, cookie, find_vma */
+/* the order of the names CIRRON_KERNEL_WITHOUT takes: btf, ringbuf, cookie, find_vma,
+ * uprobe_multi */
 #define KF_BTF		(1u << 0)
 #define KF_RINGBUF	(1u << 1)
 #define KF_COOKIE	(1u << 2)
 #define KF_FIND_VMA	(1u << 3)
+#define KF_UPROBE_MULTI	(1u << 4)
 
 /* Probes the running kernel (libbpf feature probes, kernel BTF). Never fails; a feature that
  * cannot be probed counts as absent. CIRRON_KERNEL_WITHOUT=cookie,find_vma (any of btf,
- * ringbuf, cookie, find_vma) takes the features named as absent, to test and measure the
+ * ringbuf, cookie, find_vma, uprobe_multi) takes the features named as absent, to test and measure the
  * fallbacks and the refusal on a kernel that has them. */
 void kernel_features__probe(struct kernel_features *kf);
 /* The missing feature below which nothing works ("BPF ring buffer (Linux 5.8)"), or NULL. */

@@ -4,6 +4,7 @@
 #define __CIRRON_LINK_REAPER_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 
 struct bpf_link;
 
@@ -22,7 +23,10 @@ void link_reaper__destroy(struct bpf_link *link);
  * the link is gone (a probe id stays reserved until then, so that a link still being
  * closed never fires under the id of a probe attached since). */
 void link_reaper__destroy_then(struct bpf_link *link, atomic_uint *pending);
-/* While held (calls nest), no close starts: the loader attaches without waiting for the
+/* Runs close(arg) on a reaper thread: serial (a perf link: one at a time, not while held, as
+ * above) or not (a uprobe_multi link: no event_mutex, closed at once, in parallel). */
+void link_reaper__run(void (*close)(void *arg), void *arg, bool serial);
+/* While held (calls nest), no serial close starts: the loader attaches without waiting for the
  * event_mutex behind a queue of closes. */
 void link_reaper__hold(void);
 void link_reaper__release(void);

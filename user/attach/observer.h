@@ -67,6 +67,7 @@ struct observer {
 	struct marks_regex marks_rx;	/* --marks-regex, compiled at the first write */
 	struct metrics *metrics;	/* --metrics: the /metrics endpoint, or NULL */
 	int cuda_windows_fd, runtime_text_fd;	/* --cuda-calls sampled gate; libcudart code */
+	int images_fd;		/* execs per traced process (PROBE_F_IMAGE) */
 };
 
 /* attach.c */

@@ -171,6 +171,7 @@ static const struct {
 	{ 13, 632, 7656, 40 },
 };
 
+#define DICT_USED	16	/* PyDictObject.ma_used */
 #define DICT_KEYS	32	/* PyDictObject.ma_keys */
 #define DICT_VALUES	40
 #define DK_LOG2_INDEX	9	/* PyDictKeysObject, 3.11+ */
@@ -306,13 +307,13 @@ static bool match_lazy_objects(const char *key, uint64_t value, void *ctx)
 
 int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file *f,
 		      uint32_t hex, const char *const *names, size_t n, char *version,
-		      size_t size)
+		      size_t size, uint64_t *modules_used)
 {
 	struct sym_query q = { .name = "_PyRuntime" };
 	struct module_match m = { .names = names, .n = n, .best = n };
 	struct version_match v = { .pid = pid, .buf = version, .size = size, .key = "__version__" };
 	char file[PATH_MAX - 32];
-	uint64_t interp = 0, modules = 0, dict = 0;
+	uint64_t interp = 0, modules = 0, dict = 0, used = 0;
 	bool cached;
 	size_t li;
 	int err;
@@ -332,9 +333,16 @@ int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file 
 	    !procfs__read_mem(pid, interp + runtime_layouts[li].modules, &modules,
 			      sizeof(modules)) || !modules)
 		return -ENOENT;
+	/* PyDictObject: ma_used follows the object header in every version */
+	if (modules_used && procfs__read_mem(pid, modules + DICT_USED, &used, sizeof(used)) &&
+	    used == *modules_used)
+		return -ENOENT;		/* no module came or went since the last walk */
 	dict_each(pid, modules, v.ascii_data, match_module, &m);
-	if (m.best == n)
+	if (m.best == n) {
+		if (modules_used)
+			*modules_used = used;
 		return -ENOENT;
+	}
 	version[0] = 0;
 	if (!procfs__read_mem(pid, m.module + MD_DICT, &dict, sizeof(dict)) || !dict ||
 	    dict_each(pid, dict, v.ascii_data, match_version, &v) ||

@@ -29,8 +29,6 @@ void target__free(struct target *t)
 	cJSON_Delete(t->sys);
 	cJSON_Delete(t->snapshots);
 	for (i = 0; i < t->nprobes; i++) {
-		bpf_link__destroy(t->probes[i].entry);
-		bpf_link__destroy(t->probes[i].ret);
 		free(t->probes[i].symbol);
 	}
 	for (i = 0; i < t->nfiles; i++) {

@@ -66,6 +66,8 @@ struct mapped_file {
 };
 
 /* One probe of a matched group in this target: what resolved, what attached. */
+struct ulink;
+
 struct probe_result {
 	const struct probe_group *group;
 	const struct probe_def *def;
@@ -75,7 +77,7 @@ struct probe_result {
 	uint32_t id;		/* BPF cookie, 0 if not attached */
 	uint64_t addr;		/* no cookies: the entry's address in probe_addrs, or 0 */
 	bool sampled;		/* Python tier at --python-frames sampled: linked in samples only */
-	struct bpf_link *entry, *ret;
+	struct ulink *entry, *ret;	/* attach/ulink.h: shared by a batch, or one each */
 	int err;		/* 0, or -errno of resolution (-ENOENT) or attach */
 	bool cuda_sampled;	/* per-call CUDA probe at --cuda-calls sampled: in windows only */
 	bool not_asked;		/* left out by an option (--cuda-calls off): not a failure */
@@ -107,6 +109,7 @@ struct target {
 	char py_why[160];		/* why the CPython tier could not attach, or "" */
 	bool framework_found;		/* framework= names one from sys.modules */
 	bool framework_unsupported;	/* a CPython whose sys.modules we cannot read */
+	uint64_t modules_used;		/* sys.modules' size when no framework was in it */
 	struct hang_watch hang;		/* how long spans usually take; the last hang told */
 	cJSON *hangs;			/* hang records for the next spool batch, or NULL */
 	cJSON *sys;			/* --sys-interval samples for the next batch, or NULL */

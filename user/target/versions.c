@@ -126,7 +126,8 @@ static void detect_framework(struct sym_cache *syms, struct target *t, cJSON *a)
 		if (!strstr(f->path, "python") || cpython__version(syms, t->pid, f, &hex))
 			continue;
 		k = cpython__imported(syms, t->pid, f, hex, modules,
-				      sizeof(modules) / sizeof(modules[0]), v, sizeof(v));
+				      sizeof(modules) / sizeof(modules[0]), v, sizeof(v),
+				      &t->modules_used);
 		if (k == -ENOTSUP) {
 			t->framework_unsupported = true;
 			return;

@@ -20,10 +20,12 @@ struct bpf_link;
  * that give a session: torch's libraries, the CUDA runtime, NCCL) and its command line
  * passes --match. It is looked at when its dynamic linker says its link map changed
  * (EV_WATCH_LOAD: program start, dlopen), from a probe on each ld.so in every process. */
+struct ulink;
+
 struct watch_ldso {
 	dev_t dev;		/* of the file as stat(2) sees it here */
 	ino_t ino;
-	struct bpf_link *link;
+	struct ulink *link;	/* attach/ulink.h */
 };
 
 #define WATCH_MAX_HINTS 16
