@@ -100,6 +100,7 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 		goto fail;
 	o->prog_entry = o->skel->progs.handle_entry;
 	o->prog_return = o->skel->progs.handle_return;
+	o->prog_ret_site = o->skel->progs.handle_ret_site;
 	o->prog_dl_watch = o->skel->progs.handle_dl_watch;
 	o->probe_addrs_fd = bpf_map__fd(o->skel->maps.probe_addrs);
 	o->prog_write = o->skel->progs.on_write_uprobe;

@@ -41,6 +41,7 @@ struct observer {
 	struct cirron_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_program *prog_entry, *prog_return;
+	struct bpf_program *prog_ret_site;	/* "return": "call_site" probes' exits */
 	struct bpf_program *prog_dl_watch;	/* watch's ld.so probes without cookies */
 	struct kernel_features kf;	/* probed in bpf_object__load_all */
 	int probe_addrs_fd;
@@ -71,6 +72,9 @@ struct observer {
  * Returns the number of probes attached, or -ESRCH if the target is gone. */
 int attach__scan(struct observer *o, struct target *t);
 void attach__detach(struct observer *o, struct target *t);
+/* A "return": "call_site" probe (id) of t returns to addr for the first time: probes that
+ * instruction (entry-style) as that probe's exit. Returns 0 or -errno. */
+int attach__ret_site(struct observer *o, struct target *t, uint32_t id, uint64_t addr);
 /* --python-frames sampled: links (on) or unlinks the target's Python-tier probes; their ids
  * stay reserved. Returns the number linked, or -errno. */
 int attach__python_sample(struct observer *o, struct target *t, bool on);
