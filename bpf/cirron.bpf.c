@@ -489,46 +489,60 @@ static __always_inline void save_call(struct pt_regs *ctx, __u32 id, const __u64
 	bpf_map_update_elem(&calls, &key, &st, BPF_ANY);
 }
 
-/* PROBE_F_RET_SITE entry: the state is keyed by (thread, probe id, stack pointer) in both
- * modes, so that the return-site probe, which sees the stack 8 bytes higher, finds exactly
- * this call (recursion included; an instruction after a call that is also a jump target
- * finds nothing). A call left by an exception leaves its state to the LRU. The first call
- * returning to an address tells the loader, which probes that address; run holds the
- * process meanwhile (stop first, then tell), so that this very call's exit is seen. */
-static __always_inline void save_site_call(struct pt_regs *ctx, __u32 tgid, __u32 id,
-					   const struct probe_spec *spec,
-					   const __u64 args[CIRRON_NARGS])
+/* PROBE_F_RET_SITE entry: whether this call is recorded, telling the loader about a return
+ * address first seen. A call is recorded when its exit will be seen: the loader has probed
+ * where it returns, or it is the call that tells the loader and (run) the process is held
+ * until that address is probed (stop first, then tell). attach and watch do not stop a
+ * process: a call to a return address not probed yet goes unrecorded, rather than open with
+ * no exit (so does one while another thread's call is telling). */
+static __always_inline bool site_ready(struct pt_regs *ctx, __u32 tgid, __u32 id,
+				       const struct probe_spec *spec)
 {
-	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .probe_id = id,
-				.sp = PT_REGS_SP(ctx) };
-	struct call_state st = { .ts_ns = bpf_ktime_get_ns(), .probe_id = id };
 	struct ret_site_key site = { .tgid = tgid };
+	bool stop = spec->flags & PROBE_F_STOP_ON_LOAD;
 	struct event *e;
-	bool stop;
+	__u32 *v;
 
-	for (int i = 0; i < CIRRON_NARGS; i++)
-		st.args[i] = args[i];
-	bpf_map_update_elem(&calls, &key, &st, BPF_ANY);
-	if (bpf_probe_read_user(&site.addr, sizeof(site.addr), (void *)key.sp) ||
-	    bpf_map_update_elem(&ret_sites, &site, &id, BPF_NOEXIST))
-		return;	/* unreadable, or told before */
+	if (bpf_probe_read_user(&site.addr, sizeof(site.addr), (void *)PT_REGS_SP(ctx)))
+		return false;
+	v = bpf_map_lookup_elem(&ret_sites, &site);
+	if (v)
+		return *v & RET_SITE_PROBED;
+	if (bpf_map_update_elem(&ret_sites, &site, &id, BPF_NOEXIST))
+		return false;	/* another thread told it just now */
 	e = bpf_ringbuf_reserve(&control, sizeof(*e), 0);
 	if (!e) {
 		count(&stats, STAT_CONTROL_DROPS);
 		bpf_map_delete_elem(&ret_sites, &site);	/* the next call tells again */
-		return;
+		return false;
 	}
-	stop = spec->flags & PROBE_F_STOP_ON_LOAD;
 	if (stop)
 		bpf_send_signal(SIGSTOP);
 	event_init(e);
 	e->type = EV_RET_SITE;
 	e->probe_id = id;
 	e->pid = tgid;
-	e->tid = key.tid;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
 	e->args[0] = site.addr;
 	e->args[1] = stop;
 	bpf_ringbuf_submit(e, 0);
+	return stop;
+}
+
+/* A recorded PROBE_F_RET_SITE call: keyed by (thread, probe id, stack pointer) in both modes,
+ * so that the return-site probe, which sees the stack 8 bytes higher, finds exactly this call
+ * (recursion included; a jump to that instruction finds nothing). A call an exception left
+ * keeps its state until the LRU drops it. */
+static __always_inline void save_site_call(struct pt_regs *ctx, __u32 id,
+					   const __u64 args[CIRRON_NARGS])
+{
+	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .probe_id = id,
+				.sp = PT_REGS_SP(ctx) };
+	struct call_state st = { .ts_ns = bpf_ktime_get_ns(), .probe_id = id };
+
+	for (int i = 0; i < CIRRON_NARGS; i++)
+		st.args[i] = args[i];
+	bpf_map_update_elem(&calls, &key, &st, BPF_ANY);
 }
 
 /* Whether a sampled or driver CUDA call goes uncounted: its process's window is closed, or
@@ -704,13 +718,15 @@ int handle_entry(struct pt_regs *ctx)
 		return 0;
 	if ((spec->flags & PROBE_F_PY_CALL) && !py_call_enter(args))
 		return 0;
+	if ((spec->flags & PROBE_F_RET_SITE) && !site_ready(ctx, tgid, id, spec))
+		return 0;
 	if (spec->action == ACT_EMIT || (spec->flags & PROBE_F_DETAIL))
 		emit(EV_CALL, id, spec, args, 0, 0);
 
 	if ((spec->flags & PROBE_F_RETURN) && !(spec->flags & PROBE_F_NESTED))
 		save_call(ctx, id, args);
 	if (spec->flags & PROBE_F_RET_SITE)
-		save_site_call(ctx, tgid, id, spec, args);
+		save_site_call(ctx, id, args);
 	return 0;
 }
 

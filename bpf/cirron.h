@@ -225,7 +225,9 @@ struct probe_addr_key {
 	__u64 addr;		/* the probed instruction, as mapped in that process */
 };
 
-/* PROBE_F_RET_SITE: the return addresses of a process already told to the loader. */
+/* PROBE_F_RET_SITE: the return addresses of a process already told to the loader; the value
+ * is the probe id, with RET_SITE_PROBED once the loader has probed that address. */
+#define RET_SITE_PROBED		(1u << 31)
 struct ret_site_key {
 	__u32 tgid;
 	__u32 pad;

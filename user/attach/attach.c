@@ -100,7 +100,9 @@ static int reserve_one(struct observer *o, struct target *t, struct probe_result
 		spec.flags |= PROBE_F_NESTED;
 	if (d->ret_site)
 		spec.flags |= PROBE_F_RET_SITE;
-	if (d->ret_site && t->stop_on_load)	/* held while its first return site is probed */
+	/* held while a return address first seen is probed, in every mode: else that call's
+	 * exit is lost and its span stays open (docs/probe-exits.md) */
+	if (d->ret_site)
 		spec.flags |= PROBE_F_STOP_ON_LOAD;
 	if (d->meaning == MEAN_PY_CALL)
 		spec.flags |= PROBE_F_PY_CALL;
@@ -617,8 +619,10 @@ int attach__ret_site(struct observer *o, struct target *t, uint32_t id, uint64_t
 {
 	struct bpf_uprobe_opts uo = { .sz = sizeof(uo), .bpf_cookie = o->kf.cookie ? id : 0 };
 	struct probe_addr_key key = { .tgid = (__u32)t->pid, .addr = addr };
+	struct ret_site_key site = { .tgid = (__u32)t->pid, .addr = addr };
 	struct probe_result *r;
 	struct proc_maps maps;
+	__u32 site_value;
 	char path[PATH_MAX];
 	int err = -ENOENT;
 
@@ -655,6 +659,8 @@ int attach__ret_site(struct observer *o, struct target *t, uint32_t id, uint64_t
 			break;
 		}
 		r->site_addrs[r->nsites++] = addr;
+		site_value = id | RET_SITE_PROBED;	/* BPF records calls returning here now */
+		bpf_map_update_elem(o->ret_sites_fd, &site, &site_value, BPF_ANY);
 		dlog("pid %d: %s returns to %s+0x%llx: probed there", t->pid, r->symbol, m->path,
 		     (unsigned long long)(m->offset + (addr - m->start)));
 		err = 0;

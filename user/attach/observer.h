@@ -45,6 +45,7 @@ struct observer {
 	struct bpf_program *prog_dl_watch;	/* watch's ld.so probes without cookies */
 	struct kernel_features kf;	/* probed in bpf_object__load_all */
 	int probe_addrs_fd;
+	int ret_sites_fd;	/* return addresses told by BPF; marked once probed */
 	struct bpf_program *prog_write;	/* --marks uprobe */
 	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd;
 	int py_verdicts_fd, py_stacks_fd;
