@@ -126,6 +126,15 @@ struct {
 	__type(value, __u32);
 } probe_addrs SEC(".maps");
 
+/* PROBE_F_RET_SITE: return addresses told to the loader, per process (LRU: exited
+ * processes' entries age out). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct ret_site_key);
+	__type(value, __u32);
+} ret_sites SEC(".maps");
+
 /* watch without bpf_find_vma: the executables already told to the loader, which finds
  * their dynamic linker itself (EV_NEW_LDSO with no address) */
 struct {
@@ -497,6 +506,62 @@ static __always_inline void save_call(struct pt_regs *ctx, __u32 id, const __u64
 	bpf_map_update_elem(&calls, &key, &st, BPF_ANY);
 }
 
+/* PROBE_F_RET_SITE entry: whether this call is recorded, telling the loader about a return
+ * address first seen. A call is recorded when its exit will be seen: the loader has probed
+ * where it returns, or it is the call that tells the loader and (run) the process is held
+ * until that address is probed (stop first, then tell). attach and watch do not stop a
+ * process: a call to a return address not probed yet goes unrecorded, rather than open with
+ * no exit (so does one while another thread's call is telling). */
+static __always_inline bool site_ready(struct pt_regs *ctx, __u32 tgid, __u32 id,
+				       const struct probe_spec *spec)
+{
+	struct ret_site_key site = { .tgid = tgid };
+	bool stop = spec->flags & PROBE_F_STOP_ON_LOAD;
+	struct event *e;
+	__u32 *v;
+
+	if (bpf_probe_read_user(&site.addr, sizeof(site.addr), (void *)PT_REGS_SP(ctx)))
+		return false;
+	v = bpf_map_lookup_elem(&ret_sites, &site);
+	if (v)
+		return *v & RET_SITE_PROBED;
+	if (bpf_map_update_elem(&ret_sites, &site, &id, BPF_NOEXIST))
+		return false;	/* another thread told it just now */
+	e = bpf_ringbuf_reserve(&control, sizeof(*e), 0);
+	if (!e) {
+		count(&stats, STAT_CONTROL_DROPS);
+		bpf_map_delete_elem(&ret_sites, &site);	/* the next call tells again */
+		return false;
+	}
+	if (stop)
+		bpf_send_signal(SIGSTOP);
+	event_init(e);
+	e->type = EV_RET_SITE;
+	e->probe_id = id;
+	e->pid = tgid;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->args[0] = site.addr;
+	e->args[1] = stop;
+	bpf_ringbuf_submit(e, 0);
+	return stop;
+}
+
+/* A recorded PROBE_F_RET_SITE call: keyed by (thread, probe id, stack pointer) in both modes,
+ * so that the return-site probe, which sees the stack 8 bytes higher, finds exactly this call
+ * (recursion included; a jump to that instruction finds nothing). A call an exception left
+ * keeps its state until the LRU drops it. */
+static __always_inline void save_site_call(struct pt_regs *ctx, __u32 id,
+					   const __u64 args[CIRRON_NARGS])
+{
+	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .probe_id = id,
+				.sp = PT_REGS_SP(ctx) };
+	struct call_state st = { .ts_ns = bpf_ktime_get_ns(), .probe_id = id };
+
+	for (int i = 0; i < CIRRON_NARGS; i++)
+		st.args[i] = args[i];
+	bpf_map_update_elem(&calls, &key, &st, BPF_ANY);
+}
+
 /* Whether a sampled or driver CUDA call goes uncounted: its process's window is closed, or
  * (driver) the runtime made it. Entry probes sit at the first instruction (or just after
  * endbr64), so [sp] is the return address: the immediate caller. */
@@ -682,11 +747,42 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 		return 0;
 	if ((spec->flags & PROBE_F_PY_CALL) && !py_call_enter(args))
 		return 0;
+	if ((spec->flags & PROBE_F_RET_SITE) && !site_ready(ctx, tgid, id, spec))
+		return 0;
 	if (spec->action == ACT_EMIT || (spec->flags & PROBE_F_DETAIL))
 		emit(EV_CALL, id, spec, args, 0, 0);
 
 	if ((spec->flags & PROBE_F_RETURN) && !(spec->flags & PROBE_F_NESTED))
 		save_call(ctx, id, args);
+	if (spec->flags & PROBE_F_RET_SITE)
+		save_site_call(ctx, id, args);
+	return 0;
+}
+
+/* PROBE_F_RET_SITE: an entry-style uprobe on an instruction a probed function returns to
+ * (its cookie, or its probe_addrs entry, is the function's probe id). The function's frame
+ * is gone: the stack pointer is 8 above the entry's. */
+SEC("uprobe")
+int handle_ret_site(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct call_key key = { .tid = (__u32)bpf_get_current_pid_tgid(),
+				.sp = PT_REGS_SP(ctx) - 8 };
+	const struct probe_spec *spec;
+	struct call_state *st;
+
+	key.probe_id = entry_probe_id(ctx, tgid);
+	if (!key.probe_id)
+		return 0;
+	st = bpf_map_lookup_elem(&calls, &key);
+	spec = bpf_map_lookup_elem(&probe_specs, &key.probe_id);
+	if (!st || !spec)
+		return 0;	/* reached without that call (a jump target), or not armed then */
+	count(&hits, 2 * key.probe_id + 1);
+	if (spec->action == ACT_EMIT)
+		emit(EV_RETURN, key.probe_id, spec, st->args, PT_REGS_RC(ctx),
+		     bpf_ktime_get_ns() - st->ts_ns);
+	bpf_map_delete_elem(&calls, &key);
 	return 0;
 }
 

@@ -99,6 +99,12 @@ static int reserve_one(struct observer *o, struct target *t, struct probe_result
 		spec.flags |= PROBE_F_RETURN;
 	if (d->nested)
 		spec.flags |= PROBE_F_NESTED;
+	if (d->ret_site)
+		spec.flags |= PROBE_F_RET_SITE;
+	/* held while a return address first seen is probed, in every mode: else that call's
+	 * exit is lost and its span stays open (docs/probe-exits.md) */
+	if (d->ret_site)
+		spec.flags |= PROBE_F_STOP_ON_LOAD;
 	if (d->meaning == MEAN_PY_CALL)
 		spec.flags |= PROBE_F_PY_CALL;
 	if (o->opts->cuda_detail && cuda_action(d->action))
@@ -249,20 +255,44 @@ static void unlink_one(struct probe_result *r)
 	ulink__put(r->entry);
 	ulink__put(r->ret);
 	r->entry = r->ret = NULL;
+	for (unsigned int i = 0; i < r->nsites; i++) {
+		bpf_link__destroy(r->site_links[i]);
+		r->site_links[i] = NULL;
+	}
 }
 
 /* The same, the closes left to the reaper (a uprobe_multi link closes at once, in parallel
  * with the others; perf links one at a time). */
-static void unlink_one_async(struct probe_result *r)
+static void unlink_one_async(struct observer *o, struct probe_result *r)
 {
+	atomic_uint *pending = &o->slots[r->id].reaping;
+
 	ulink__put_async(r->entry);
 	ulink__put_async(r->ret);
 	r->entry = r->ret = NULL;
+	for (unsigned int i = 0; i < r->nsites; i++) {	/* perf links: the reaper's queue */
+		atomic_fetch_add(pending, 1);
+		link_reaper__destroy_then(r->site_links[i], pending);
+		r->site_links[i] = NULL;
+	}
+}
+
+/* No cookies: the return sites' probe_addrs entries (their links are gone or going). */
+static void release_sites(struct observer *o, struct target *t, struct probe_result *r)
+{
+	for (unsigned int i = 0; i < r->nsites; i++) {
+		struct probe_addr_key key = { .tgid = (__u32)t->pid, .addr = r->site_addrs[i] };
+
+		if (!o->kf.cookie)
+			bpf_map_delete_elem(o->probe_addrs_fd, &key);
+	}
+	r->nsites = 0;
 }
 
 static void release_one(struct observer *o, struct probe_result *r)
 {
 	if (r->id) {
+		release_sites(o, o->slots[r->id].target, r);
 		if (r->addr)
 			kernel_features__del_probe_addr(o, o->slots[r->id].target, r);
 		o->slots[r->id].target = NULL;
@@ -723,7 +753,7 @@ void attach__detach(struct observer *o, struct target *t)
 		if (r->id && !gone && o->kf.uprobe_multi)
 			bpf_map_delete_elem(o->specs_fd, &r->id);
 		if (r->id && (gone || o->kf.uprobe_multi))
-			unlink_one_async(r);
+			unlink_one_async(o, r);
 		else
 			unlink_one(r);
 		release_one(o, r);
@@ -733,6 +763,67 @@ void attach__detach(struct observer *o, struct target *t)
 	if (t->write_link)
 		link_reaper__destroy(t->write_link);
 	t->write_link = NULL;
+}
+
+/* A return address is the instruction after a call, so always an instruction boundary; the
+ * BPF side pairs a hit there with its call by thread and stack pointer, so a hit that did not
+ * come from returning (a jump to that instruction) is ignored. */
+int attach__ret_site(struct observer *o, struct target *t, uint32_t id, uint64_t addr)
+{
+	struct bpf_uprobe_opts uo = { .sz = sizeof(uo), .bpf_cookie = o->kf.cookie ? id : 0 };
+	struct probe_addr_key key = { .tgid = (__u32)t->pid, .addr = addr };
+	struct ret_site_key site = { .tgid = (__u32)t->pid, .addr = addr };
+	struct probe_result *r;
+	struct proc_maps maps;
+	__u32 site_value;
+	char path[PATH_MAX];
+	int err = -ENOENT;
+
+	if (id >= CIRRON_MAX_PROBES || o->slots[id].target != t)
+		return -ENOENT;	/* detached since */
+	r = &t->probes[o->slots[id].probe];
+	for (unsigned int i = 0; i < r->nsites; i++)
+		if (r->site_addrs[i] == addr)
+			return 0;
+	if (r->nsites == CIRRON_RET_SITES) {
+		wlog("pid %d: %s returns to more than %d places: exits at the others are not seen",
+		     t->pid, r->symbol, CIRRON_RET_SITES);
+		return -ENOSPC;
+	}
+	if (procfs__read_maps(t->pid, &maps))
+		return procfs__alive(t->pid) ? -ENOENT : -ESRCH;
+	for (size_t i = 0; i < maps.n; i++) {
+		const struct proc_map *m = &maps.v[i];
+
+		if (!m->exec || addr < m->start || addr >= m->end)
+			continue;
+		if (procfs__host_path(t->pid, m, path, sizeof(path)))
+			break;
+		if (!o->kf.cookie && bpf_map_update_elem(o->probe_addrs_fd, &key, &id, BPF_ANY)) {
+			err = -errno;
+			break;
+		}
+		r->site_links[r->nsites] = bpf_program__attach_uprobe_opts(
+			o->prog_ret_site, t->pid, path, m->offset + (addr - m->start), &uo);
+		if (!r->site_links[r->nsites]) {
+			err = -errno;
+			if (!o->kf.cookie)
+				bpf_map_delete_elem(o->probe_addrs_fd, &key);
+			break;
+		}
+		r->site_addrs[r->nsites++] = addr;
+		site_value = id | RET_SITE_PROBED;	/* BPF records calls returning here now */
+		bpf_map_update_elem(o->ret_sites_fd, &site, &site_value, BPF_ANY);
+		dlog("pid %d: %s returns to %s+0x%llx: probed there", t->pid, r->symbol, m->path,
+		     (unsigned long long)(m->offset + (addr - m->start)));
+		err = 0;
+		break;
+	}
+	procfs__free_maps(&maps);
+	if (err)
+		wlog("pid %d: cannot probe where %s returns (0x%llx): %s", t->pid, r->symbol,
+		     (unsigned long long)addr, strerror(-err));
+	return err;
 }
 
 int attach__write_uprobe(struct observer *o, struct target *t)
@@ -790,7 +881,7 @@ int attach__python_sample(struct observer *o, struct target *t, bool on)
 		if (!r->sampled || !r->id || !r->entry == !on)
 			continue;
 		if (!on) {	/* both at once: neither outlives the other by a grace period */
-			unlink_one_async(r);
+			unlink_one_async(o, r);
 			continue;
 		}
 		rs[n++] = r;
@@ -842,7 +933,7 @@ int attach__cuda_sample(struct observer *o, struct target *t, bool on)
 			continue;
 		}
 		if (!on) {
-			unlink_one_async(r);
+			unlink_one_async(o, r);
 			continue;
 		}
 		rs[n++] = r;

@@ -103,8 +103,10 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 					     o->skel->progs.handle_entry;
 	o->prog_return = o->kf.uprobe_multi ? o->skel->progs.handle_return_multi :
 					      o->skel->progs.handle_return;
+	o->prog_ret_site = o->skel->progs.handle_ret_site;	/* a perf link on any kernel */
 	o->prog_dl_watch = o->skel->progs.handle_dl_watch;
 	o->probe_addrs_fd = bpf_map__fd(o->skel->maps.probe_addrs);
+	o->ret_sites_fd = bpf_map__fd(o->skel->maps.ret_sites);
 	o->prog_write = o->skel->progs.on_write_uprobe;
 	o->specs_fd = bpf_map__fd(o->skel->maps.probe_specs);
 	o->hits_fd = bpf_map__fd(o->skel->maps.hits);

@@ -44,9 +44,11 @@ struct observer {
 	 * from a control event's handler, before a session ends at exec */
 	struct ring_buffer *events_rb;
 	struct bpf_program *prog_entry, *prog_return;
+	struct bpf_program *prog_ret_site;	/* "return": "call_site" probes' exits */
 	struct bpf_program *prog_dl_watch;	/* watch's ld.so probes without cookies */
 	struct kernel_features kf;	/* probed in bpf_object__load_all */
 	int probe_addrs_fd;
+	int ret_sites_fd;	/* return addresses told by BPF; marked once probed */
 	struct bpf_program *prog_write;	/* --marks uprobe */
 	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd, exits_fd;
 	int py_verdicts_fd, py_stacks_fd;
@@ -75,6 +77,9 @@ struct observer {
  * Returns the number of probes attached, or -ESRCH if the target is gone. */
 int attach__scan(struct observer *o, struct target *t);
 void attach__detach(struct observer *o, struct target *t);
+/* A "return": "call_site" probe (id) of t returns to addr for the first time: probes that
+ * instruction (entry-style) as that probe's exit. Returns 0 or -errno. */
+int attach__ret_site(struct observer *o, struct target *t, uint32_t id, uint64_t addr);
 /* --python-frames sampled: links (on) or unlinks the target's Python-tier probes; their ids
  * stay reserved. Returns the number linked, or -errno. */
 int attach__python_sample(struct observer *o, struct target *t, bool on);

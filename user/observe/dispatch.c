@@ -48,6 +48,13 @@ int dispatch__event(void *ctx, void *data, size_t size)
 		if (e->args[0])
 			targets__resume((int)e->pid);
 		return 0;
+	case EV_RET_SITE:
+		t = targets__find(o, (int)e->pid);
+		if (t)
+			attach__ret_site(o, t, e->probe_id, e->args[0]);
+		if (e->args[1])	/* stopped for it: probed or not, it runs on */
+			targets__resume((int)e->pid);
+		return 0;
 	case EV_CALL:
 	case EV_RETURN:
 	case EV_DEVICE_COUNT:

@@ -147,7 +147,7 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 {
 	const cJSON *action = cJSON_GetObjectItemCaseSensitive(p, "action");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(p, "args"), *a;
-	const cJSON *aux_off = cJSON_GetObjectItemCaseSensitive(p, "aux_offset"), *meaning;
+	const cJSON *aux_off = cJSON_GetObjectItemCaseSensitive(p, "aux_offset"), *meaning, *ret;
 	int i = 0, act;
 
 	memset(d, 0, sizeof(*d));
@@ -187,7 +187,15 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 		}
 		d->meaning = m;
 	}
-	d->ret = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "return"));
+	ret = cJSON_GetObjectItemCaseSensitive(p, "return");
+	if (cJSON_IsString(ret) && !strcmp(ret->valuestring, "call_site")) {
+		d->ret_site = true;
+	} else if (ret && !cJSON_IsBool(ret)) {
+		elog("%s: %s: \"return\" is true, false or \"call_site\"", origin, d->symbol);
+		return -EINVAL;
+	} else {
+		d->ret = cJSON_IsTrue(ret);
+	}
 	d->optional = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "optional"));
 	d->nested = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "nested"));
 	d->python_tier = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "python_tier"));

@@ -67,6 +67,7 @@ struct mapped_file {
 
 /* One probe of a matched group in this target: what resolved, what attached. */
 struct ulink;
+#define CIRRON_RET_SITES 16	/* call sites per probed function and process */
 
 struct probe_result {
 	const struct probe_group *group;
@@ -78,6 +79,10 @@ struct probe_result {
 	uint64_t addr;		/* no cookies: the entry's address in probe_addrs, or 0 */
 	bool sampled;		/* Python tier at --python-frames sampled: linked in samples only */
 	struct ulink *entry, *ret;	/* attach/ulink.h: shared by a batch, or one each */
+	/* "return": "call_site": the return addresses probed so far (PROBE_F_RET_SITE) */
+	struct bpf_link *site_links[CIRRON_RET_SITES];
+	uint64_t site_addrs[CIRRON_RET_SITES];	/* as mapped in the target */
+	unsigned int nsites;
 	int err;		/* 0, or -errno of resolution (-ENOENT) or attach */
 	bool cuda_sampled;	/* per-call CUDA probe at --cuda-calls sampled: in windows only */
 	bool not_asked;		/* left out by an option (--cuda-calls off): not a failure */
