@@ -134,7 +134,7 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 	struct tree_event te = { .ts_ns = clock_map__to_wall(&o->clock, e->ts_ns), .tid = e->tid };
 	bool entry = e->type == EV_CALL;
 	char name[CIRRON_STR_LEN + 1];
-	bool exhausted;
+	unsigned long loop_ends;
 
 	memcpy(name, e->str, CIRRON_STR_LEN);
 	name[CIRRON_STR_LEN] = 0;
@@ -192,8 +192,8 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 		return;
 	}
 	hang__progress(&t->hang, te.ts_ns);
-	exhausted = t->tree.train_exhausted;
+	loop_ends = t->tree.loop_ends;
 	torch_tree__feed(&t->tree, &te);
-	if (!exhausted && t->tree.train_exhausted)	/* the epoch's training loop ended */
+	if (t->tree.loop_ends != loop_ends)	/* the epoch's training loop ended */
 		snapshots__take(o, t);
 }

@@ -115,6 +115,7 @@ static void open_epoch(struct torch_tree *t, uint64_t ts, const uint64_t *counte
 {
 	close_epoch(t, ts, counters);
 	t->epoch = session__open_at(t->s, NULL, "epoch", t->epoch_index++, ts, counters);
+	t->loop_end_counted = false;
 	t->steps_in_epoch = 0;
 	t->eval_since_train = false;
 	t->train_exhausted = false;
@@ -310,6 +311,13 @@ static void inferred_eval_forward(struct torch_tree *t, uint64_t start, const ui
 	session__close_at(t->s, sp, end, SPAN_OK, end_counters);
 }
 
+static void count_loop_end(struct torch_tree *t)
+{
+	if (!t->loop_end_counted)
+		t->loop_ends++;
+	t->loop_end_counted = true;
+}
+
 /* The held __next__ is known now: its loop's end (exhausted), or a validation batch, whose
  * forward ran until the next __next__ began. */
 static void release_held(struct torch_tree *t, bool exhausted)
@@ -360,6 +368,7 @@ static void settle_unconfirmed(struct torch_tree *t, uint64_t next_ts, const uin
 	t->pending = false;
 	t->last_data_end_ns = 0;
 	t->train_exhausted = true;
+	count_loop_end(t);
 	if (t->step && (t->step_had_optimizer || (!t->optimizer_steps && t->step_updated)))
 		close_step(t, t->pending_start, t->pending_start_counters);	/* the loop's last */
 	release_held(t, false);	/* another unconfirmed __next__ followed it: a batch */
@@ -645,10 +654,23 @@ static void dispatch(struct torch_tree *t, const struct tree_event *ev)
 		break;
 	case TI_GRAD_MODE:
 		if (!ev->value && !t->nscopes) {
-			if (t->pending && t->pending_end && !t->pending_nograd && !t->pending_eval) {
+			bool after_training = !t->unconfirmed_run && !t->eval_since_train &&
+					      !t->train_exhausted;
+
+			if (t->pending && t->pending_end && !t->pending_nograd && !t->pending_eval &&
+			    after_training && !forwards_measured(t)) {
+				/* the first __next__ nothing trained on, then no_grad: without a
+				 * model call to tell, the training loop's end (StopIteration)
+				 * and what follows it (validation on tensors at hand) */
+				settle_unconfirmed(t, 0, NULL);
+			} else if (t->pending && t->pending_end && !t->pending_nograd &&
+				   !t->pending_eval) {
 				/* a batch loaded with grad on, then no_grad: the model call of
 				 * an evaluation loop (HF Trainer), or validation after the loop's
-				 * end; what runs inside tells */
+				 * end; what runs inside tells (and, right after training, the
+				 * training loop is over either way) */
+				if (after_training)
+					count_loop_end(t);
 				t->pending_nograd = true;
 				t->nograd_start = ev->ts_ns;
 				snapshot(t, t->nograd_counters);

@@ -67,6 +67,10 @@ struct torch_tree {
 	bool grad_enabled;
 	bool eval_since_train;	/* eval batches since the last training batch */
 	bool train_exhausted;	/* a training iterator ran out since the last training batch */
+	/* Training loops seen (or, with Python frames, suspected) to end: at most one an epoch,
+	 * counted when it is known: what --snapshots takes its epoch-end snapshot at. */
+	unsigned long loop_ends;
+	bool loop_end_counted;	/* in this epoch */
 	bool exact_forward_seen;	/* a measured forward covers the window an inferred
 					 * one would have */
 	uint64_t train_iter;	/* iterator of the current training epoch (0: unknown) */
