@@ -124,7 +124,7 @@ $(OUTPUT)/tests/cuda_driver_calls: tests/targets/cuda_driver_calls.c $(OUTPUT)/t
 FUZZ_SECONDS ?= 300
 FUZZ_SRCS := $(addprefix user/,read/spool_reader.c read/view.c read/trace.c read/trace_ranks.c \
 	read/export.c read/health.c tree/span.c tree/clock.c common/log.c read/perfetto.c \
-	read/report.c read/outfile.c)
+	read/report.c read/outfile.c read/snapshot_view.c)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_FLAGS := -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	-dict=tests/fuzz/spool.dict -artifact_prefix=$(OUTPUT)/fuzz/ -print_final_stats=1
