@@ -7,7 +7,7 @@
 // region after the loop, such as validation, or the next epoch's first __next__). The model
 // is the Module of the outermost forward when Python frames are on, else the Module with
 // the most parameters among __main__'s globals, else among the locals of the running Python
-// frames (CPython 3.11: `def main(): model = Net(); train(model)`).
+// frames (CPython 3.11-3.13: `def main(): model = Net(); train(model)`).
 //
 // stats: per parameter mean, std, min, max, norm and a 16-bin histogram of weights and
 // grads (sink/tensor_stats.c), into the spool. Beyond --snapshot-max-mb of target memory,
@@ -298,7 +298,7 @@ static ssize_t find_params(struct snap_job *j, struct py_params *names, struct s
 		snprintf(why, sizeof(why), "no torch Module with parameters found (the outermost "
 			 "forward with --python-frames, else __main__'s globals%s, else the "
 			 "frames' locals%s)", !model && !dict ? ": __main__ not found" : "",
-			 j->py_minor == 11 ? "" : ": CPython 3.11 only");
+			 j->py_minor >= 11 && j->py_minor <= 13 ? "" : ": CPython 3.11-3.13 only");
 		cJSON_AddStringToObject(rec, "error", why);
 		return -1;
 	}

@@ -228,49 +228,69 @@ uint64_t py_model__find_in_dict(int pid, const struct py_layout *l, struct py_ty
 	return f.best;
 }
 
-/* Frames of 3.11 (offsets from CPython 3.11.7's headers, as 3.11.2's): the interpreter's
- * threads.head; a PyThreadState's next and cframe, a _PyCFrame's current_frame; an
+/* Where a running frame's locals lie, per minor version (offsets from CPython's headers, checked
+ * against 3.11.2, 3.11.7, 3.12.1, 3.13.0 and 3.13.5 builds by reading a live interpreter): the
+ * interpreter's threads.head; a PyThreadState's next, and its current frame (3.11, 3.12:
+ * through ts->cframe, a _PyCFrame, at cframe_frame; 3.13: ts->current_frame); an
  * _PyInterpreterFrame's previous, stacktop (valid localsplus entries: the locals, then the
- * value stack, saved when the frame made a call) and localsplus. 3.12 and 3.13 lay these out
- * otherwise: not known here yet. */
-#define P311_THREADS_HEAD	16
-#define P311_TS_NEXT		8
-#define P311_TS_CFRAME		56
-#define P311_CF_CURRENT		8
-#define P311_FR_PREVIOUS	48
-#define P311_FR_STACKTOP	64
-#define P311_FR_LOCALSPLUS	72
+ * value stack, saved when the frame made a Python call) and localsplus. */
+struct frame_layout {
+	uint32_t minor;
+	uint32_t threads_head, ts_next, ts_frame;
+	int32_t cframe_frame;	/* -1: ts_frame points at the frame itself */
+	uint32_t fr_previous, fr_stacktop, fr_localsplus;
+};
+
+static const struct frame_layout frame_layouts[] = {
+	{ 11, 16, 8, 56, 8, 48, 64, 72 },
+	{ 12, 72, 8, 56, 0, 8, 64, 72 },
+	{ 13, 7344, 8, 72, -1, 8, 64, 72 },
+};
+
 #define FRAMES_MAX		256
 #define THREADS_MAX		256
 #define SLOTS_MAX		512
+
+static uint64_t current_frame(int pid, const struct frame_layout *fl, uint64_t ts)
+{
+	uint64_t p = 0, fr = 0;
+
+	if (!procfs__read_mem(pid, ts + fl->ts_frame, &p, 8) || !p)
+		return 0;
+	if (fl->cframe_frame < 0)
+		return p;
+	return procfs__read_mem(pid, p + (uint32_t)fl->cframe_frame, &fr, 8) ? fr : 0;
+}
 
 uint64_t py_model__find_in_frames(int pid, const struct py_layout *l, struct py_types *types,
 				  uint32_t minor, uint64_t interp)
 {
 	struct find_model f = { .pid = pid, .l = l, .types = types };
-	uint64_t ts = 0, cf = 0, fr = 0, slots[SLOTS_MAX];
+	const struct frame_layout *fl = NULL;
+	uint64_t ts = 0, fr = 0, slots[SLOTS_MAX];
 
-	if (minor != 11 || !procfs__read_mem(pid, interp + P311_THREADS_HEAD, &ts, 8))
+	for (size_t i = 0; i < sizeof(frame_layouts) / sizeof(frame_layouts[0]); i++)
+		if (frame_layouts[i].minor == minor)
+			fl = &frame_layouts[i];
+	if (!fl || !procfs__read_mem(pid, interp + fl->threads_head, &ts, 8))
 		return 0;
 	for (int t = 0; ts && t < THREADS_MAX; t++) {
-		fr = 0;
-		if (procfs__read_mem(pid, ts + P311_TS_CFRAME, &cf, 8) && cf)
-			procfs__read_mem(pid, cf + P311_CF_CURRENT, &fr, 8);
+		fr = current_frame(pid, fl, ts);
 		for (int k = 0; fr && k < FRAMES_MAX; k++) {
 			int32_t top = 0;
 
-			if (procfs__read_mem(pid, fr + P311_FR_STACKTOP, &top, 4) && top > 0) {
+			if (procfs__read_mem(pid, fr + fl->fr_stacktop, &top, 4) && top > 0) {
 				size_t n = top < SLOTS_MAX ? (size_t)top : SLOTS_MAX;
 
-				if (procfs__read_mem(pid, fr + P311_FR_LOCALSPLUS, slots, n * 8))
+				if (procfs__read_mem(pid, fr + fl->fr_localsplus, slots, n * 8))
 					for (size_t i = 0; i < n; i++)
 						if (slots[i])
 							consider(NULL, slots[i], &f);
 			}
-			if (!procfs__read_mem(pid, fr + P311_FR_PREVIOUS, &fr, 8))
+			if (!procfs__read_mem(pid, fr + fl->fr_previous, &fr, 8))
 				break;
 		}
-		if (!procfs__read_mem(pid, ts + P311_TS_NEXT, &ts, 8))
+		if (!procfs__read_mem(pid, ts + fl->ts_next, &ts, 8))
 			break;
 	}
 	return f.best;

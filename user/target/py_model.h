@@ -38,7 +38,7 @@ void py_params__free(struct py_params *p);
 uint64_t py_model__find_in_dict(int pid, const struct py_layout *l, struct py_types *types,
 				uint64_t dict);
 /* Among the locals (and saved value stacks) of every thread's Python frames: the torch
- * Module with the most parameters, or 0. CPython 3.11 only (minor); interp: the
+ * Module with the most parameters, or 0. CPython 3.11 to 3.13 (minor); interp: the
  * PyInterpreterState. */
 uint64_t py_model__find_in_frames(int pid, const struct py_layout *l, struct py_types *types,
 				  uint32_t minor, uint64_t interp);
