@@ -258,7 +258,7 @@ static void snapshot_chart(FILE *f, const struct rsession *s, size_t idx)
 			if (!cJSON_IsString(name) || norm < 0)
 				continue;
 			layer_of(name->valuestring, layer, sizeof(layer));
-			for (k = 0; k < nl && strcmp(names[k], layer); k++)
+			for (k = 0; k < nl && strcmp(names[k], layer) != 0; k++)
 				;
 			if (k == nl) {
 				if (nl == LAYERS_MAX) {

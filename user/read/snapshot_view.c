@@ -2,6 +2,7 @@
 // Copyright (c) 2026 cirron-probe authors
 //
 // trace's view of --snapshots records: what the weights looked like at each epoch's end.
+#include <cjson/cJSON.h>
 #include <string.h>
 #include "read/snapshot_view.h"
 
@@ -101,6 +102,7 @@ void snapshot_view__print(FILE *f, const struct rsession *s)
 {
 	const cJSON *r;
 
-	cJSON_ArrayForEach(r, s->snapshots)
+	cJSON_ArrayForEach(r, s->snapshots) {
 		print_one(f, r);
+	}
 }

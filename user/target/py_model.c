@@ -87,7 +87,7 @@ static bool find_key(const char *key, uint64_t value, void *ctx)
 {
 	struct find_ctx *f = ctx;
 
-	if (strcmp(key, f->key))
+	if (strcmp(key, f->key) != 0)
 		return false;
 	f->value = value;
 	return true;
@@ -121,7 +121,7 @@ static bool is_none(struct walk *w, uint64_t obj)
 	    !procfs__read_mem(w->pid, type + 24, &tp_name, 8) ||
 	    !procfs__read_mem(w->pid, tp_name, name, sizeof(name) - 1))
 		return true;
-	if (strcmp(name, "NoneType"))
+	if (strcmp(name, "NoneType") != 0)
 		return false;
 	w->none = obj;
 	return true;

@@ -53,7 +53,7 @@ int torch_layout__parse(const char *json, const char *version, struct torch_layo
 				if (cJSON_IsString(a) && !strcmp(a->valuestring, version))
 					one = it;
 		}
-	if (!cJSON_IsObject(one)) {
+	if (!one || !cJSON_IsObject(one)) {
 		snprintf(why, size, "no layout for torch %s in probes/torch_layouts.json", version);
 		err = -ENOENT;
 		goto out;
@@ -193,12 +193,12 @@ int torch_tensor__read_impl(int pid, const struct torch_layout *l, uint64_t impl
 		return -EINVAL;
 	}
 	if (has_value != 1 || (dev[0] != 0 && dev[0] != 1)) {
-		snprintf(why, size, "device type %d (has_value %u): not CPU or CUDA", dev[0],
+		snprintf(why, size, "device type %d (has_value %u): not CPU or CUDA", (int)dev[0],
 			 has_value);
 		return -EINVAL;
 	}
-	d->device_type = dev[0];
-	d->device_index = dev[1];
+	d->device_type = (int)dev[0];
+	d->device_index = (int)dev[1];	/* -1: none */
 	if (!rd(pid, storage + (uint64_t)l->storage_data, &d->data, 8) ||
 	    !rd(pid, storage + (uint64_t)l->storage_nbytes, &d->storage_nbytes, 8))
 		goto unreadable;

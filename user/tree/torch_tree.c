@@ -657,14 +657,14 @@ static void dispatch(struct torch_tree *t, const struct tree_event *ev)
 			bool after_training = !t->unconfirmed_run && !t->eval_since_train &&
 					      !t->train_exhausted;
 
+			/* The first __next__ nothing trained on, then no_grad, and no model
+			 * call to tell (no Python frames): the training loop's end
+			 * (StopIteration) and what follows it (validation on tensors at
+			 * hand), settled below. */
+			bool undecidable = after_training && !forwards_measured(t);
+
 			if (t->pending && t->pending_end && !t->pending_nograd && !t->pending_eval &&
-			    after_training && !forwards_measured(t)) {
-				/* the first __next__ nothing trained on, then no_grad: without a
-				 * model call to tell, the training loop's end (StopIteration)
-				 * and what follows it (validation on tensors at hand) */
-				settle_unconfirmed(t, 0, NULL);
-			} else if (t->pending && t->pending_end && !t->pending_nograd &&
-				   !t->pending_eval) {
+			    !undecidable) {
 				/* a batch loaded with grad on, then no_grad: the model call of
 				 * an evaluation loop (HF Trainer), or validation after the loop's
 				 * end; what runs inside tells (and, right after training, the

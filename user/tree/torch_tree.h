@@ -56,7 +56,8 @@ struct tree_scope {
 	int kind;
 };
 
-struct torch_tree {
+/* One per target: fields are grouped by the rule they serve, not packed (56 bytes of padding). */
+struct torch_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 	struct session *s;
 	long epoch_steps;	/* fallback epoch length in optimizer steps */
 	uint32_t tid;		/* the training thread (first to load data or run backward) */
@@ -67,10 +68,6 @@ struct torch_tree {
 	bool grad_enabled;
 	bool eval_since_train;	/* eval batches since the last training batch */
 	bool train_exhausted;	/* a training iterator ran out since the last training batch */
-	/* Training loops seen (or, with Python frames, suspected) to end: at most one an epoch,
-	 * counted when it is known: what --snapshots takes its epoch-end snapshot at. */
-	unsigned long loop_ends;
-	bool loop_end_counted;	/* in this epoch */
 	bool exact_forward_seen;	/* a measured forward covers the window an inferred
 					 * one would have */
 	uint64_t train_iter;	/* iterator of the current training epoch (0: unknown) */
@@ -108,6 +105,10 @@ struct torch_tree {
 	uint64_t nograd_start;
 	uint64_t nograd_counters[SESSION_NCOUNTERS];
 	bool exact_forwards;	/* Python frames gave forwards */
+	/* Training loops seen (or, with Python frames, suspected) to end: at most one an epoch,
+	 * counted when it is known: what --snapshots takes its epoch-end snapshot at. */
+	unsigned long loop_ends;
+	bool loop_end_counted;	/* in this epoch */
 	bool frames_always;	/* set by the caller: every forward comes from Python frames
 				 * (--python-frames always), none is inferred once one came */
 	/* Loops that fetch K batches, then train on them (HF Trainer's get_batch_samples,
