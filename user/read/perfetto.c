@@ -68,10 +68,13 @@ static char *quote_long_ints(const char *text)
 		}
 		if (c == '"') {
 			in_str = true;
-		} else if (c >= '0' && c <= '9' && (i == 0 || !strchr("-.eE+", text[i - 1]))) {
-			size_t n = strspn(text + i, "0123456789");
+		} else if ((c >= '0' && c <= '9') || c == '-') {
+			/* a whole number token: only a non-negative integer is quoted (the digits
+			 * of a fraction or an exponent are not an integer of their own) */
+			size_t n = strspn(text + i, "-+0123456789.eE");
+			size_t digits = strspn(text + i, "0123456789");
 
-			if (n >= EXACT_MIN_DIGITS && !strchr(".eE", text[i + n] ? text[i + n] : ' ')) {
+			if (digits == n && n >= EXACT_MIN_DIGITS) {
 				out[o++] = '"';
 				out[o++] = EXACT_MARK;
 				memcpy(out + o, text + i, n);

@@ -162,14 +162,44 @@ int cpython__find_slot_tp_call(int pid, const struct mapped_file *f, uint64_t *f
 /* Where sys.modules lies, per minor version (offsets from CPython's internal headers of
  * 3.11.7, 3.12.1 and 3.13.0, release builds): _PyRuntime.interpreters.head,
  * PyInterpreterState.modules (3.12+: imports.modules), compact ASCII data. */
-static const struct {
+struct runtime_layout {
 	uint32_t minor;
 	uint64_t interpreters_head, modules, ascii_data;
-} runtime_layouts[] = {
+};
+
+static const struct runtime_layout runtime_layouts[] = {
 	{ 11, 40, 888, 48 },
 	{ 12, 40, 944, 40 },
 	{ 13, 632, 7656, 40 },
 };
+
+/* The main interpreter and sys.modules of the target (hex: its Py_Version), and the layout
+ * they were found with. Returns 0, -ENOENT or -ENOTSUP. */
+static int find_modules(struct sym_cache *syms, int pid, const struct mapped_file *f,
+			uint32_t hex, const struct runtime_layout **layout, uint64_t *interp,
+			uint64_t *modules)
+{
+	struct sym_query q = { .name = "_PyRuntime" };
+	const struct runtime_layout *l = NULL;
+	bool cached;
+	int err;
+
+	for (size_t i = 0; i < sizeof(runtime_layouts) / sizeof(runtime_layouts[0]); i++)
+		if (runtime_layouts[i].minor == (hex >> 16 & 0xff))
+			l = &runtime_layouts[i];
+	if (!l)
+		return -ENOTSUP;
+	*layout = l;
+	err = sym_cache__resolve(syms, f->host_path, &q, 1, &cached);
+	free(q.found);
+	if (err != 1)
+		return -ENOENT;
+	if (!procfs__read_mem(pid, f->bias + q.vaddr + l->interpreters_head, interp,
+			      sizeof(*interp)) || !*interp ||
+	    !procfs__read_mem(pid, *interp + l->modules, modules, sizeof(*modules)) || !*modules)
+		return -ENOENT;
+	return 0;
+}
 
 #define DICT_USED	16	/* PyDictObject.ma_used */
 #define DICT_KEYS	32	/* PyDictObject.ma_keys */
@@ -309,30 +339,16 @@ int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file 
 		      uint32_t hex, const char *const *names, size_t n, char *version,
 		      size_t size, uint64_t *modules_used)
 {
-	struct sym_query q = { .name = "_PyRuntime" };
 	struct module_match m = { .names = names, .n = n, .best = n };
 	struct version_match v = { .pid = pid, .buf = version, .size = size, .key = "__version__" };
+	const struct runtime_layout *l = NULL;
 	char file[PATH_MAX - 32];
 	uint64_t interp = 0, modules = 0, dict = 0, used = 0;
-	bool cached;
-	size_t li;
-	int err;
+	int err = find_modules(syms, pid, f, hex, &l, &interp, &modules);
 
-	for (li = 0; li < sizeof(runtime_layouts) / sizeof(runtime_layouts[0]); li++)
-		if (runtime_layouts[li].minor == (hex >> 16 & 0xff))
-			break;
-	if (li == sizeof(runtime_layouts) / sizeof(runtime_layouts[0]))
-		return -ENOTSUP;
-	err = sym_cache__resolve(syms, f->host_path, &q, 1, &cached);
-	free(q.found);
-	if (err != 1)
-		return -ENOENT;
-	v.ascii_data = runtime_layouts[li].ascii_data;
-	if (!procfs__read_mem(pid, f->bias + q.vaddr + runtime_layouts[li].interpreters_head,
-			      &interp, sizeof(interp)) || !interp ||
-	    !procfs__read_mem(pid, interp + runtime_layouts[li].modules, &modules,
-			      sizeof(modules)) || !modules)
-		return -ENOENT;
+	if (err)
+		return err;
+	v.ascii_data = l->ascii_data;
 	/* PyDictObject: ma_used follows the object header in every version */
 	if (modules_used && procfs__read_mem(pid, modules + DICT_USED, &used, sizeof(used)) &&
 	    used == *modules_used)
@@ -360,53 +376,27 @@ int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file 
 int cpython__interp(struct sym_cache *syms, int pid, const struct mapped_file *f, uint32_t hex,
 		    uint64_t *interp)
 {
-	struct sym_query q = { .name = "_PyRuntime" };
-	bool cached;
-	size_t li;
-	int err;
+	const struct runtime_layout *l = NULL;
+	uint64_t modules = 0;
+	int err = find_modules(syms, pid, f, hex, &l, interp, &modules);
 
-	*interp = 0;
-	for (li = 0; li < sizeof(runtime_layouts) / sizeof(runtime_layouts[0]); li++)
-		if (runtime_layouts[li].minor == (hex >> 16 & 0xff))
-			break;
-	if (li == sizeof(runtime_layouts) / sizeof(runtime_layouts[0]))
-		return -ENOTSUP;
-	err = sym_cache__resolve(syms, f->host_path, &q, 1, &cached);
-	free(q.found);
-	if (err != 1)
-		return -ENOENT;
-	if (!procfs__read_mem(pid, f->bias + q.vaddr + runtime_layouts[li].interpreters_head,
-			      interp, sizeof(*interp)) || !*interp)
-		return -ENOENT;
-	return 0;
+	if (err)
+		*interp = 0;
+	return err;
 }
 
 int cpython__module_dict(struct sym_cache *syms, int pid, const struct mapped_file *f,
 			 uint32_t hex, const char *name, uint64_t *dict)
 {
-	struct sym_query q = { .name = "_PyRuntime" };
 	const char *const names[] = { name };
 	struct module_match m = { .names = names, .n = 1, .best = 1 };
+	const struct runtime_layout *l = NULL;
 	uint64_t interp = 0, modules = 0;
-	bool cached;
-	size_t li;
-	int err;
+	int err = find_modules(syms, pid, f, hex, &l, &interp, &modules);
 
-	for (li = 0; li < sizeof(runtime_layouts) / sizeof(runtime_layouts[0]); li++)
-		if (runtime_layouts[li].minor == (hex >> 16 & 0xff))
-			break;
-	if (li == sizeof(runtime_layouts) / sizeof(runtime_layouts[0]))
-		return -ENOTSUP;
-	err = sym_cache__resolve(syms, f->host_path, &q, 1, &cached);
-	free(q.found);
-	if (err != 1)
-		return -ENOENT;
-	if (!procfs__read_mem(pid, f->bias + q.vaddr + runtime_layouts[li].interpreters_head,
-			      &interp, sizeof(interp)) || !interp ||
-	    !procfs__read_mem(pid, interp + runtime_layouts[li].modules, &modules,
-			      sizeof(modules)) || !modules)
-		return -ENOENT;
-	dict_each(pid, modules, runtime_layouts[li].ascii_data, match_module, &m);
+	if (err)
+		return err;
+	dict_each(pid, modules, l->ascii_data, match_module, &m);
 	if (m.best || !procfs__read_mem(pid, m.module + MD_DICT, dict, sizeof(*dict)) || !*dict)
 		return -ENOENT;
 	return 0;
