@@ -443,12 +443,19 @@ static void collect(struct target *t)
 		t->snap_refused = true;
 	if (j->model_attr && t->session) {
 		cJSON *a = t->session->root->attrs;
+		cJSON *was = cJSON_GetObjectItemCaseSensitive(a, "model");
 
-		if (cJSON_GetObjectItemCaseSensitive(a, "model"))
-			cJSON_ReplaceItemInObjectCaseSensitive(a, "model", j->model_attr);
-		else
+		/* the root is written again only when the inventory changed: an epoch of a few
+		 * ms would otherwise put it in every batch */
+		if (!was) {
 			cJSON_AddItemToObject(a, "model", j->model_attr);
-		session__touch_root(t->session);
+			session__touch_root(t->session);
+		} else if (!cJSON_Compare(was, j->model_attr, true)) {
+			cJSON_ReplaceItemInObjectCaseSensitive(a, "model", j->model_attr);
+			session__touch_root(t->session);
+		} else {
+			cJSON_Delete(j->model_attr);
+		}
 		j->model_attr = NULL;
 	}
 	if (!t->snapshots)
