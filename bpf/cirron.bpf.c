@@ -508,10 +508,11 @@ static __always_inline void save_call(struct pt_regs *ctx, __u32 id, const __u64
 
 /* PROBE_F_RET_SITE entry: whether this call is recorded, telling the loader about a return
  * address first seen. A call is recorded when its exit will be seen: the loader has probed
- * where it returns, or it is the call that tells the loader and (run) the process is held
- * until that address is probed (stop first, then tell). attach and watch do not stop a
- * process: a call to a return address not probed yet goes unrecorded, rather than open with
- * no exit (so does one while another thread's call is telling). */
+ * where it returns, or it is the call that tells the loader and the process is held until
+ * that address is probed (stop first, then tell; PROBE_F_STOP_ON_LOAD, set in every mode: see
+ * docs/probe-exits.md for why that is still open). Without the flag, a call to a return
+ * address not probed yet goes unrecorded rather than open with no exit (so does one while
+ * another thread's call is telling). */
 static __always_inline bool site_ready(struct pt_regs *ctx, __u32 tgid, __u32 id,
 				       const struct probe_spec *spec)
 {
