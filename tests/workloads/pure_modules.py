@@ -19,6 +19,9 @@ ap.add_argument("--eval", type=int, default=2)
 ap.add_argument("--rounds", type=int, default=2)
 ap.add_argument("--go-file", help="call a warm-up module until this file exists")
 ap.add_argument("--stop-file", help="at the end, call it until this file exists")
+ap.add_argument("--learned-file", help="before the measured calls, call another Net in train "
+                "mode until this file exists (the observer has learned where Net's "
+                "`training` lies)")
 ap.add_argument("--load", help="a library to load first (the observer traces processes that "
                 "map torch or the CUDA runtime)")
 args = ap.parse_args()
@@ -63,6 +66,13 @@ def warm_until(path):
 
 
 warm_until(args.go_file)	# the observer's session has started
+if args.learned_file:
+    first, deadline = Net(), time.monotonic() + 120
+    while not os.path.exists(args.learned_file):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{args.learned_file} did not appear")
+        first([0])
+        time.sleep(0.01)
 net = Net()
 for _ in range(args.rounds):
     net.train()
@@ -71,5 +81,6 @@ for _ in range(args.rounds):
     net.train(False)
     for _ in range(args.eval):
         net([1, 2, 3])
+print("MEASURED", flush=True)
 warm_until(args.stop_file)	# the observer has seen them all
 print("DONE", flush=True)
