@@ -11,7 +11,6 @@ at a time).
     bench/watch_churn.py [--jobs N] [--parallel P] [--probe BIN]
 Needs root and `make cirron-probe .output/tests/cuda_calls`."""
 import argparse
-import os
 import re
 import shutil
 import signal
@@ -21,6 +20,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from procstat import cpu, mem
 
 ROOT = Path(__file__).resolve().parents[1]
 ap = argparse.ArgumentParser()
@@ -32,17 +33,6 @@ args = ap.parse_args()
 tmp = Path(tempfile.mkdtemp(prefix="cirron-churn-"))
 job_bin = tmp / "churn_job"             # its own path: --match picks these jobs only
 shutil.copy(ROOT / ".output" / "tests" / "cuda_calls", job_bin)
-hz = os.sysconf("SC_CLK_TCK")
-
-
-def cpu(pid):
-    f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / hz
-
-
-def mem(pid):
-    s = Path(f"/proc/{pid}/status").read_text()
-    return [int(re.search(rf"^{k}:\s+(\d+)", s, re.M).group(1)) / 1024 for k in ("VmRSS", "VmHWM")]
 
 
 agent = subprocess.Popen([args.probe, "watch", "-v", "--path", tmp / "trace", "--output", "none",

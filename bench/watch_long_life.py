@@ -31,6 +31,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from procstat import cpu, mem
+
 ROOT = Path(__file__).resolve().parents[1]
 ap = argparse.ArgumentParser()
 ap.add_argument("--jobs", type=int, default=10000)
@@ -54,17 +56,6 @@ for b in (traced_bin, other_bin):
 spin = ROOT / ".output" / "tests" / "spin"
 train = tmp / "life_train.py"            # --match takes it by this name
 shutil.copy(ROOT / "tests" / "workloads" / "train.py", train)
-hz = os.sysconf("SC_CLK_TCK")
-
-
-def cpu(pid):
-    f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / hz
-
-
-def mem(pid):
-    s = Path(f"/proc/{pid}/status").read_text()
-    return [int(re.search(rf"^{k}:\s+(\d+)", s, re.M).group(1)) / 1024 for k in ("VmRSS", "VmHWM")]
 
 
 def fds(pid):
