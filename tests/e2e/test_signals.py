@@ -137,6 +137,32 @@ def test_target_exit_code(h, bpf, mode):
     check_health(s)
 
 
+def test_exit_code_when_the_main_thread_leaves_first(h, bpf):
+    """The main thread ends alone and another thread exits the process later (os._exit from
+    a worker thread, exit_group racing with threads still leaving): /proc shows the process
+    as a zombie all along. The session ends when the last thread leaves, with its code."""
+    root = h.spool_root()
+    t = h.start([CUDA_CALLS, "--wait", "--leader-leaves", "--exit", "3"])
+    t.out.wait_for(r"^ready$")
+    obs = h.observer("attach", "--cuda-calls", "always", "-v", "-p", t.pid, path=root)
+    obs.err.wait_for(rf"attached \d+ probes to process {t.pid}$")
+    t.signal(signal.SIGUSR1)
+    t.out.wait_for(r"^leader leaves$")
+    while proc_state(t.pid) != "Z":
+        time.sleep(0.01)
+    # The observer looks at its targets every 100 ms: a second in this state is ten looks
+    # that could end the session too early. A pass does not depend on it.
+    time.sleep(1)
+    assert "ended" not in obs.err.text, obs.err.text
+    t.signal(signal.SIGUSR1)
+    assert t.finish() == 3
+    assert obs.finish() == 0, obs.err.text
+    assert_no_sanitizer_report(obs.err.text)
+    s = only_session(root)
+    a = check_root(s, pid=t.pid, status="incomplete", end_cause="exit", attached_mid_run=True)
+    assert a["exit_code"] == 3 and "exit_signal" not in a, a
+
+
 # ---- the observer is killed -----------------------------------------------------------------
 
 def test_observer_sigkill_leaves_target_fast(h, bpf, subreaper):

@@ -12,6 +12,8 @@
 //     --threads N --waves W  then W times: N threads each make the calls once, joined
 //              (threads coming and going): 1 + N x W passes in all
 //     --exec-self  at the end exec itself with only "--exit CODE" (a new image, same pid)
+//     --leader-leaves  at the end the main thread leaves alone (pthread_exit: /proc shows the
+//              process as a zombie) while a thread waits for SIGUSR1, then exits with CODE
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <signal.h>
@@ -99,6 +101,15 @@ static void *thread_calls(void *arg)
 	return NULL;
 }
 
+static int exit_code;
+
+static void *last_thread(void *arg)
+{
+	(void)arg;
+	wait_usr1();
+	exit(exit_code);
+}
+
 static void run_wave(int threads)
 {
 	pthread_t th[64];
@@ -113,7 +124,8 @@ static void run_wave(int threads)
 
 int main(int argc, char **argv)
 {
-	int wait = 0, hold = 0, loop = 0, code = 0, threads = 0, waves = 0, exec_self = 0, n, i;
+	int wait = 0, hold = 0, loop = 0, code = 0, threads = 0, waves = 0, exec_self = 0,
+	    leader_leaves = 0, n, i;
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	sigset_t usr1;
 
@@ -132,6 +144,8 @@ int main(int argc, char **argv)
 			waves = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--exec-self"))
 			exec_self = 1;
+		else if (!strcmp(argv[i], "--leader-leaves"))
+			leader_leaves = 1;
 	}
 	sigaction(SIGUSR1, &sa, NULL);
 	sigemptyset(&usr1);
@@ -166,6 +180,15 @@ int main(int argc, char **argv)
 		snprintf(codestr, sizeof(codestr), "%d", code);
 		execl("/proc/self/exe", argv[0], "--exit", codestr, (char *)NULL);
 		return 71;
+	}
+	if (leader_leaves) {
+		pthread_t th;
+
+		exit_code = code;
+		if (pthread_create(&th, NULL, last_thread, NULL))
+			return 70;
+		printf("leader leaves\n");
+		pthread_exit(NULL);
 	}
 	return code;
 }

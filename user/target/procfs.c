@@ -146,12 +146,34 @@ int procfs__descendants(int pid, int *out, int max)
 	return n;
 }
 
+/* Threads other than the main one that have not left yet. */
+static bool other_threads(int pid)
+{
+	char path[64];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (n < 2 && (de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n > 1;
+}
+
 int procfs__alive(int pid)
 {
 	char state;
 	int ppid;
 
-	return !procfs__stat(pid, &state, &ppid) && state != 'Z' && state != 'X';
+	if (procfs__stat(pid, &state, &ppid) || state == 'X')
+		return 0;
+	/* A zombie main thread with others still leaving (the main thread ended alone, or an
+	 * exit_group is under way): the process has not exited yet, its exit status is to come */
+	return state != 'Z' || other_threads(pid);
 }
 
 bool procfs__read_mem(int pid, uint64_t addr, void *buf, size_t len)

@@ -28,7 +28,7 @@ void procfs__free_maps(struct proc_maps *maps);
 /* Parses one maps line; returns 0 if it maps a file, -EINVAL otherwise. Exposed for tests. */
 int procfs__parse_maps_line(const char *line, struct proc_map *m);
 
-/* Returns 1 if the process runs, 0 if it is gone or a zombie. */
+/* Returns 1 if the process runs (a thread of it), 0 if it is gone or a zombie. */
 int procfs__alive(int pid);
 /* State letter (R, S, T, Z, ...) and parent pid from /proc/PID/stat. Returns 0 or -errno. */
 int procfs__stat(int pid, char *state, int *ppid);

@@ -107,11 +107,24 @@ bool watch__process_wanted(const struct watch *w, int pid)
 	return !w->has_match || !regexec(&w->match, cmdline, 0, NULL, 0);
 }
 
+struct running {
+	uint64_t start_ticks;
+	int pid;
+};
+
+static int by_start(const void *a, const void *b)
+{
+	const struct running *x = a, *y = b;
+
+	return x->start_ticks < y->start_ticks ? -1 : x->start_ticks > y->start_ticks;
+}
+
 int watch__scan(const struct watch *w, int self, const struct watch_scan_ops *ops)
 {
 	DIR *d = opendir("/proc");
+	struct running *found = NULL, *more;
+	size_t n = 0, cap = 0;
 	struct dirent *de;
-	int n = 0;
 
 	if (!d)
 		return -errno;
@@ -128,13 +141,29 @@ int watch__scan(const struct watch *w, int self, const struct watch_scan_ops *op
 				ops->on_ldso(ops->ctx, pid, &maps.v[i]);
 		}
 		procfs__free_maps(&maps);
-		if (wanted && pid != self) {
-			ops->on_process(ops->ctx, pid);
-			n++;
+		if (!wanted || pid == self)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			more = realloc(found, cap * sizeof(*found));
+			if (!more) {
+				free(found);
+				closedir(d);
+				return -ENOMEM;
+			}
+			found = more;
 		}
+		found[n++] = (struct running){ procfs__start_ticks(pid), pid };
 	}
 	closedir(d);
-	return n;
+	/* Oldest first, not in pid order: a parent is traced before its forks even where pids
+	 * wrapped, so its DataLoader workers are seen as part of its job. */
+	if (n)
+		qsort(found, n, sizeof(*found), by_start);
+	for (size_t i = 0; i < n; i++)
+		ops->on_process(ops->ctx, found[i].pid);
+	free(found);
+	return (int)n;
 }
 
 void watch__note_exec(struct watch *w, int pid, uint64_t start_ticks, uint64_t id_ticks)
