@@ -9,6 +9,8 @@ import shutil
 import signal
 from pathlib import Path
 
+import pytest
+
 from conftest import CUDA_CALLS, ROOT, read_spool
 from cuda_expect import N_LAUNCH, N_MEMCPY, N_SYNC
 from test_torch_tree import HOST_PYTHON, TRAIN, check_well_formed, named
@@ -102,25 +104,36 @@ def test_dataloader_workers_then_exec(h, host_torch, jobs):  # noqa: F811
     assert named(sessions[first], "data_load")
 
 
-def test_workers_running_before_the_agent_are_no_jobs(h, host_torch, jobs):  # noqa: F811
+def highest_free_pid():
+    pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
+    return next(p for p in range(pid_max - 1, 300, -1) if not Path(f"/proc/{p}").exists())
+
+
+@pytest.mark.parametrize("pids", ["ascending", "wrapped"])
+def test_workers_running_before_the_agent_are_no_jobs(h, host_torch, jobs, pids):  # noqa: F811
     """A job with 2 persistent DataLoader workers, running before the agent starts: its first
     look at /proc finds 3 processes that map torch with the job's command line. The parent
-    is the job; its forks (no exec) are part of it, not sessions."""
+    is the job; its forks (no exec) are part of it, not sessions. `wrapped`: the job has the
+    highest pid and its workers lower ones, as after a pid wraparound (/proc lists them
+    first)."""
     d, match = jobs
-    job = h.start([HOST_PYTHON, d / TRAIN.name, "--epochs", "1", "--workers", "2",
-                   "--persistent-workers", "--until-file", d / "stop"])
+    argv = [HOST_PYTHON, d / TRAIN.name, "--epochs", "1", "--workers", "2",
+            "--persistent-workers", "--until-file", d / "stop"]
+    pid = highest_free_pid() if pids == "wrapped" else None
+    job = h.start([WITH_PID, pid, *argv] if pid else argv)
     job.out.wait_for(r"^ready$", timeout=120)
-    workers = [int(p) for p in
-               (Path(f"/proc/{job.pid}/task/{job.pid}/children").read_text().split())]
+    pid = pid or job.pid
+    workers = [int(p) for p in (Path(f"/proc/{pid}/task/{pid}/children").read_text().split())]
     assert len(workers) == 2, workers
+    assert pids == "ascending" or max(workers) < pid, workers
     root = h.spool_root()
     w = start_watch(h, root, "--match", match)
-    w.err.wait_for(rf"pid {job.pid}: session \S+ started")
+    w.err.wait_for(rf"pid {pid}: session \S+ started")
     (d / "stop").touch()
     assert job.finish(120) == 0, job.err.text[-2000:]
-    w.err.wait_for(rf"pid {job.pid}: session \S+ ended \(exit\)")
+    w.err.wait_for(rf"pid {pid}: session \S+ ended \(exit\)")
     m = stop_watch(w)
     assert m and int(m.group(1)) == 1, w.err.text[-3000:]
     (s,) = read_spool(root).values()
-    assert s.root["attrs"]["pid"] == job.pid
+    assert s.root["attrs"]["pid"] == pid
     assert len(named(s, "step")) >= 1
