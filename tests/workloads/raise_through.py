@@ -12,6 +12,7 @@
 Prints "caught N" and "DONE" when the job outlived its exceptions."""
 import argparse
 import datetime
+import os
 
 import torch
 
@@ -57,3 +58,8 @@ else:
     else:
         store.wait(["done"], datetime.timedelta(seconds=60))
 print("DONE", flush=True)
+if args.mode == "collective":
+    # A gloo work that timed out leaves its thread behind: at interpreter exit torch 2.6 and
+    # 2.13 abort ("terminate called without an active exception") 1 run in 4 without any
+    # observer (pytorch#117762). What the test checks ends at DONE.
+    os._exit(0)
