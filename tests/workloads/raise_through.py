@@ -55,8 +55,10 @@ else:
         except RuntimeError:
             print("caught 1", flush=True)
         store.set("done", "1")
+        store.wait(["seen"], datetime.timedelta(seconds=60))  # rank 0 serves the store
     else:
         store.wait(["done"], datetime.timedelta(seconds=60))
+        store.set("seen", "1")
 print("DONE", flush=True)
 if args.mode == "collective":
     # A gloo work that timed out leaves its thread behind: at interpreter exit torch 2.6 and
