@@ -425,7 +425,7 @@ static __always_inline __u64 py_read_chain(__u64 obj, const struct py_verdict_va
 	return p;
 }
 
-/* A call of a Python object (args[0]): report it unless its class was judged
+/* A call of a Python object (args[0], its class in args[2]): report it unless its class was judged
  * uninteresting. Deeper than 64 nested calls, everything is reported (the loader pairs
  * those itself). */
 static __always_inline bool py_call_enter(__u64 args[CIRRON_NARGS])
@@ -438,6 +438,9 @@ static __always_inline bool py_call_enter(__u64 args[CIRRON_NARGS])
 	bool report;
 
 	bpf_probe_read_user(&key.type, sizeof(key.type), (void *)(obj + 8));	/* ob_type */
+	/* The class, read now: the loader reads memory later, when a short-lived object may
+	 * be gone (or the whole process, for the last calls before an exit). */
+	args[2] = key.type;
 	v = bpf_map_lookup_elem(&py_verdicts, &key);
 	report = !v || v->verdict != PYV_IGNORE;
 	if (v && report && v->nderef)

@@ -101,7 +101,9 @@ static bool py_call_to_tree(struct observer *o, struct target *t, const struct p
 		te->kind = TI_FORWARD_EXIT;
 		return true;
 	}
-	type = py_types__classify(&t->py_types, t->pid, e->args[0]);
+	/* the class BPF read at the call (args[2]): the object may be gone by now */
+	type = e->args[2] ? py_types__classify_type(&t->py_types, t->pid, e->args[2])
+			  : py_types__classify(&t->py_types, t->pid, e->args[0]);
 	module = type && type->kind == PYK_MODULE;
 	if (type && !type->verdict_set) {	/* from now on BPF decides for this class */
 		if (module)

@@ -35,12 +35,21 @@ static bool read_name(int pid, uint64_t type, char *buf, size_t size)
 
 struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t obj)
 {
+	uint64_t type;
+
+	if (!procfs__read_mem(pid, obj + OB_TYPE, &type, sizeof(type)))
+		return NULL;
+	return py_types__classify_type(c, pid, type);
+}
+
+struct py_type *py_types__classify_type(struct py_types *c, int pid, uint64_t type)
+{
 	struct py_type *t;
-	uint64_t type, base, mro = 0;
+	uint64_t base, mro = 0;
 	int64_t nmro = 0;
 	char name[64];
 
-	if (!procfs__read_mem(pid, obj + OB_TYPE, &type, sizeof(type)))
+	if (!type)
 		return NULL;
 	for (int i = 0; i < c->n; i++)
 		if (c->v[i].type == type)

@@ -50,6 +50,8 @@ struct py_calls {
 /* The class of obj (a PyObject * in process pid): a torch nn.Module subclass, a loss (also
  * a Module, but not the model's forward), or something else. NULL if unreadable. */
 struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t obj);
+/* The same for a class (a PyTypeObject *): known classes need no read of the target. */
+struct py_type *py_types__classify_type(struct py_types *c, int pid, uint64_t type);
 /* For a module's class: finds where obj keeps `training` in its __dict__ (split: the chain
  * managed_dict -> ma_values -> values[i]; combined: managed_dict -> ma_keys -> entry i's
  * value) and stores the chain in t (nderef 0: not found). */
