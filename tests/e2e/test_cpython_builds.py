@@ -94,9 +94,6 @@ def model_calls(root):
             if f["name"] == "forward" and f["attrs"].get("module") == "Net"]
 
 
-@pytest.mark.xfail(reason="open (issue 13): on 3.12 a Net's eval calls after net.train(False) "
-                   "read training=True (module.training from a combined __dict__); passed "
-                   "in one CI run, fails on every run since 2026-11-24 01:30", strict=False)
 def test_cpython_312_python_frames(h, bpf, tmp_path):
     """CPython 3.12 (pyenv's build; no torch wheel for it on this machine's disk): the Python
     tier finds slot_tp_call and reads a module's `training` from its __dict__ (3.12's layout),

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "attach/py_sample.h"
 #include "observe/observe.h"
+#include "target/cpython.h"
 
 void events__device_count(struct target *t, const struct event *e)
 {
@@ -50,13 +51,29 @@ void events__cuda_detail(struct observer *o, struct target *t, const struct prob
 
 /* module.training at a call, as BPF read it there (1, 0), or -1: calls before the loader
  * had found where the class keeps it (reading it now would race model.train()/eval()). */
-static int module_training(struct target *t, const struct event *e)
+/* Py_False and Py_True from the symbols of the CPython that t runs. */
+static void look_up_bools(struct observer *o, struct target *t)
+{
+	struct py_types *pt = &t->py_types;
+
+	pt->bools_looked_up = true;
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (strstr(t->files[i].path, "python") &&
+		    !cpython__bools(o->syms, &t->files[i], pt->bools))
+			return;
+}
+
+/* The flag BPF read at the call (a pointer to Py_True or Py_False): known by address, as
+ * the target may have exited by now; read from the target only without symbols. */
+static int module_training(struct observer *o, struct target *t, const struct event *e)
 {
 	uint64_t v = e->args[1];
 	int b;
 
 	if (!v)
 		return -1;
+	if (!t->py_types.bools_looked_up)
+		look_up_bools(o, t);
 	for (int i = 0; i < 2; i++)	/* Py_False, Py_True: static objects, read once */
 		if (t->py_types.bools[i] == v)
 			return i;
@@ -118,7 +135,7 @@ static bool py_call_to_tree(struct observer *o, struct target *t, const struct p
 	te->kind = TI_FORWARD_ENTER;
 	te->name = type->name;
 	t->model_obj = e->args[0];	/* --snapshots: the model */
-	te->value = module_training(t, e);
+	te->value = module_training(o, t, e);
 	if (te->value < 0 && (e->args[1] || !type->nderef) && type->refinds < 16) {
 		type->refinds++;
 		/* the chain led to something else: this instance's dict differs from the one the

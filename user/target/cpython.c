@@ -53,6 +53,21 @@ int cpython__version(struct sym_cache *syms, int pid, const struct mapped_file *
 	return -ENOENT;
 }
 
+int cpython__bools(struct sym_cache *syms, const struct mapped_file *f, uint64_t bools[2])
+{
+	struct sym_query q[2] = { { .name = "_Py_FalseStruct" }, { .name = "_Py_TrueStruct" } };
+	bool cached;
+	int n = sym_cache__resolve(syms, f->host_path, q, 2, &cached);
+
+	free(q[0].found);
+	free(q[1].found);
+	if (n != 2 || !q[0].vaddr || !q[1].vaddr)
+		return -ENOENT;
+	bools[0] = f->bias + q[0].vaddr;
+	bools[1] = f->bias + q[1].vaddr;
+	return 0;
+}
+
 int cpython__check_debug_offsets(struct sym_cache *syms, int pid, const struct mapped_file *f,
 				 uint32_t hex)
 {

@@ -14,6 +14,10 @@ struct sym_cache;
 int cpython__version(struct sym_cache *syms, int pid, const struct mapped_file *f,
 		     uint32_t *hex);
 
+/* Where Py_False and Py_True lie in the target (exported symbols of every CPython build):
+ * a `training` flag read at a call is known by its address, with nothing read later. */
+int cpython__bools(struct sym_cache *syms, const struct mapped_file *f, uint64_t bools[2]);
+
 /* 3.13 and later: _PyRuntime starts with _Py_DebugOffsets (cookie "xdebugpy", then the
  * version). Returns 0 if it is there and names the same minor version, -ENOENT if the file
  * has no _PyRuntime, -EINVAL if it disagrees (not a build whose layout we know). */

@@ -36,7 +36,8 @@ struct py_type {
 struct py_types {
 	struct py_type v[PYTYPES_MAX];
 	int n;
-	uint64_t bools[2];	/* Py_False, Py_True in the target, once seen */
+	uint64_t bools[2];	/* Py_False, Py_True in the target (symbols, else once seen) */
+	bool bools_looked_up;
 };
 
 /* Calls through CPython's slot_tp_call on the training thread, paired last-in first-out. */
