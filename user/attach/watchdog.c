@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <linux/close_range.h>
 #include <unistd.h>
 #include "attach/watchdog.h"
+#include "cirron.h"
 #include "target/procfs.h"
 
 static int in_tree(pid_t pid, pid_t root)
@@ -51,13 +53,54 @@ int watchdog__resume_tree(pid_t root)
 	return n;
 }
 
+static bool stopped(pid_t pid)
+{
+	char state;
+	int ppid;
+
+	return !procfs__stat(pid, &state, &ppid) && state == 'T';
+}
+
+static void resume_traced(const struct watchdog *w)
+{
+	for (size_t i = 0; i < w->ntraced; i++)
+		if (w->traced[i] > 0 && stopped(w->traced[i]))
+			kill(w->traced[i], SIGCONT);
+}
+
+void watchdog__trace(struct watchdog *w, pid_t pid, bool traced)
+{
+	size_t free_slot = w->ntraced;
+
+	if (!w->traced)
+		return;
+	for (size_t i = 0; i < w->ntraced; i++) {
+		if (w->traced[i] == pid) {
+			if (!traced)
+				w->traced[i] = 0;
+			return;
+		}
+		if (!w->traced[i] && free_slot == w->ntraced)
+			free_slot = i;
+	}
+	if (traced && free_slot < w->ntraced)
+		w->traced[free_slot] = pid;
+}
+
 int watchdog__start(struct watchdog *w, pid_t root)
 {
+	size_t size = CIRRON_MAX_TARGETS * sizeof(pid_t);
 	int p[2];
 	char c;
 
 	w->pid = -1;
 	w->fd = -1;
+	w->traced = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (w->traced == MAP_FAILED) {
+		w->traced = NULL;
+		return -errno;
+	}
+	w->ntraced = CIRRON_MAX_TARGETS;
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
 	w->pid = fork();
@@ -82,7 +125,9 @@ int watchdog__start(struct watchdog *w, pid_t root)
 		prctl(PR_SET_NAME, "cirron-watchdog");
 		if (read(p[0], &c, 1) == 1 && c == 'q')
 			_exit(0);	/* disarmed: the observer resumed its targets */
-		watchdog__resume_tree(root);
+		if (root > 0)
+			watchdog__resume_tree(root);
+		resume_traced(w);
 		_exit(0);
 	}
 	close(p[0]);
@@ -92,6 +137,9 @@ int watchdog__start(struct watchdog *w, pid_t root)
 
 void watchdog__disarm(struct watchdog *w)
 {
+	if (w->traced)
+		munmap(w->traced, w->ntraced * sizeof(pid_t));
+	w->traced = NULL;
 	if (w->fd < 0)
 		return;
 	if (write(w->fd, "q", 1) != 1)

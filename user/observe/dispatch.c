@@ -3,11 +3,25 @@
 //
 // One ring-buffer event to the handler of its kind: process lifecycle, discovery, library
 // loads, and probe events of traced processes.
+#include <stdlib.h>
+#include <unistd.h>
 #include "attach/py_sample.h"
 #include "common/log.h"
 #include "observe/observe.h"
 
 #define FLUSH_AFTER_SPANS 4096	/* closed spans held before an early batch */
+
+/* CIRRON_TEST_HOLD_MS=N: the loader keeps a process held at a new return address N ms
+ * longer, so that a test can kill it then (the watchdog must resume the process). */
+static void test_hold(__u32 pid)
+{
+	const char *v = getenv("CIRRON_TEST_HOLD_MS");
+
+	if (!v || atoi(v) <= 0)
+		return;
+	ilog("pid %u: held at a new return address (CIRRON_TEST_HOLD_MS=%s)", pid, v);
+	usleep((useconds_t)atoi(v) * 1000);
+}
 
 int dispatch__event(void *ctx, void *data, size_t size)
 {
@@ -52,6 +66,8 @@ int dispatch__event(void *ctx, void *data, size_t size)
 		t = targets__find(o, (int)e->pid);
 		if (t)
 			attach__ret_site(o, t, e->probe_id, e->args[0]);
+		if (e->args[1])
+			test_hold(e->pid);
 		if (e->args[1])	/* stopped for it: probed or not, it runs on */
 			targets__resume((int)e->pid);
 		return 0;

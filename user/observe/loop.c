@@ -221,6 +221,10 @@ int observer__main(const struct options *opts)
 	sigaction(SIGTERM, &sa, &inherited_sa[1]);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, &inherited_sa[2]);
+	/* `run` starts its own, for the command's tree too */
+	if (opts->cmd != CMD_RUN && watchdog__start(&o->watchdog, 0))
+		wlog("no watchdog: if the observer is killed while a process is held at a new "
+		     "return address, it stays stopped");
 	if (opts->cmd == CMD_RUN)
 		err = launch__run(o, inherited_sa);
 	else if (opts->cmd == CMD_WATCH)

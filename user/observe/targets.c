@@ -32,6 +32,7 @@ struct target *targets__add(struct observer *o, int pid)
 	t->start_ticks = procfs__start_ticks(pid);
 	t->next = o->targets;
 	o->targets = t;
+	watchdog__trace(&o->watchdog, pid, true);
 	return t;
 }
 
@@ -70,6 +71,8 @@ void targets__remove(struct observer *o, struct target *t)
 			break;
 		}
 	}
+	if (!targets__find(o, t->pid))	/* not another image of it, traced on */
+		watchdog__trace(&o->watchdog, t->pid, false);
 	bpf_map_delete_elem(o->targets_fd, &t->pid);
 	bpf_map_delete_elem(o->cuda_fd, &t->pid);
 	bpf_map_delete_elem(o->exits_fd, &t->pid);
