@@ -21,21 +21,7 @@ DUR=${DUR:-1}			# seconds attached each time
 NAME=attach_time
 STATES="cold cache-cold warm"
 reset_results $NAME
-CUDA_CALLS=.output/tests/cuda_calls
 [[ -x $CUDA_CALLS ]] || make --no-print-directory "$CUDA_CALLS" >/dev/null
-
-start_target() {	# start_target T OUTFILE: pid on stdout, once it is ready
-	local pid
-	case $1 in
-	cuda) "$CUDA_CALLS" --loop > "$2" 2>&1 & pid=$!; wait_for "$2" "done" 30 ;;
-	torch) $PY bench/synthetic_steps.py --forever > "$2" 2>&1 & pid=$!; wait_for "$2" ready 60 ;;
-	torch-trixie)
-		"$CHROOT" "$TRIXIE_ROOT" python3 "$TRIXIE_DIR/synthetic_steps.py" --forever > "$2" 2>&1 &
-		pid=$!; wait_for "$2" ready 60 ;;
-	*) die "unknown target $1" ;;
-	esac
-	echo "$pid"
-}
 
 # attach_once T PID STATE CACHE: "first_event_s attached_s" after the attach started
 attach_once() {

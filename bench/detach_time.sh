@@ -16,18 +16,7 @@ DUR=${DUR:-1}
 NAME=detach_time
 LINKS="uprobe_multi perf"
 reset_results $NAME
-CUDA_CALLS=.output/tests/cuda_calls
 [[ -x $CUDA_CALLS ]] || make --no-print-directory "$CUDA_CALLS" >/dev/null
-
-start_target() {	# start_target T OUTFILE: pid on stdout, once it is ready
-	local pid
-	case $1 in
-	cuda) "$CUDA_CALLS" --loop > "$2" 2>&1 & pid=$!; wait_for "$2" "done" 30 ;;
-	torch) $PY bench/synthetic_steps.py --forever > "$2" 2>&1 & pid=$!; wait_for "$2" ready 60 ;;
-	*) die "unknown target $1" ;;
-	esac
-	echo "$pid"
-}
 
 # once PID LINKS: "attach_s detach_s probes links_closed"
 once() {

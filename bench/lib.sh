@@ -123,6 +123,23 @@ wait_for() {
 	die "timed out waiting for '$2' in $1"
 }
 
+# start_target T OUTFILE: a target of the attach benchmarks (cuda: a CUDA launch loop; torch:
+# the host's synthetic steps; torch-trixie: the same in the trixie root, after trixie_enter),
+# its pid on stdout once it is ready
+CUDA_CALLS=.output/tests/cuda_calls
+start_target() {
+	local pid
+	case $1 in
+	cuda) "$CUDA_CALLS" --loop > "$2" 2>&1 & pid=$!; wait_for "$2" "done" 30 ;;
+	torch) $PY bench/synthetic_steps.py --forever > "$2" 2>&1 & pid=$!; wait_for "$2" ready 60 ;;
+	torch-trixie)
+		"$CHROOT" "$TRIXIE_ROOT" python3 "$TRIXIE_DIR/synthetic_steps.py" --forever > "$2" 2>&1 &
+		pid=$!; wait_for "$2" ready 60 ;;
+	*) die "unknown target $1" ;;
+	esac
+	echo "$pid"
+}
+
 # rss_kb PID: VmRSS of a process, empty once it is gone
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || true; }
 # cpu_ticks PID: utime + stime in clock ticks
