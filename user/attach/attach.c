@@ -117,7 +117,7 @@ static int reserve_one(struct observer *o, struct target *t, struct probe_result
 		      !d->nested && (d->action == ACT_EMIT || d->action == ACT_CUDA_SYNC);
 	if (r->progress)
 		spec.flags |= PROBE_F_PROGRESS;
-	if (o->kf.uprobe_multi) {	/* its link would fire after an exec too */
+	{	/* a link (perf or uprobe_multi) would fire after an exec too, until it is gone */
 		__u32 pid = (__u32)t->pid;
 
 		spec.flags |= PROBE_F_IMAGE;
@@ -731,14 +731,24 @@ int attach__scan(struct observer *o, struct target *t)
 	return n;
 }
 
+/* probe_specs is an array: a delete would leave the spec in place, counting in the new
+ * image too once the exec count is forgotten. A spec of no image matches no hit. */
+static void forget_spec(struct observer *o, __u32 id)
+{
+	struct probe_spec none = { .flags = PROBE_F_IMAGE, .image = UINT32_MAX };
+
+	bpf_map_update_elem(o->specs_fd, &id, &none, BPF_ANY);
+}
+
 /* A process that exited: its links go to the reaper's threads, so that detaching it never
  * holds up the loader (see link_reaper.h); its ids stay reserved until their links are
  * gone. A process still alive (it exec'd, or we detach from it): a uprobe follows the task,
  * not the image, so a link left behind would fire in the new image too (and count its CUDA
  * calls twice; a uprobe_multi link's hits between the exec and here are left out by
  * PROBE_F_IMAGE). Perf links go here and now; uprobe_multi links go to the reaper (closed in
- * parallel, a grace period for all) once BPF forgets their ids: a hit meanwhile finds no
- * spec and does nothing. */
+ * parallel, a grace period for all) once BPF forgets their ids: a hit meanwhile finds a spec
+ * of no image and does nothing. */
+
 void attach__detach(struct observer *o, struct target *t)
 {
 	bool gone = procfs__alive(t->pid) <= 0;
@@ -751,7 +761,7 @@ void attach__detach(struct observer *o, struct target *t)
 		struct probe_result *r = &t->probes[i];
 
 		if (r->id && !gone && o->kf.uprobe_multi)
-			bpf_map_delete_elem(o->specs_fd, &r->id);
+			forget_spec(o, r->id);
 		if (r->id && (gone || o->kf.uprobe_multi))
 			unlink_one_async(o, r);
 		else

@@ -74,10 +74,12 @@ void targets__remove(struct observer *o, struct target *t)
 	if (!targets__find(o, t->pid))	/* not another image of it, traced on */
 		watchdog__trace(&o->watchdog, t->pid, false);
 	bpf_map_delete_elem(o->targets_fd, &t->pid);
+	/* Its probes first, then its counts: a probe left in place meanwhile would count an
+	 * exec'd image's calls into totals that image's session then starts from. */
+	attach__detach(o, t);
 	bpf_map_delete_elem(o->cuda_fd, &t->pid);
 	bpf_map_delete_elem(o->exits_fd, &t->pid);
 	forget_kernels(o, t->pid);
-	attach__detach(o, t);
 	snapshots__end(o, t);	/* none left when its session ended: only here when it never did */
 	target__free(t);
 }
