@@ -748,7 +748,6 @@ static void forget_spec(struct observer *o, __u32 id)
  * PROBE_F_IMAGE). Perf links go here and now; uprobe_multi links go to the reaper (closed in
  * parallel, a grace period for all) once BPF forgets their ids: a hit meanwhile finds a spec
  * of no image and does nothing. */
-
 void attach__detach(struct observer *o, struct target *t)
 {
 	bool gone = procfs__alive(t->pid) <= 0;

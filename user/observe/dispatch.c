@@ -66,10 +66,10 @@ int dispatch__event(void *ctx, void *data, size_t size)
 		t = targets__find(o, (int)e->pid);
 		if (t)
 			attach__ret_site(o, t, e->probe_id, e->args[0]);
-		if (e->args[1])
+		if (e->args[1]) {	/* stopped for it: probed or not, it runs on */
 			test_hold(e->pid);
-		if (e->args[1])	/* stopped for it: probed or not, it runs on */
 			targets__resume((int)e->pid);
+		}
 		return 0;
 	case EV_CALL:
 	case EV_RETURN:

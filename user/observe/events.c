@@ -49,8 +49,6 @@ void events__cuda_detail(struct observer *o, struct target *t, const struct prob
 	span__add_mark(t->session->root, m);
 }
 
-/* module.training at a call, as BPF read it there (1, 0), or -1: calls before the loader
- * had found where the class keeps it (reading it now would race model.train()/eval()). */
 /* Py_False and Py_True from the symbols of the CPython that t runs. */
 static void look_up_bools(struct observer *o, struct target *t)
 {
@@ -63,8 +61,10 @@ static void look_up_bools(struct observer *o, struct target *t)
 			return;
 }
 
-/* The flag BPF read at the call (a pointer to Py_True or Py_False): known by address, as
- * the target may have exited by now; read from the target only without symbols. */
+/* module.training at a call, as BPF read it there (1, 0), or -1: calls before the loader
+ * had found where the class keeps it (reading it now would race model.train()/eval()).
+ * BPF read a pointer to Py_True or Py_False: known by address, as the target may have
+ * exited by now; read from the target only where the symbols are missing. */
 static int module_training(struct observer *o, struct target *t, const struct event *e)
 {
 	uint64_t v = e->args[1];

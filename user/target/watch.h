@@ -79,8 +79,9 @@ uint64_t watch__take_exec(struct watch *w, int pid, uint64_t start_ticks);
 void watch__summary(const struct watch *w);
 
 /* One pass over /proc at start: on_process for every process (not self) that maps a
- * wanted file, on_ldso for each executable mapping of a dynamic linker (self's too). Returns the number
- * of wanted processes, or -errno. */
+ * wanted file, oldest first (a parent before its forks), on_ldso for each executable
+ * mapping of a dynamic linker (self's too). Returns the number of wanted processes, or
+ * -errno (-ENOMEM: none was reported). */
 struct watch_scan_ops {
 	void (*on_process)(void *ctx, int pid);
 	void (*on_ldso)(void *ctx, int pid, const struct proc_map *m);
