@@ -268,6 +268,20 @@ def test_trace_shows_snapshots(h, env):
                 assert cols[6] == "-", cols
             else:
                 assert math.isclose(float(cols[6]), want["grad"]["norm"], rel_tol=1e-3), cols
+    # --format json carries the records themselves, full precision
+    rc, out, err = h.run_to_end([str(ROOT / "cirron-probe"), "trace", "--format", "json",
+                                 str(root)])
+    assert rc == 0, err
+    (session,) = json.loads(out)
+    records = session["snapshots"]
+    assert sorted(r["epoch"] for r in records) == list(range(EPOCHS)), records
+    for r in records:
+        params = {p["name"]: p for p in r["params"]}
+        assert set(params) == PARAMS
+        for name, p in params.items():
+            want = printed[(r["epoch"], name)]
+            assert math.isclose(p["weights"]["norm"], want["weights"]["norm"], rel_tol=1e-5,
+                                abs_tol=1e-6), (name, p, want)
 
 
 def test_report_norm_per_layer(h, env, tmp_path):

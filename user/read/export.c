@@ -110,6 +110,8 @@ cJSON *export__session_json(const struct rsession *s)
 		cJSON_AddNumberToObject(sys, "rss_bytes_max", s->sys_rss_max);
 		cJSON_AddNumberToObject(sys, "threads_max", s->sys_threads_max);
 	}
+	if (s->snapshots)	/* --snapshots: the records as the spool has them */
+		cJSON_AddItemToObject(o, "snapshots", cJSON_Duplicate(s->snapshots, true));
 	spans = cJSON_AddArrayToObject(o, "spans");
 	for (size_t i = 0; i < s->ntops; i++)
 		cJSON_AddItemToArray(spans, export__span_json(s, s->tops[i], VIEW_MAX_DEPTH));
