@@ -31,6 +31,14 @@ static int in_tree(pid_t pid, pid_t root)
 	return 0;
 }
 
+static bool stopped(pid_t pid)
+{
+	char state;
+	int ppid;
+
+	return !procfs__stat(pid, &state, &ppid) && state == 'T';
+}
+
 int watchdog__resume_tree(pid_t root)
 {
 	DIR *d = opendir("/proc");
@@ -41,24 +49,14 @@ int watchdog__resume_tree(pid_t root)
 		return 0;
 	while ((de = readdir(d))) {
 		pid_t pid = (pid_t)atoi(de->d_name);
-		char state;
-		int ppid;
 
-		if (pid <= 0 || procfs__stat(pid, &state, &ppid) || state != 'T')
+		if (pid <= 0 || !stopped(pid))
 			continue;
 		if (in_tree(pid, root) && !kill(pid, SIGCONT))
 			n++;
 	}
 	closedir(d);
 	return n;
-}
-
-static bool stopped(pid_t pid)
-{
-	char state;
-	int ppid;
-
-	return !procfs__stat(pid, &state, &ppid) && state == 'T';
 }
 
 static void resume_traced(const struct watchdog *w)
