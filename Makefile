@@ -39,10 +39,20 @@ all: cirron-probe
 $(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/cirron.bpf.o: bpf/cirron.bpf.c bpf/cirron.h vmlinux.h | $(OUTPUT)
+# The BPF programs, one file per tier (bpf/README.md), linked into one object: the maps they
+# share are defined __weak in bpf/maps.bpf.h and merged by `bpftool gen object`.
+BPF_SRCS := $(sort $(wildcard bpf/*.bpf.c))
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I. -Ibpf -Wall -Werror \
-		-c $< -o $@.tmp && $(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+		-MMD -c $< -o $@
+
+$(OUTPUT)/cirron.bpf.o: $(BPF_OBJS)
+	$(call msg,BPF-LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
 
 $(OUTPUT)/cirron.skel.h: $(OUTPUT)/cirron.bpf.o
 	$(call msg,GEN-SKEL,$@)

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+/*
+ * The maps and settings every BPF file of the object shares. Each .bpf.c that includes this
+ * header defines them __weak; `bpftool gen object` links the definitions into one map each.
+ */
+#ifndef __CIRRON_MAPS_BPF_H
+#define __CIRRON_MAPS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "cirron.h"
+
+/* Set by the loader before load (user/kernel_features.c). Without attach cookies (before
+ * 5.15) a probe is told by the address it hit in its process (probe_addrs), and a return by
+ * the stack pointer its entry saw (calls); the verifier prunes the branch not taken, so a
+ * kernel without bpf_get_attach_cookie never sees that call. */
+const volatile bool use_cookie __weak = true;
+
+/* High-rate events: may drop under overload (counted in STAT_RB_DROPS). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps") __weak;
+
+/* Rare events that must not be lost behind high-rate ones: exec, fork, exit, link map.
+ * Should it fill up all the same (a burst of process starts), the drop is counted in
+ * STAT_CONTROL_DROPS and the loader looks at /proc again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 << 10);
+} control SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CIRRON_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, struct probe_spec);
+} probe_specs SEC(".maps") __weak;
+
+/* Hits per probe: [2*id] entries, [2*id+1] returns. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * CIRRON_MAX_PROBES);
+	__type(key, __u32);
+	__type(value, __u64);
+} hits SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CIRRON_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct target_info);
+} targets SEC(".maps") __weak;
+
+/* Traced processes' execs so far (absent: none), for PROBE_F_IMAGE. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CIRRON_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u32);
+} images SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CIRRON_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct cuda_counts);
+} cuda_totals SEC(".maps") __weak;
+
+/* The wait status of each traced process that exited, also sent as EV_EXIT: kept here for
+ * the loader in case that event is lost to a full control ring (it deletes what it read). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CIRRON_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u32);
+} exits SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct kernel_key);
+	__type(value, __u64);
+} kernel_launches SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct py_type_key);
+	__type(value, struct py_verdict_val);
+} py_verdicts SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct py_stack);
+} py_stacks SEC(".maps") __weak;
+
+/* watch: the dynamic linkers already told to the loader (EV_NEW_LDSO once per file) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, struct file_key);
+	__type(value, __u8);
+} ldso_seen SEC(".maps") __weak;
+
+/* No attach cookies: (process, probed address) -> probe id, filled by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CIRRON_MAX_PROBES);
+	__type(key, struct probe_addr_key);
+	__type(value, __u32);
+} probe_addrs SEC(".maps") __weak;
+
+/* PROBE_F_RET_SITE: return addresses told to the loader, per process (LRU: exited
+ * processes' entries age out). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct ret_site_key);
+	__type(value, __u32);
+} ret_sites SEC(".maps") __weak;
+
+/* watch without bpf_find_vma: the executables already told to the loader, which finds
+ * their dynamic linker itself (EV_NEW_LDSO with no address) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct file_key);
+	__type(value, __u8);
+} exe_seen SEC(".maps") __weak;
+
+/* With cookies: (thread, probe id). Without: (thread, stack pointer at entry), which the
+ * return sees 8 bytes higher; the entry's probe id is then kept in the state. */
+struct call_key {
+	__u32 tid;
+	__u32 probe_id;
+	__u64 sp;
+};
+
+struct call_state {
+	__u64 ts_ns;
+	__u64 args[CIRRON_NARGS];
+	__u32 probe_id;
+	__u32 pad;
+};
+
+/* --cuda-calls sampled: per tgid, nonzero while the loader's window is open. A call is
+ * counted at its entry probe, so a call under way when the window opens or closes is
+ * counted once or not at all. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CIRRON_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct cuda_window);
+} cuda_windows SEC(".maps") __weak;
+
+/* Per tgid, where libcudart's code is mapped: driver calls made from there are left out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CIRRON_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, struct code_ranges);
+} cuda_runtime_text SEC(".maps") __weak;
+
+/* Entry state of calls that also have a return probe. LRU: a lost return cannot leak. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct call_key);
+	__type(value, struct call_state);
+} calls SEC(".maps") __weak;
+static __always_inline void count(void *map, __u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(map, &idx);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline bool armed(__u32 tgid)
+{
+	struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
+
+	return t && (t->flags & TARGET_F_ARMED);
+}
+
+#endif /* __CIRRON_MAPS_BPF_H */
