@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// A probe's id, spec and uprobe links: the id (the BPF cookie) and its probe_spec, then its entry
+// and return uprobes as perf links (any kernel) or uprobe_multi links (Linux 6.6+, one per file
+// and kind), and their release (at once, or on the reaper's threads).
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "attach/link_reaper.h"
+#include "attach/observer.h"
+#include "attach/probe_links.h"
+#include "attach/ulink.h"
+
+/* Ids 1 .. CIRRON_WATCH_FIRST_ID - 1; the ones above are watch's ld.so probes. An id whose
+ * old links are still being destroyed is not given out again. */
+static uint32_t alloc_id(struct observer *o)
+{
+	for (uint32_t n = 0; n < CIRRON_WATCH_FIRST_ID - 1; n++) {
+		uint32_t id = 1 + (o->next_free_id + n) % (CIRRON_WATCH_FIRST_ID - 1);
+
+		if (!o->slots[id].target && !atomic_load(&o->slots[id].reaping)) {
+			o->next_free_id = id;
+			return id;
+		}
+	}
+	return 0;
+}
+
+/* Zeroes the per-CPU hit counters of one slot (2 * id entries, 2 * id + 1 returns). */
+static void reset_hits(struct observer *o, __u32 slot)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *zero = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*zero)) : NULL;
+
+	if (zero)
+		bpf_map_update_elem(o->hits_fd, &slot, zero, BPF_ANY);
+	free(zero);
+}
+
+static bool cuda_action(enum probe_action a)
+{
+	return a >= ACT_CUDA_LAUNCH && a <= ACT_CUDA_DEVICE_COUNT;
+}
+
+/* Per-call CUDA counting: these probes are the ones --cuda-calls samples or turns off. */
+bool probe_links__cuda_per_call(enum probe_action a)
+{
+	return a == ACT_CUDA_LAUNCH || a == ACT_CUDA_MEMCPY || a == ACT_CUDA_MALLOC ||
+	       a == ACT_CUDA_FREE || a == ACT_CUDA_GRAPH_LAUNCH;
+}
+
+/* Gives r an id (the BPF cookie) and writes its spec; the uprobes come with probe_links__link_many. */
+int probe_links__reserve(struct observer *o, struct target *t, struct probe_result *r,
+		       uint64_t aux)
+{
+	const struct probe_def *d = r->def;
+	struct probe_spec spec = { .action = d->action, .aux = aux };
+	uint32_t id = alloc_id(o);
+
+	if (!id)
+		return -ENOSPC;
+	reset_hits(o, 2 * id);	/* the id may have served an earlier probe */
+	reset_hits(o, 2 * id + 1);
+	memcpy(spec.arg_src, d->arg_src, sizeof(spec.arg_src));
+	memcpy(spec.arg_deref, d->arg_deref, sizeof(spec.arg_deref));
+	if (d->ret)
+		spec.flags |= PROBE_F_RETURN;
+	if (d->nested)
+		spec.flags |= PROBE_F_NESTED;
+	if (d->ret_site)
+		spec.flags |= PROBE_F_RET_SITE;
+	/* held while a return address first seen is probed, in every mode: else that call's
+	 * exit is lost and its span stays open (docs/probe-exits.md) */
+	if (d->ret_site)
+		spec.flags |= PROBE_F_STOP_ON_LOAD;
+	if (d->meaning == MEAN_PY_CALL)
+		spec.flags |= PROBE_F_PY_CALL;
+	if (o->opts->cuda_detail && cuda_action(d->action))
+		spec.flags |= PROBE_F_DETAIL;
+	if (t->stop_on_load && d->action == ACT_DL_STATE)
+		spec.flags |= PROBE_F_STOP_ON_LOAD;
+	if (probe_links__cuda_per_call(d->action) && o->opts->cuda_calls == CUDA_CALLS_SAMPLED)
+		spec.flags |= PROBE_F_SAMPLED;
+	r->progress = o->opts->cuda_calls == CUDA_CALLS_SAMPLED && !d->python_tier &&
+		      !d->nested && (d->action == ACT_EMIT || d->action == ACT_CUDA_SYNC);
+	if (r->progress)
+		spec.flags |= PROBE_F_PROGRESS;
+	{	/* a link (perf or uprobe_multi) would fire after an exec too, until it is gone */
+		__u32 pid = (__u32)t->pid;
+
+		spec.flags |= PROBE_F_IMAGE;
+		bpf_map_lookup_elem(o->images_fd, &pid, &spec.image);
+	}
+	if (d->driver) {
+		spec.flags |= PROBE_F_DRIVER;
+		if (d->action == ACT_CUDA_MEMCPY)
+			spec.aux = d->memcpy_kind;
+	}
+	if (bpf_map_update_elem(o->specs_fd, &id, &spec, BPF_ANY))
+		return -errno;
+	r->id = id;
+	o->slots[id].target = t;
+	o->slots[id].probe = (size_t)(r - t->probes);
+	return 0;
+}
+
+/* Creates r's return and entry uprobes, in that order: an entry seen without its return
+ * would leave a call open, a return without its entry is ignored. (Re-creating a perf uprobe
+ * that was just removed waits ~35 ms for the old one to go; the second link is quick.) */
+static int link_one(struct observer *o, struct target *t, struct probe_result *r)
+{
+	const struct mapped_file *f = &t->files[r->file];
+	struct bpf_uprobe_opts uo = { .sz = sizeof(uo), .bpf_cookie = o->kf.cookie ? r->id : 0,
+				      .retprobe = true };
+	atomic_uint *pending = &o->slots[r->id].reaping;
+	uint64_t cookie = r->id;
+	int err;
+
+	if (o->kf.uprobe_multi) {
+		err = r->def->ret ? ulink__multi(bpf_program__fd(o->prog_return), t->pid,
+						 f->host_path, &r->file_offset, &cookie, &pending,
+						 1, true, &r->ret) : 0;
+		if (!err)
+			err = ulink__multi(bpf_program__fd(o->prog_entry), t->pid, f->host_path,
+					   &r->file_offset, &cookie, &pending, 1, false, &r->entry);
+		if (err)
+			probe_links__unlink(r);
+		return err;
+	}
+	if (!o->kf.cookie && !r->addr) {	/* BPF tells probes apart by address */
+		err = kernel_features__add_probe_addr(o, t, r);
+		if (err)
+			return err;
+	}
+	if (r->def->ret) {
+		r->ret = ulink__perf(bpf_program__attach_uprobe_opts(o->prog_return, t->pid,
+								     f->host_path, r->file_offset,
+								     &uo), pending);
+		if (!r->ret)
+			return -errno;
+	}
+	uo.retprobe = false;
+	r->entry = ulink__perf(bpf_program__attach_uprobe_opts(o->prog_entry, t->pid, f->host_path,
+							       r->file_offset, &uo), pending);
+	if (!r->entry) {
+		err = -errno;
+		probe_links__unlink(r);
+		return err;
+	}
+	return 0;
+}
+
+/* One uprobe_multi link of prog on the probes rs[0..n) of file fi whose return (ret) or
+ * entry is asked for; the link is shared by them (ulink.h). */
+static int link_multi(struct observer *o, struct target *t, size_t fi, struct probe_result **rs,
+		      size_t n, bool ret)
+{
+	uint64_t *offs = calloc(n, sizeof(*offs)), *cookies = calloc(n, sizeof(*cookies));
+	atomic_uint **pending = calloc(n, sizeof(*pending));
+	struct ulink *l = NULL;
+	size_t k = 0;
+	int err = -ENOMEM;
+
+	if (!offs || !cookies || !pending)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (rs[i]->file != fi || (ret && !rs[i]->def->ret))
+			continue;
+		offs[k] = rs[i]->file_offset;
+		cookies[k] = rs[i]->id;
+		pending[k++] = &o->slots[rs[i]->id].reaping;
+	}
+	err = ulink__multi(bpf_program__fd(ret ? o->prog_return : o->prog_entry), t->pid,
+			   t->files[fi].host_path, offs, cookies, pending, k, ret, &l);
+	for (size_t i = 0; !err && i < n; i++) {
+		if (rs[i]->file != fi || (ret && !rs[i]->def->ret))
+			continue;
+		if (ret)
+			rs[i]->ret = l;
+		else
+			rs[i]->entry = l;
+	}
+out:
+	free(offs);
+	free(cookies);
+	free(pending);
+	return err;
+}
+
+/* Links the probes rs[0..n) (reserved, not linked): with uprobe_multi, one link for the
+ * returns and one for the entries per file, returns first (as link_one); else, or where a
+ * batch fails, each on its own. errs[i]: 0 or -errno per probe. Returns probes linked. */
+int probe_links__link_many(struct observer *o, struct target *t, struct probe_result **rs, size_t n,
+		     int *errs)
+{
+	int linked = 0;
+
+	for (size_t i = 0; o->kf.uprobe_multi && i < n; i++) {
+		size_t fi = rs[i]->file;
+		bool first = true;
+
+		for (size_t j = 0; j < i && first; j++)
+			first = rs[j]->file != fi;
+		if (!first)
+			continue;
+		if (!link_multi(o, t, fi, rs, n, true) && !link_multi(o, t, fi, rs, n, false))
+			continue;
+		for (size_t j = i; j < n; j++)	/* one bad offset: the others link alone */
+			if (rs[j]->file == fi)
+				probe_links__unlink(rs[j]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		errs[i] = rs[i]->entry ? 0 : link_one(o, t, rs[i]);
+		linked += !errs[i];
+	}
+	return linked;
+}
+
+void probe_links__unlink(struct probe_result *r)
+{
+	ulink__put(r->entry);
+	ulink__put(r->ret);
+	r->entry = r->ret = NULL;
+	for (unsigned int i = 0; i < r->nsites; i++) {
+		bpf_link__destroy(r->site_links[i]);
+		r->site_links[i] = NULL;
+	}
+}
+
+/* The same, the closes left to the reaper (a uprobe_multi link closes at once, in parallel
+ * with the others; perf links one at a time). */
+void probe_links__unlink_async(struct observer *o, struct probe_result *r)
+{
+	atomic_uint *pending = &o->slots[r->id].reaping;
+
+	ulink__put_async(r->entry);
+	ulink__put_async(r->ret);
+	r->entry = r->ret = NULL;
+	for (unsigned int i = 0; i < r->nsites; i++) {	/* perf links: the reaper's queue */
+		atomic_fetch_add(pending, 1);
+		link_reaper__destroy_then(r->site_links[i], pending);
+		r->site_links[i] = NULL;
+	}
+}
+
+/* No cookies: the return sites' probe_addrs entries (their links are gone or going). */
+static void release_sites(struct observer *o, struct target *t, struct probe_result *r)
+{
+	for (unsigned int i = 0; i < r->nsites; i++) {
+		struct probe_addr_key key = { .tgid = (__u32)t->pid, .addr = r->site_addrs[i] };
+
+		if (!o->kf.cookie)
+			bpf_map_delete_elem(o->probe_addrs_fd, &key);
+	}
+	r->nsites = 0;
+}
+
+void probe_links__release(struct observer *o, struct probe_result *r)
+{
+	if (r->id) {
+		release_sites(o, o->slots[r->id].target, r);
+		if (r->addr)
+			kernel_features__del_probe_addr(o, o->slots[r->id].target, r);
+		o->slots[r->id].target = NULL;
+	}
+	r->id = 0;
+}
+
+/* Entry hits of probe id so far. */
+uint64_t probe_links__entry_hits(struct observer *o, uint32_t id)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *v = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*v)) : NULL;
+	__u32 key = 2 * id;
+	uint64_t sum = 0;
+
+	if (v && !bpf_map_lookup_elem(o->hits_fd, &key, v))
+		for (int c = 0; c < ncpu; c++)
+			sum += v[c];
+	free(v);
+	return sum;
+}
