@@ -79,9 +79,10 @@ $(OUTPUT)/cirron-probe-san: $(patsubst user/%.c,$(OUTPUT)/san/%.o,$(USER_SRCS)) 
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) -g $(SAN) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/unit.h $(patsubst user/%.c,$(OUTPUT)/san/%.o,$(CORE_SRCS)) $(OUTPUT)/probe_files.o | $(OUTPUT)/tests
+# tests/unit/*.h: unit.h and the helpers some tests share (torch_tree_world.h).
+$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(patsubst user/%.c,$(OUTPUT)/san/%.o,$(CORE_SRCS)) $(OUTPUT)/probe_files.o | $(OUTPUT)/tests
 	$(call msg,UNIT,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itests/unit -g -O1 $(SAN) $(WARN) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) -Itests/unit -g -O1 $(SAN) $(WARN) $(filter-out %.h,$^) $(LDLIBS) -o $@
 
 # Real CUDA runtime target: calls each probed API a known number of times.
 $(OUTPUT)/tests/cuda_calls: tests/targets/cuda_calls.c | $(OUTPUT)/tests
