@@ -89,9 +89,10 @@ $(OUTPUT)/cirron-probe-san: $(patsubst user/%.c,$(OUTPUT)/san/%.o,$(USER_SRCS)) 
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) -g $(SAN) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/unit.h $(patsubst user/%.c,$(OUTPUT)/san/%.o,$(CORE_SRCS)) $(OUTPUT)/probe_files.o | $(OUTPUT)/tests
+# tests/unit/*.h: unit.h and the helpers some tests share (torch_tree_world.h).
+$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(patsubst user/%.c,$(OUTPUT)/san/%.o,$(CORE_SRCS)) $(OUTPUT)/probe_files.o | $(OUTPUT)/tests
 	$(call msg,UNIT,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Itests/unit -g -O1 $(SAN) $(WARN) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) -Itests/unit -g -O1 $(SAN) $(WARN) $(filter-out %.h,$^) $(LDLIBS) -o $@
 
 # Real CUDA runtime target: calls each probed API a known number of times.
 $(OUTPUT)/tests/cuda_calls: tests/targets/cuda_calls.c | $(OUTPUT)/tests
@@ -132,9 +133,10 @@ $(OUTPUT)/tests/cuda_driver_calls: tests/targets/cuda_driver_calls.c $(OUTPUT)/t
 # it. New inputs go to a scratch corpus that grows across runs (the committed seeds are only
 # read); findings land in .output/fuzz/ as crash-*, leak-*, timeout-* (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 300
-FUZZ_SRCS := $(addprefix user/,read/spool_reader.c read/view.c read/trace.c read/trace_ranks.c \
-	read/export.c read/health.c tree/span.c tree/clock.c common/log.c read/perfetto.c \
-	read/report.c read/outfile.c read/snapshot_view.c)
+FUZZ_SRCS := $(addprefix user/,read/spool_reader.c read/spool_dir.c read/view.c read/trace.c \
+	read/trace_ranks.c read/export.c read/health.c tree/span.c tree/clock.c common/log.c \
+	read/perfetto.c read/perfetto_writer.c read/perfetto_events.c read/perfetto_pending.c \
+	read/perfetto_exact.c read/report.c read/outfile.c read/snapshot_view.c)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_FLAGS := -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	-dict=tests/fuzz/spool.dict -artifact_prefix=$(OUTPUT)/fuzz/ -print_final_stats=1

@@ -2,20 +2,13 @@
 // Copyright (c) 2026 cirron-probe authors
 //
 // --metrics: Prometheus text exposition format (version 0.0.4) over a minimal HTTP/1.1
-// server on a non-blocking socket, served from the observer's loop (metrics.h).
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
+// server on a non-blocking socket, served from the observer's loop (metrics.h). This file:
+// the series (one per session) as spans close and batches are written, and the page they
+// render to; the server is metrics_http.c.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
-#include "common/log.h"
-#include "sink/metrics.h"
-
-#define REQUEST_MAX 4096
+#include "sink/metrics_internal.h"
 
 static const double step_buckets[] = {
 	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
@@ -95,7 +88,7 @@ static const struct {
 	  "Bytes the node's disks read and wrote" },
 	{ "disk_write_bytes", "cirron_node_disk_bytes_total", "direction=\"write\"", NULL },
 };
-#define NNODE (sizeof(node_metrics) / sizeof(node_metrics[0]))
+_Static_assert(sizeof(node_metrics) / sizeof(node_metrics[0]) == NNODE, "NNODE: node_metrics' rows");
 
 struct series {
 	const struct session *s;	/* NULL once ended */
@@ -114,83 +107,6 @@ struct series {
 	bool has_sys[NSYS];
 	struct series *next;
 };
-
-struct conn {
-	int fd;			/* -1: free */
-	uint64_t since_ns;
-	char in[REQUEST_MAX];
-	size_t nin;
-	char *out;		/* the response, once the request is read */
-	size_t nout, off;
-};
-
-struct metrics {
-	int fd;
-	uint16_t port;
-	uint64_t grace_ns;
-	struct series *series;
-	double ringbuf_drops, spool_bytes;	/* observer-wide, from the newest health */
-	double node[NNODE];			/* from the newest --sys-interval sample */
-	bool has_node;
-	uint64_t scrapes;
-	struct conn conns[METRICS_MAX_CONNS];
-};
-
-int metrics__parse_addr(const char *arg, uint32_t *ip_be, uint16_t *port)
-{
-	const char *colon = strrchr(arg, ':');
-	char addr[INET_ADDRSTRLEN], *end;
-	struct in_addr in;
-	unsigned long p;
-
-	if (!colon || colon == arg || (size_t)(colon - arg) >= sizeof(addr) || !colon[1])
-		return -EINVAL;
-	memcpy(addr, arg, (size_t)(colon - arg));
-	addr[colon - arg] = 0;
-	if (inet_pton(AF_INET, addr, &in) != 1)
-		return -EINVAL;
-	errno = 0;
-	p = strtoul(colon + 1, &end, 10);
-	if (errno || *end || p > 65535 || colon[1] == '-' || colon[1] == '+')
-		return -EINVAL;
-	*ip_be = in.s_addr;
-	*port = (uint16_t)p;
-	return 0;
-}
-
-struct metrics *metrics__listen(uint32_t ip_be, uint16_t port, double grace_s, int *err)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
-				  .sin_addr.s_addr = ip_be };
-	socklen_t len = sizeof(sa);
-	struct metrics *m = calloc(1, sizeof(*m));
-	int one = 1;
-
-	if (!m) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	m->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (m->fd < 0 || setsockopt(m->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(m->fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(m->fd, 16) ||
-	    getsockname(m->fd, (struct sockaddr *)&sa, &len)) {
-		*err = -errno;
-		if (m->fd >= 0)
-			close(m->fd);
-		free(m);
-		return NULL;
-	}
-	m->port = ntohs(sa.sin_port);
-	m->grace_ns = (uint64_t)(grace_s * 1e9);
-	for (int i = 0; i < METRICS_MAX_CONNS; i++)
-		m->conns[i].fd = -1;
-	return m;
-}
-
-uint16_t metrics__port(const struct metrics *m)
-{
-	return m->port;
-}
 
 /* A label value: backslash, double quote and line feed escaped. */
 static void put_label(char *buf, size_t size, size_t *at, const char *key, const char *v)
@@ -486,127 +402,10 @@ char *metrics__render(struct metrics *m, size_t *len)
 	return buf;
 }
 
-static void conn_close(struct conn *c)
-{
-	close(c->fd);
-	free(c->out);
-	c->fd = -1;
-	c->out = NULL;
-	c->nin = c->nout = c->off = 0;
-}
-
-static void respond(struct metrics *m, struct conn *c)
-{
-	char method[8] = "", target[64] = "";
-	const char *status = "200 OK", *type = "text/plain; version=0.0.4; charset=utf-8";
-	char *body = NULL, *head = NULL;
-	size_t blen = 0;
-	bool head_only;
-	int hlen;
-
-	c->in[c->nin < sizeof(c->in) ? c->nin : sizeof(c->in) - 1] = 0;
-	sscanf(c->in, "%7s %63s", method, target);
-	head_only = !strcmp(method, "HEAD");
-	if (strcmp(method, "GET") != 0 && !head_only) {
-		status = "405 Method Not Allowed";
-	} else if (strcmp(target, "/metrics") != 0 && strncmp(target, "/metrics?", 9) != 0) {
-		status = "404 Not Found";
-	} else {
-		m->scrapes++;
-		body = metrics__render(m, &blen);
-		if (!body)
-			status = "500 Internal Server Error";
-	}
-	if (strncmp(status, "200", 3) != 0) {
-		free(body);
-		type = "text/plain; charset=utf-8";
-		if (asprintf(&body, "%s\n", status) < 0)
-			body = NULL;
-		blen = body ? strlen(body) : 0;
-	}
-	hlen = asprintf(&head, "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-			"Connection: close\r\n\r\n", status, type, blen);
-	if (hlen < 0) {
-		free(body);
-		conn_close(c);
-		return;
-	}
-	c->out = malloc((size_t)hlen + (head_only ? 0 : blen) + 1);
-	if (c->out) {
-		memcpy(c->out, head, (size_t)hlen);
-		if (!head_only && body)
-			memcpy(c->out + hlen, body, blen);
-		c->nout = (size_t)hlen + (head_only ? 0 : blen);
-	}
-	free(head);
-	free(body);
-	if (!c->out)
-		conn_close(c);
-}
-
-static void conn_step(struct metrics *m, struct conn *c, uint64_t now_ns)
-{
-	ssize_t n;
-
-	if (now_ns - c->since_ns > (uint64_t)METRICS_CONN_TIMEOUT_S * 1000000000u) {
-		conn_close(c);
-		return;
-	}
-	while (!c->out) {
-		n = read(c->fd, c->in + c->nin, sizeof(c->in) - 1 - c->nin);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n <= 0) {
-			conn_close(c);
-			return;
-		}
-		c->nin += (size_t)n;
-		c->in[c->nin] = 0;
-		if (strstr(c->in, "\r\n\r\n") || strstr(c->in, "\n\n") ||
-		    c->nin == sizeof(c->in) - 1)
-			respond(m, c);
-		if (c->fd < 0)
-			return;
-	}
-	while (c->off < c->nout) {
-		n = send(c->fd, c->out + c->off, c->nout - c->off, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n <= 0)
-			break;
-		c->off += (size_t)n;
-	}
-	shutdown(c->fd, SHUT_WR);
-	conn_close(c);
-}
-
-void metrics__serve(struct metrics *m, uint64_t now_ns)
+void metrics__drop_ended(struct metrics *m, uint64_t now_ns)
 {
 	struct series **pp, *x;
-	int fd;
 
-	if (!m)
-		return;
-	while ((fd = accept4(m->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-		struct conn *c = NULL;
-
-		for (int i = 0; i < METRICS_MAX_CONNS && !c; i++)
-			if (m->conns[i].fd < 0)
-				c = &m->conns[i];
-		if (!c) {
-			close(fd);	/* busy: the scraper retries */
-			continue;
-		}
-		c->fd = fd;
-		c->since_ns = now_ns;
-	}
-	for (int i = 0; i < METRICS_MAX_CONNS; i++)
-		if (m->conns[i].fd >= 0)
-			conn_step(m, &m->conns[i], now_ns);
 	for (pp = &m->series; (x = *pp);) {
 		if (x->ended_ns && now_ns - x->ended_ns >= m->grace_ns) {
 			*pp = x->next;
@@ -617,19 +416,12 @@ void metrics__serve(struct metrics *m, uint64_t now_ns)
 	}
 }
 
-void metrics__free(struct metrics *m)
+void metrics__free_series(struct metrics *m)
 {
 	struct series *x;
 
-	if (!m)
-		return;
-	for (int i = 0; i < METRICS_MAX_CONNS; i++)
-		if (m->conns[i].fd >= 0)
-			conn_close(&m->conns[i]);
 	while ((x = m->series)) {
 		m->series = x->next;
 		free(x);
 	}
-	close(m->fd);
-	free(m);
 }

@@ -92,7 +92,7 @@ struct torch_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 				 * a hand-written parameter update (no optimizer) */
 	long unconfirmed_run;	/* unconfirmed __next__ calls since the last trained batch */
 	bool held;		/* an unconfirmed __next__ not yet known to be a batch of an
-				 * inference_mode loop or that loop's end (see settle_unconfirmed) */
+				 * inference_mode loop or that loop's end (torch_tree_batches.c) */
 	uint64_t held_start, held_end, held_next;	/* held_next: the next __next__'s start */
 	uint64_t held_start_counters[SESSION_NCOUNTERS], held_end_counters[SESSION_NCOUNTERS];
 	uint64_t held_next_counters[SESSION_NCOUNTERS];
@@ -114,7 +114,7 @@ struct torch_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 	/* Loops that fetch K batches, then train on them (HF Trainer's get_batch_samples,
 	 * DataLoader wrappers that fetch one ahead): back-to-back __next__ calls are kept
 	 * undecided, and what follows the last is held back, until the next __next__, optimizer
-	 * step or the end tells how many batches were trained on (see decide_prefetch) */
+	 * step or the end tells how many batches were trained on (torch_tree_prefetch.c) */
 	struct tree_batch prefetch[TREE_MAX_PREFETCH];
 	int nprefetch;
 	struct tree_buffered buffered[TREE_MAX_BUFFERED];

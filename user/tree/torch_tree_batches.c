@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// DataLoader batches: what a __next__ was (a training batch, a validation batch, or a loop's
+// end) is known only from what follows it, so it is decided here, after the fact.
+// - A training __next__ stays pending until something confirms a batch was trained on
+//   (backward, forward, optimizer step, a scope inside it). The __next__ that only raises
+//   StopIteration is never confirmed: it becomes a data_load under the epoch marked
+//   exhausted, instead of a phantom step.
+// - A batch loaded with grad disabled (torch.no_grad / inference_mode) is validation: its
+//   data_load and forward sit under the epoch, not in a step.
+// - inference_mode() does not pass through GradMode::set_enabled, so its validation batches
+//   look like training batches nothing trained on (issue 18). Only the real end of an
+//   iterator is exhausted: the first unconfirmed __next__ after a trained batch (the training
+//   loop's StopIteration), and in a run of unconfirmed __next__ calls the last one (that
+//   loop's StopIteration); the ones between are validation batches (data_load under the
+//   epoch, an inferred eval forward after each). A run's member is held back until the next
+//   call tells which it was. Two inference_mode loops back to back look like one.
+#include <string.h>
+#include "tree/torch_tree_internal.h"
+
+static struct tree_scope *pending_scope(struct torch_tree *t)
+{
+	for (int i = t->nscopes - 1; i >= 0; i--)
+		if (t->scopes[i].kind == SK_DATA_PENDING)
+			return &t->scopes[i];
+	return NULL;
+}
+
+/* Make the pending training batch real: it was trained on. */
+void torch_tree__confirm_batch(struct torch_tree *t)
+{
+	struct tree_scope *sc = pending_scope(t);
+	struct span *sp;
+
+	if (!t->pending)
+		return;
+	t->pending = t->pending_nograd = t->pending_eval = false;
+	/* a held __next__ before a trained batch: its loop's end */
+	torch_tree__release_held(t, true);
+	t->unconfirmed_run = 0;
+	if (torch_tree__take_new_epoch(t, t->pending_obj))
+		torch_tree__open_epoch(t, t->pending_start, t->pending_start_counters);
+	if (!t->step || t->step_had_optimizer || (!t->optimizer_steps && t->step_updated)) {
+		torch_tree__open_step(t, t->pending_start, t->pending_start_counters, "data_load");
+		t->step_from_data = true;
+	}
+	t->eval_since_train = false;
+	sp = session__open_at(t->s, t->step, "data_load", -1, t->pending_start,
+			      t->pending_start_counters);
+	if (sp && t->pending_end) {
+		cJSON_AddNumberToObject(sp->attrs, "data_load_ns",
+					(double)(t->pending_end - t->pending_start));
+		session__close_at(t->s, sp, t->pending_end, SPAN_OK, t->pending_end_counters);
+	} else if (sc) {
+		sc->span = sp;	/* still loading: a scope inside __next__ confirmed it */
+		sc->kind = SK_DATA_TRAIN;
+	}
+}
+
+/* A __next__ nothing trained on, as a data_load under the epoch. */
+void torch_tree__unconfirmed_data_load(struct torch_tree *t, uint64_t start, uint64_t end,
+				       const uint64_t *start_counters,
+				       const uint64_t *end_counters, bool exhausted)
+{
+	struct span *sp = session__open_at(t->s, t->epoch, "data_load", -1, start, start_counters);
+
+	if (!sp)
+		return;
+	if (exhausted)
+		cJSON_AddBoolToObject(sp->attrs, "exhausted", true);
+	cJSON_AddNumberToObject(sp->attrs, "data_load_ns", (double)(end - start));
+	session__close_at(t->s, sp, end, SPAN_OK, end_counters);
+}
+
+void torch_tree__count_loop_end(struct torch_tree *t)
+{
+	if (!t->loop_end_counted)
+		t->loop_ends++;
+	t->loop_end_counted = true;
+}
+
+/* The held __next__ is known now: its loop's end (exhausted), or a validation batch, whose
+ * forward ran until the next __next__ began. */
+void torch_tree__release_held(struct torch_tree *t, bool exhausted)
+{
+	if (!t->held)
+		return;
+	t->held = false;
+	torch_tree__unconfirmed_data_load(t, t->held_start, t->held_end, t->held_start_counters,
+					  t->held_end_counters, exhausted);
+	if (!exhausted)
+		torch_tree__inferred_eval_forward(t, t->held_end, t->held_end_counters,
+						  t->held_next, t->held_next_counters);
+}
+
+/* A pending __next__ that nothing confirmed: the loop's last, StopIteration call, or (under
+ * inference_mode, which the tree cannot see) a validation batch. next_ts: the start of the
+ * __next__ that follows it (0: none follows: grad mode changed, or the session ends). */
+void torch_tree__settle_unconfirmed(struct torch_tree *t, uint64_t next_ts,
+				    const uint64_t *next_counters)
+{
+	if (t->pending && t->pending_eval) {
+		torch_tree__eval_batch(t);
+		return;
+	}
+	if (t->pending_nograd)	/* grad went off after it, with no model call inside */
+		next_ts = 0;
+	t->pending_nograd = false;
+	if (!t->pending || !t->pending_end) {
+		if (!next_ts)
+			torch_tree__release_held(t, true);
+		return;
+	}
+	t->pending = false;
+	t->last_data_end_ns = 0;
+	t->train_exhausted = true;
+	torch_tree__count_loop_end(t);
+	/* the loop's last */
+	if (t->step && (t->step_had_optimizer || (!t->optimizer_steps && t->step_updated)))
+		torch_tree__close_step(t, t->pending_start, t->pending_start_counters);
+	/* another unconfirmed __next__ followed it: a batch */
+	torch_tree__release_held(t, false);
+	if (t->unconfirmed_run++ == 0 || !next_ts) {
+		torch_tree__unconfirmed_data_load(t, t->pending_start, t->pending_end,
+						  t->pending_start_counters,
+						  t->pending_end_counters, true);
+		return;
+	}
+	t->held = true;
+	t->held_start = t->pending_start;
+	t->held_end = t->pending_end;
+	t->held_next = next_ts;
+	memcpy(t->held_start_counters, t->pending_start_counters, sizeof(t->held_start_counters));
+	memcpy(t->held_end_counters, t->pending_end_counters, sizeof(t->held_end_counters));
+	if (next_counters)
+		memcpy(t->held_next_counters, next_counters, sizeof(t->held_next_counters));
+	else
+		torch_tree__snapshot(t, t->held_next_counters);
+}
+
+void torch_tree__on_data_enter(struct torch_tree *t, const struct tree_event *ev)
+{
+	struct span *sp;
+	bool ahead;
+
+	/* the previous batch had no backward; an unconfirmed one has its forward (if it was a
+	 * batch at all) settled with it */
+	if (!t->pending || !t->pending_end)
+		torch_tree__infer_forward(t, ev->ts_ns, false);
+	ahead = t->grad_enabled && t->pending && t->pending_end && !t->pending_nograd &&
+		!t->pending_eval && t->last_event_ns == t->pending_end &&
+		t->nprefetch < TREE_MAX_PREFETCH;
+
+	/* a run of them ends here: settle it first, in order */
+	if (!ahead)
+		torch_tree__decide_prefetch(t);
+	if (ahead) {
+		/* right after the last one ended: a batch fetched ahead, or a loop's end; what
+		 * follows tells (torch_tree__decide_prefetch) */
+		struct tree_batch *b = &t->prefetch[t->nprefetch++];
+
+		b->start = t->pending_start;
+		b->end = t->pending_end;
+		b->obj = t->pending_obj;
+		memcpy(b->start_counters, t->pending_start_counters, sizeof(b->start_counters));
+		memcpy(b->end_counters, t->pending_end_counters, sizeof(b->end_counters));
+		t->pending = false;
+	}
+	torch_tree__settle_unconfirmed(t, ev->ts_ns, NULL);
+	if (t->grad_enabled) {
+		t->pending = true;
+		t->pending_start = ev->ts_ns;
+		t->pending_end = 0;
+		t->pending_obj = ev->obj;
+		torch_tree__snapshot(t, t->pending_start_counters);
+		torch_tree__push_scope(t, NULL, SK_DATA_PENDING);
+		return;
+	}
+	if (t->step && t->step_had_optimizer)
+		torch_tree__close_step(t, ev->ts_ns, NULL);
+	t->eval_since_train = true;
+	sp = session__open(t->s, t->step ? t->step : t->epoch, "data_load", -1, ev->ts_ns);
+	torch_tree__push_scope(t, sp, SK_DATA_EVAL);
+}

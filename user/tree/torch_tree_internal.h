@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_TORCH_TREE_INTERNAL_H
+#define __CIRRON_TORCH_TREE_INTERNAL_H
+
+/* Shared by the torch tree's files only (torch_tree.c lists the rules each holds); the rest
+ * of cirron-probe uses torch_tree.h. */
+#include <stdbool.h>
+#include <stdint.h>
+#include "tree/torch_tree.h"
+
+enum scope_kind {
+	SK_OTHER, SK_DATA_TRAIN, SK_DATA_EVAL, SK_DATA_PENDING, SK_OPTIMIZER, SK_ZERO_GRAD,
+	SK_MODEL_FORWARD,	/* a model's own forward scope (DistributedDataParallel) */
+	SK_COLLECTIVE,		/* waiting for a collective: part of a step, never a batch's start */
+};
+
+/* torch_tree.c: one event into the rules (held-back events are replayed through it) */
+void torch_tree__dispatch(struct torch_tree *t, const struct tree_event *ev);
+
+/* torch_tree_steps.c: steps, epochs, inferred forwards */
+void torch_tree__close_span(struct torch_tree *t, struct span **sp, uint64_t ts,
+			    const uint64_t *counters);
+void torch_tree__close_step(struct torch_tree *t, uint64_t ts, const uint64_t *counters);
+void torch_tree__close_epoch(struct torch_tree *t, uint64_t ts, const uint64_t *counters);
+void torch_tree__open_epoch(struct torch_tree *t, uint64_t ts, const uint64_t *counters);
+void torch_tree__set_boundary(struct torch_tree *t, const char *boundary);
+void torch_tree__open_step(struct torch_tree *t, uint64_t ts, const uint64_t *counters,
+			   const char *boundary);
+struct span *torch_tree__open_optimizer(struct torch_tree *t);
+struct span *torch_tree__innermost(struct torch_tree *t);
+void torch_tree__set_mode(struct span *sp, const char *mode, const char *source);
+void torch_tree__snapshot(struct torch_tree *t, uint64_t out[SESSION_NCOUNTERS]);
+void torch_tree__mark_boundary(struct torch_tree *t, uint64_t ts);
+bool torch_tree__forwards_measured(const struct torch_tree *t);
+/* train: before a backward (in the step); else an eval forward before the next batch. */
+void torch_tree__infer_forward(struct torch_tree *t, uint64_t ts, bool train);
+/* Whether a training batch of iterator obj (0: unknown) begins an epoch; obj becomes the
+ * training iterator. */
+bool torch_tree__take_new_epoch(struct torch_tree *t, uint64_t obj);
+
+/* torch_tree_batches.c: what a DataLoader __next__ was */
+void torch_tree__confirm_batch(struct torch_tree *t);
+void torch_tree__unconfirmed_data_load(struct torch_tree *t, uint64_t start, uint64_t end,
+				       const uint64_t *start_counters,
+				       const uint64_t *end_counters, bool exhausted);
+void torch_tree__count_loop_end(struct torch_tree *t);
+void torch_tree__release_held(struct torch_tree *t, bool exhausted);
+void torch_tree__settle_unconfirmed(struct torch_tree *t, uint64_t next_ts,
+				    const uint64_t *next_counters);
+void torch_tree__on_data_enter(struct torch_tree *t, const struct tree_event *ev);
+
+/* torch_tree_scopes.c: scopes, backward, forward; optimizer steps */
+void torch_tree__push_scope(struct torch_tree *t, struct span *sp, int kind);
+/* A scope's name as an enum scope_kind. */
+int torch_tree__classify(const char *name);
+void torch_tree__on_scope_enter(struct torch_tree *t, const struct tree_event *ev);
+void torch_tree__on_scope_exit(struct torch_tree *t, const struct tree_event *ev);
+void torch_tree__on_backward(struct torch_tree *t, const struct tree_event *ev, bool enter);
+void torch_tree__on_forward(struct torch_tree *t, const struct tree_event *ev, bool enter);
+
+/* torch_tree_eval.c: validation batches */
+void torch_tree__inferred_eval_forward(struct torch_tree *t, uint64_t start,
+				       const uint64_t *start_counters, uint64_t end,
+				       const uint64_t *end_counters);
+void torch_tree__eval_batch(struct torch_tree *t);
+void torch_tree__on_grad_mode(struct torch_tree *t, const struct tree_event *ev);
+
+/* torch_tree_prefetch.c: runs of back-to-back __next__ calls */
+/* Settles the run and replays the events held back after it (none: nothing to do). */
+void torch_tree__decide_prefetch(struct torch_tree *t);
+/* Returns true when ev was held back (it runs later, from decide_prefetch). */
+bool torch_tree__hold_back(struct torch_tree *t, const struct tree_event *ev);
+
+#endif

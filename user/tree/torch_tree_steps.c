@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// Steps and epochs: the basic training loop (for each batch: forward, backward,
+// optimizer.step), and the forward inferred when Python frames do not show it.
+// - A step begins at the first DataLoader __next__ after an optimizer step and ends when
+//   the next one begins; several forward/backward pairs before one optimizer step are one step.
+// - An epoch begins with a new training iterator: when iterators cannot be told apart, at the
+//   first training batch after the last iterator was exhausted (its StopIteration __next__)
+//   or after a validation phase; without a DataLoader, every epoch_steps optimizer steps.
+// - Without Python frames, forward is inferred: from the end of the batch's data_load (or
+//   the previous backward / optimizer step) to the start of the backward, or, when no
+//   backward follows, to the next batch (mode=eval). Its attrs say so.
+// - With --python-frames always, once a model call was seen no forward is inferred.
+#include <string.h>
+#include "tree/torch_tree_internal.h"
+
+/* counters: as they were at ts, for spans ended after the fact; NULL reads them now. */
+void torch_tree__close_span(struct torch_tree *t, struct span **sp, uint64_t ts,
+			    const uint64_t *counters)
+{
+	if (*sp)
+		session__close_at(t->s, *sp, ts, SPAN_OK, counters);
+	*sp = NULL;
+}
+
+/* Scopes the user opened inside a step that is ending: end them with it, and say so. */
+static void close_scopes_under(struct torch_tree *t, const struct span *parent, uint64_t ts,
+			       const uint64_t *counters)
+{
+	for (int i = t->nscopes - 1; i >= 0; i--) {
+		struct span *sp = t->scopes[i].span;
+
+		if (!sp || sp->start_ns < parent->start_ns || sp->status != SPAN_OPEN)
+			continue;
+		cJSON_AddBoolToObject(sp->attrs, "truncated", true);
+		session__close_at(t->s, sp, ts, SPAN_OK, counters);
+		t->scopes[i].span = NULL;
+	}
+}
+
+void torch_tree__close_step(struct torch_tree *t, uint64_t ts, const uint64_t *counters)
+{
+	if (!t->step)
+		return;
+	close_scopes_under(t, t->step, ts, counters);
+	torch_tree__close_span(t, &t->backward, ts, counters);
+	torch_tree__close_span(t, &t->forward, ts, counters);
+	torch_tree__close_span(t, &t->step, ts, counters);
+}
+
+void torch_tree__close_epoch(struct torch_tree *t, uint64_t ts, const uint64_t *counters)
+{
+	torch_tree__close_step(t, ts, counters);
+	if (t->epoch)
+		close_scopes_under(t, t->epoch, ts, counters);
+	torch_tree__close_span(t, &t->epoch, ts, counters);
+}
+
+void torch_tree__open_epoch(struct torch_tree *t, uint64_t ts, const uint64_t *counters)
+{
+	torch_tree__close_epoch(t, ts, counters);
+	t->epoch = session__open_at(t->s, NULL, "epoch", t->epoch_index++, ts, counters);
+	t->loop_end_counted = false;
+	t->steps_in_epoch = 0;
+	t->eval_since_train = false;
+	t->train_exhausted = false;
+}
+
+/* What began the step: an optimizer step, a DataLoader batch, or a backward (no optimizer
+ * seen yet). */
+void torch_tree__set_boundary(struct torch_tree *t, const char *boundary)
+{
+	cJSON *old;
+
+	if (!t->step)
+		return;
+	old = cJSON_GetObjectItemCaseSensitive(t->step->attrs, "boundary");
+	if (old && cJSON_IsString(old) && !strcmp(old->valuestring, boundary))
+		return;
+	cJSON_DeleteItemFromObjectCaseSensitive(t->step->attrs, "boundary");
+	cJSON_AddStringToObject(t->step->attrs, "boundary", boundary);
+}
+
+void torch_tree__open_step(struct torch_tree *t, uint64_t ts, const uint64_t *counters,
+			   const char *boundary)
+{
+	torch_tree__close_step(t, ts, counters);
+	if (!t->epoch || (!t->train_iter && t->steps_in_epoch >= t->epoch_steps))
+		torch_tree__open_epoch(t, ts, counters);
+	t->step = session__open_at(t->s, t->epoch, "step", t->step_index++, ts, counters);
+	t->steps_in_epoch++;
+	t->step_had_optimizer = t->step_from_data = false;
+	t->step_had_backward = t->step_updated = false;
+	torch_tree__set_boundary(t, t->optimizer_steps ? "optimizer_step" : boundary);
+}
+
+/* The innermost open optimizer step: closures run their forward and backward inside it. */
+struct span *torch_tree__open_optimizer(struct torch_tree *t)
+{
+	for (int i = t->nscopes - 1; i >= 0; i--)
+		if (t->scopes[i].kind == SK_OPTIMIZER && t->scopes[i].span &&
+		    t->scopes[i].span->status == SPAN_OPEN)
+			return t->scopes[i].span;
+	return NULL;
+}
+
+/* The innermost open span: user scopes nest inside whatever runs when they begin. */
+struct span *torch_tree__innermost(struct torch_tree *t)
+{
+	for (int i = t->nscopes - 1; i >= 0; i--)
+		if (t->scopes[i].span && t->scopes[i].span->status == SPAN_OPEN)
+			return t->scopes[i].span;
+	if (t->backward)
+		return t->backward;
+	if (t->step)
+		return t->step;
+	return t->epoch;
+}
+
+void torch_tree__set_mode(struct span *sp, const char *mode, const char *source)
+{
+	cJSON_AddStringToObject(sp->attrs, "mode", mode);
+	cJSON_AddStringToObject(sp->attrs, "mode_source", source);
+}
+
+/* Counters at a boundary where an inferred forward may begin (data_load, backward or
+ * optimizer step ending). */
+void torch_tree__snapshot(struct torch_tree *t, uint64_t out[SESSION_NCOUNTERS])
+{
+	if (!t->s->counters || !t->s->counters(t->s->counters_ctx, out))
+		memset(out, 0, SESSION_NCOUNTERS * sizeof(out[0]));
+}
+
+void torch_tree__mark_boundary(struct torch_tree *t, uint64_t ts)
+{
+	t->quiet_ns = ts;
+	torch_tree__snapshot(t, t->boundary_counters);
+}
+
+/* Python frames see every model call: nothing is left to infer. */
+bool torch_tree__forwards_measured(const struct torch_tree *t)
+{
+	return t->frames_always && t->exact_forwards;
+}
+
+/* An inferred forward: the gap since the batch's data_load ended (or, in a loop without a
+ * DataLoader, since the previous backward or optimizer step) and now. */
+void torch_tree__infer_forward(struct torch_tree *t, uint64_t ts, bool train)
+{
+	struct span *opt = train ? torch_tree__open_optimizer(t) : NULL;
+	struct span *parent = opt ? opt : train ? t->step : t->epoch, *sp;
+	uint64_t start = t->last_data_end_ns;
+
+	if (train && !start)
+		start = t->last_boundary_ns;
+	t->last_data_end_ns = t->last_boundary_ns = 0;
+	if (t->exact_forward_seen) {	/* this batch's forward was measured, not guessed */
+		t->exact_forward_seen = false;
+		return;
+	}
+	if (!start || ts <= start || torch_tree__forwards_measured(t))
+		return;
+	if (parent && start < parent->start_ns)
+		start = parent->start_ns;
+	/* It began at the boundary, not now: its counters start from there. */
+	sp = session__open_at(t->s, parent, "forward", -1, start, t->boundary_counters);
+	if (!sp)
+		return;
+	torch_tree__set_mode(sp, train ? "train" : "eval", "inferred_from_backward");
+	cJSON_AddStringToObject(sp->attrs, "timing", "inferred");
+	session__close(t->s, sp, ts, SPAN_OK);
+}
+
+bool torch_tree__take_new_epoch(struct torch_tree *t, uint64_t obj)
+{
+	bool new_epoch = !t->epoch;
+
+	if (obj && obj != t->train_iter) {
+		new_epoch |= t->train_iter != 0;
+		t->train_iter = obj;
+	} else if (!obj && (t->eval_since_train || t->train_exhausted)) {
+		new_epoch = true;	/* the last iterator ran out, or validation came between */
+	}
+	return new_epoch;
+}
