@@ -274,7 +274,7 @@ int cli__parse_sinks(const char *arg, unsigned int *sinks)
 	return *sinks ? 0 : -EINVAL;
 }
 
-/* A usage error is one line, like every error (README); argp_error would add a second,
+/* A usage error is one line, like every error (docs/usage.md); argp_error would add a second,
  * wrapped "Try ... --help" line. Exits with EXIT_USAGE, as argp_error does. */
 static void __attribute__((format(printf, 2, 3), noreturn))
 usage_error(const struct argp_state *state, const char *fmt, ...)
