@@ -32,7 +32,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers vmlinux clean bench trixie-root venv install
+.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv install
 
 all: cirron-probe
 
@@ -219,8 +219,20 @@ test-e2e: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(O
 check-layers:
 	$(Q)tests/scripts/check-layers.sh
 
+# cirron-probe(1) is written in mdoc (man/cirron-probe.1): mandoc's lint, every level from
+# style up, must be silent. Only what depends on this machine is left out: whether the pages
+# its .Xr names are installed (mandoc looks them up in the local manpath). Its options are
+# compared with each command's --help by tests/e2e/test_manpage.py.
+MANPAGE := man/cirron-probe.1
+check-man:
+	$(call msg,MANDOC,$(MANPAGE))
+	$(Q)out=$$(mandoc -T lint -W style $(MANPAGE) 2>&1 | \
+		grep -v -e 'STYLE: referenced manual not found' -e 'mandoc.db'); \
+	if [ -n "$$out" ]; then echo "$$out" >&2; exit 1; fi
+
 test: deps
 	$(Q)$(MAKE) --no-print-directory check-layers
+	$(Q)$(MAKE) --no-print-directory check-man
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 	$(Q)$(MAKE) --no-print-directory test-e2e
@@ -243,9 +255,11 @@ lint: $(OUTPUT)/cirron.skel.h check-layers
 
 PREFIX ?= /usr/local
 UNITDIR ?= /etc/systemd/system
-# The node agent (README, "A node agent"): the binary and its systemd unit
+MANDIR ?= $(PREFIX)/share/man
+# The binary, its man page and the node agent's systemd unit (docs/fleet.md)
 install: cirron-probe
 	install -D -m 0755 cirron-probe $(DESTDIR)$(PREFIX)/bin/cirron-probe
+	install -D -m 0644 $(MANPAGE) $(DESTDIR)$(MANDIR)/man1/cirron-probe.1
 	install -D -m 0644 dist/cirron-probe-watch.service $(DESTDIR)$(UNITDIR)/cirron-probe-watch.service
 
 vmlinux:

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# The extra cost per hit of the fallback for kernels without attach cookies (README,
-# "Kernels"): the same CUDA runtime call in a tight loop (bench/cuda_loop.c, on
+# The extra cost per hit of the fallback for kernels without attach cookies (docs/kernels.md,
+# "The fallbacks"): the same CUDA runtime call in a tight loop (bench/cuda_loop.c, on
 # bench/nop_cudart.c, whose 5-byte-nop entries make a hit cheapest, so the difference shows),
 # under `cirron-probe run` with cookies and with CIRRON_KERNEL_WITHOUT=cookie,find_vma (probe
 # ids from a (pid, address) map, returns found by stack pointer), rounds interleaved.

@@ -7,6 +7,7 @@ PKGS=(
 	make gcc clang llvm pkg-config		# build; clang has the BPF target
 	libclang-rt-dev				# libFuzzer and clang's sanitizers (make fuzz)
 	clang-tidy cppcheck			# make lint
+	mandoc					# make check-man: lints man/cirron-probe.1
 	libbpf-dev bpftool libelf-dev zlib1g-dev libcjson-dev
 	python3 python3-pytest python3-jsonschema	# e2e tests
 	python3-torch debootstrap		# PyTorch targets: host torch, trixie root

@@ -243,11 +243,12 @@ def test_bad_address_and_busy_port(h, bpf, tmp_path):
     assert not marker.exists()      # nothing was started, nothing attached
 
 
-def test_readme_alert_rules_are_valid(tmp_path):
+def test_docs_alert_rules_are_valid(tmp_path):
+    """The sample alert rules of docs/outputs.md ("Prometheus metrics") pass promtool."""
     promtool = Path("/usr/bin/promtool")
     if not promtool.exists():
         unavailable("promtool is not installed (the prometheus package has it)")
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "outputs.md").read_text()
     start = readme.index("```yaml\ngroups:") + len("```yaml\n")
     rules = tmp_path / "rules.yml"
     rules.write_text(readme[start:readme.index("```\n", start)])

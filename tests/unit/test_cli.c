@@ -103,6 +103,20 @@ static void parse_doctor(void)
 	ASSERT_NULL(o.run_argv, "run_argv");
 }
 
+static void parse_doctor_options(void)
+{
+	char *argv[] = { "cirron-probe", "doctor", "-p", "7", "--python-frames", "always",
+			 "--cuda-calls", "off", "--cache-dir", "/tmp/c", "-v", NULL };
+	struct options o;
+
+	if (!ASSERT_OK(cli__parse(ARGC(argv), argv, &o), "parse"))
+		return;
+	ASSERT_EQ(o.python_frames, PYF_ALWAYS, "python_frames");
+	ASSERT_EQ(o.cuda_calls, CUDA_CALLS_OFF, "cuda_calls");
+	ASSERT_STREQ(o.cache_dir, "/tmp/c", "cache_dir");
+	ASSERT_EQ(o.verbose, 1, "verbose");
+}
+
 static void parse_run(void)
 {
 	char *argv[] = { "cirron-probe", "run", "--output", "stdout", "--duration", "2.5", "--",
@@ -233,7 +247,10 @@ static void usage_errors_exit_64(void)
 	ASSERT_USAGE("pid empty", "attach", "-p", "");
 	ASSERT_USAGE("pid too big", "attach", "-p", "99999999999");
 	ASSERT_USAGE("attach without -p", "attach");
-	ASSERT_USAGE("doctor without -p", "doctor", "-o", "stdout");
+	ASSERT_USAGE("doctor without -p", "doctor", "--cache-dir", "/tmp");
+	/* doctor takes only what decides which probes resolve (its --help and cirron-probe(1)) */
+	ASSERT_USAGE("doctor with --output", "doctor", "-p", "1", "-o", "stdout");
+	ASSERT_USAGE("doctor with --duration", "doctor", "-p", "1", "--duration", "5");
 	ASSERT_USAGE("unknown command", "attack", "-p", "1");
 	ASSERT_USAGE("--output bogus", "attach", "-p", "1", "--output", "bogus");
 	ASSERT_USAGE("--output spool,bogus", "attach", "-p", "1", "-o", "spool,bogus");
@@ -268,6 +285,7 @@ int main(void)
 	RUN_TEST(parse_attach_all_options);
 	RUN_TEST(parse_output_none);
 	RUN_TEST(parse_doctor);
+	RUN_TEST(parse_doctor_options);
 	RUN_TEST(parse_run);
 	RUN_TEST(parse_run_without_dashdash);
 	RUN_TEST(parse_max_spool_mb);

@@ -3,7 +3,7 @@
 #ifndef __CIRRON_EXIT_CODES_H
 #define __CIRRON_EXIT_CODES_H
 
-/* Documented in --help and README.md; tests check each. */
+/* Documented in --help, man/cirron-probe.1 and docs/usage.md; tests check each. */
 enum exit_code {
 	EXIT_OK = 0,
 	EXIT_FAILURE_RUNTIME = 1,	/* BPF load/attach or another runtime failure */
