@@ -11,7 +11,7 @@ VERSION := 0.1.0
 CFLAGS ?= -g -O2
 WARN := -Wall -Wextra -Werror -Werror=undef -Wno-unused-parameter
 CPPFLAGS := -I$(OUTPUT) -Ibpf -Iuser -DCIRRON_VERSION='"$(VERSION)"' -D_GNU_SOURCE
-LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -lcjson -lm
+LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -lcjson -lm -lstdc++
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # user/ holds one folder per stage of the data flow (user/README.md); main.c and cli.c on top.
@@ -136,7 +136,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_SRCS := $(addprefix user/,read/spool_reader.c read/spool_dir.c read/view.c read/trace.c \
 	read/trace_ranks.c read/export.c read/health.c tree/span.c tree/clock.c common/log.c \
 	read/perfetto.c read/perfetto_writer.c read/perfetto_events.c read/perfetto_pending.c \
-	read/perfetto_exact.c read/report.c read/outfile.c read/snapshot_view.c)
+	read/perfetto_exact.c read/report.c read/outfile.c read/snapshot_view.c common/demangle.c)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_FLAGS := -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	-dict=tests/fuzz/spool.dict -artifact_prefix=$(OUTPUT)/fuzz/ -print_final_stats=1
@@ -148,7 +148,7 @@ $(OUTPUT)/fuzz/%.o: user/%.c
 
 $(OUTPUT)/fuzz/fuzz_spool_reader: tests/fuzz/fuzz_spool_reader.c $(patsubst user/%.c,$(OUTPUT)/fuzz/%.o,$(FUZZ_SRCS))
 	$(call msg,FUZZER,$@)
-	$(Q)$(CLANG) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) $(WARN) $^ -lcjson -o $@
+	$(Q)$(CLANG) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) $(WARN) $^ -lcjson -lstdc++ -o $@
 
 fuzz: $(OUTPUT)/fuzz/fuzz_spool_reader
 	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus

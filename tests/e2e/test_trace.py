@@ -113,6 +113,44 @@ def test_torch_text_json_csv_filters(h, torch_spool):
     assert spool_listing(root) == before, "read-back wrote to the spool"
 
 
+def test_health_names_demangled_in_aligned_columns(h, torch_spool):
+    """Host torch 1.13's probes are C++ symbols: health shows them demangled and short, in
+    columns that line up; --format json has the whole demangled name beside each symbol."""
+    rc, out, err = read_back(h, "health", torch_spool)
+    assert rc == 0 and err == ""
+    assert "_ZN" not in out, out
+    lines = out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("  probe "))
+    table = lines[head:]
+    assert len(table) > 5, out
+    assert "  torch::autograd::Engine::execute  " in out, out
+    assert "  c10::GradMode::set_enabled  " in out, out
+    # every column starts where its header starts; numbers end where their header ends
+    starts = {n: table[0].index(n) for n in ("group", "action", "state")}
+    ends = {n: table[0].index(n) + len(n) for n in ("hits", "return_hits")}
+    for row in table[1:]:
+        assert len(row.split()) >= 6, row
+        for n, at in starts.items():
+            assert row[at - 2:at] == "  " and row[at] != " ", (n, row, table[0])
+        for n, at in ends.items():
+            assert row[at - 1].isdigit() and row[at:at + 2] == "  ", (n, row, table[0])
+    assert all(len(r.split("  ")[1 if r.startswith("  ") else 0]) <= 40 for r in table[1:])
+    m = re.search(r"^  uprobe_hits \d+ \(6 steps, ([0-9.]+) per step\)$", out, re.M)
+    assert m and re.fullmatch(r"\d+(\.\d)?", m.group(1)), out
+
+    rc, out, err = read_back(h, "health", "--format", "json", torch_spool)
+    assert rc == 0 and err == ""
+    sessions = json.loads(out)
+    assert len(sessions) == 1 and sessions[0]["session_id"] == only_session(torch_spool).id
+    probes = sessions[0]["health"]["probes"]
+    names = {p["symbol"]: p["name"] for p in probes}
+    execute = next(n for s, n in names.items() if s.startswith("_ZN5torch8autograd6Engine7execute"))
+    assert execute.startswith("torch::autograd::Engine::execute(std::vector<"), execute
+    assert all("_Z" not in n for n in names.values()), names
+    rc, _, err = read_back(h, "health", "--format", "csv", torch_spool)
+    assert rc == EXIT_USAGE and "text or json" in err
+
+
 def test_cuda_trace_and_health(h, cuda_spool):
     s = only_session(cuda_spool)
     rc, out, err = read_back(h, "trace", cuda_spool)

@@ -1,39 +1,85 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
+#include <stdlib.h>
 #include <string.h>
+#include "common/demangle.h"
 #include "common/exit_codes.h"
 #include "read/health.h"
 #include "read/view.h"
 
-/* A health value as the stdout line shows numbers, or "?" (an older or foreign writer). */
+/* A health value as text: integers whole, other numbers to one decimal, "?" where absent (an
+ * older or foreign writer). */
 static const char *value(const cJSON *o, const char *key, char *buf, int size)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 
 	if (!v)
 		return "?";
-	json__format_value(v, buf, size);
+	if (cJSON_IsNumber(v) && v->valuedouble != (double)(long long)v->valuedouble)
+		snprintf(buf, size, "%.1f", v->valuedouble);
+	else
+		json__format_value(v, buf, size);
 	return buf;
+}
+
+/* The probe table's columns: a name as wide as PROBE_NAME_WIDTH at most (demangled, without
+ * its parameters; `health --format json` has the whole name). */
+#define PROBE_NAME_WIDTH 40
+enum { COL_PROBE, COL_GROUP, COL_ACTION, COL_HITS, COL_RETURNS, COL_STATE, NCOLS };
+struct probe_row {
+	char col[NCOLS][256];
+};
+
+static void probe_row(const cJSON *p, struct probe_row *r)
+{
+	const cJSON *sym = cJSON_GetObjectItemCaseSensitive(p, "symbol");
+	bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "attached"));
+	char err[200];
+
+	demangle__short(cJSON_IsString(sym) ? sym->valuestring : "?", PROBE_NAME_WIDTH,
+			r->col[COL_PROBE], sizeof(r->col[COL_PROBE]));
+	value(p, "group", r->col[COL_GROUP], sizeof(r->col[COL_GROUP]));
+	value(p, "action", r->col[COL_ACTION], sizeof(r->col[COL_ACTION]));
+	value(p, "hits", r->col[COL_HITS], sizeof(r->col[COL_HITS]));
+	value(p, "return_hits", r->col[COL_RETURNS], sizeof(r->col[COL_RETURNS]));
+	snprintf(r->col[COL_STATE], sizeof(r->col[COL_STATE]), "%s%s", ok ? "attached" : "failed: ",
+		 ok ? "" : value(p, "error", err, sizeof(err)));
+}
+
+static void print_row(FILE *f, const struct probe_row *r, const int *w)
+{
+	fprintf(f, "  %-*s  %-*s  %-*s  %*s  %*s  %s\n", w[COL_PROBE], r->col[COL_PROBE],
+		w[COL_GROUP], r->col[COL_GROUP], w[COL_ACTION], r->col[COL_ACTION], w[COL_HITS],
+		r->col[COL_HITS], w[COL_RETURNS], r->col[COL_RETURNS], r->col[COL_STATE]);
 }
 
 static void print_probes(FILE *f, const cJSON *probes)
 {
-	char a[64], b[64], c[64], d[64], e[256];
+	static const char *const head[NCOLS] = { "probe", "group", "action", "hits", "return_hits",
+						 "state" };
+	int n = cJSON_GetArraySize(probes), i = 0, w[NCOLS];
+	struct probe_row *rows = n > 0 ? calloc((size_t)n + 1, sizeof(*rows)) : NULL;
 	const cJSON *p;
 
-	if (!cJSON_GetArraySize(probes))
+	if (!rows)
 		return;
-	fprintf(f, "  %-32s %-10s %-18s %10s %12s  %s\n", "probe", "group", "action", "hits",
-		"return_hits", "state");
-	cJSON_ArrayForEach(p, probes) {
-		bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "attached"));
-
-		fprintf(f, "  %-32s %-10s %-18s %10s %12s  %s%s\n", value(p, "symbol", a, sizeof(a)),
-			value(p, "group", b, sizeof(b)), value(p, "action", c, sizeof(c)),
-			value(p, "hits", d, sizeof(d)), value(p, "return_hits", e, sizeof(e)),
-			ok ? "attached" : "failed: ",
-			ok ? "" : value(p, "error", e, sizeof(e)));
+	for (int c = 0; c < NCOLS; c++) {
+		snprintf(rows[n].col[c], sizeof(rows[n].col[c]), "%s", head[c]);
+		w[c] = (int)strlen(head[c]);
 	}
+	cJSON_ArrayForEach(p, probes) {
+		if (i == n)
+			break;
+		probe_row(p, &rows[i]);
+		for (int c = 0; c < NCOLS; c++)
+			if ((int)strlen(rows[i].col[c]) > w[c])
+				w[c] = (int)strlen(rows[i].col[c]);
+		i++;
+	}
+	print_row(f, &rows[n], w);
+	for (int k = 0; k < i; k++)
+		print_row(f, &rows[k], w);
+	free(rows);
 }
 
 static void print_kernel(FILE *f, const cJSON *k)
@@ -91,12 +137,52 @@ void health__print(FILE *f, const struct spool_view *v, const struct options *o)
 	}
 }
 
+/* `health --format json`: per session its identity and newest health block, each probe with
+ * its whole demangled name beside the symbol. */
+static void print_json(FILE *f, const struct spool_view *v, const struct options *o)
+{
+	cJSON *all = cJSON_CreateArray();
+	char *text;
+
+	for (size_t i = 0; all && i < v->nsessions; i++) {
+		const struct rsession *s = v->sessions[i];
+		cJSON *js, *h, *p;
+		char name[1024];
+
+		if (!view__wanted(o, s) || !(js = cJSON_CreateObject()))
+			continue;
+		cJSON_AddStringToObject(js, "session_id", s->id);
+		cJSON_AddStringToObject(js, "host", s->host);
+		cJSON_AddNumberToObject(js, "pid", (double)s->pid);
+		cJSON_AddNumberToObject(js, "rank", (double)s->rank);
+		cJSON_AddBoolToObject(js, "final", s->final);
+		cJSON_AddNumberToObject(js, "batch", (double)s->last_seq);
+		h = s->health ? cJSON_Duplicate(s->health, true) : cJSON_CreateNull();
+		cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(h, "probes")) {
+			const cJSON *sym = cJSON_GetObjectItemCaseSensitive(p, "symbol");
+
+			if (cJSON_IsString(sym))
+				cJSON_AddStringToObject(p, "name", demangle__full(sym->valuestring, name,
+										  sizeof(name)));
+		}
+		cJSON_AddItemToObject(js, "health", h);
+		cJSON_AddItemToArray(all, js);
+	}
+	text = all ? cJSON_Print(all) : NULL;
+	if (text)
+		fprintf(f, "%s\n", text);
+	cJSON_free(text);
+	cJSON_Delete(all);
+}
+
 int health__main(const struct options *o)
 {
 	struct spool_view v = {};
 	int err = view__load(o, &v);
 
-	if (!err)
+	if (!err && o->format == FORMAT_JSON)
+		print_json(stdout, &v, o);
+	else if (!err)
 		health__print(stdout, &v, o);
 	if (!err && v.skipped)
 		err = EXIT_CORRUPT_INPUT;
