@@ -34,12 +34,14 @@ enum probe_action {
 	ACT__COUNT,
 };
 
-/* Where an argument comes from: registers of the SysV x86-64 ABI, or a stack slot. */
+/* Where an argument comes from: argument registers (x86-64 SysV, arm64 AAPCS64), a stack slot,
+ * the return value, or the return address. */
 enum arg_source {
 	ARG_NONE = 0,
 	ARG_REG0, ARG_REG1, ARG_REG2, ARG_REG3, ARG_REG4, ARG_REG5,	/* rdi rsi rdx rcx r8 r9 */
 	ARG_STACK1, ARG_STACK2, ARG_STACK3, ARG_STACK4,			/* [rsp + 8*n] at entry */
 	ARG_RET,							/* return value (exit only) */
+	ARG_RETADDR,		/* entry: the address the call returns to (who called) */
 };
 
 /* How a captured value is used once read. */

@@ -37,6 +37,7 @@ static __always_inline __u64 read_arg(struct pt_regs *ctx, __u8 src)
 							    8 * (src - ARG_STACK1)));
 		return v;
 	case ARG_RET: return PT_REGS_RC(ctx);
+	case ARG_RETADDR: return arch_entry_return_address(ctx);
 	}
 	return 0;
 }

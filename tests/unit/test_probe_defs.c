@@ -58,7 +58,7 @@ static void load_embedded(void)
 			ASSERT_TRUE(g->probes[j].action > ACT_NONE &&
 				    g->probes[j].action < ACT__COUNT, g->probes[j].symbol);
 			for (int k = 0; k < CIRRON_NARGS; k++)
-				ASSERT_LE(g->probes[j].arg_src[k], ARG_RET, "arg source");
+				ASSERT_LE(g->probes[j].arg_src[k], ARG_RETADDR, "arg source");
 		}
 		for (size_t j = 0; j < i; j++)
 			ASSERT_TRUE(strcmp(g->name, s.groups[j].name), "group names unique");
@@ -225,7 +225,7 @@ static void accepts(void)
 		"   \"return\": true, \"meaning\": \"scope\"},"
 		"  {\"symbol\": \"b*\", \"action\": \"cuda_sync\", \"optional\": true},"
 		"  {\"symbol\": \"c\", \"action\": \"emit\", \"args\": [\"reg5\", \"stack1\","
-		"   \"stack4\"], \"aux_symbol\": \"d\", \"aux_offset\": 16},"
+		"   \"stack4\", \"retaddr\"], \"aux_symbol\": \"d\", \"aux_offset\": 16},"
 		"  {\"symbol\": \"e\", \"action\": \"emit\", \"return\": \"call_site\"}"
 		" ]}\n";
 	const struct probe_def *p;
@@ -263,7 +263,7 @@ static void accepts(void)
 	ASSERT_EQ(p->arg_src[0], ARG_REG5, "reg5");
 	ASSERT_EQ(p->arg_src[1], ARG_STACK1, "stack1");
 	ASSERT_EQ(p->arg_src[2], ARG_STACK4, "stack4");
-	ASSERT_EQ(p->arg_src[3], ARG_NONE, "3 args only");
+	ASSERT_EQ(p->arg_src[3], ARG_RETADDR, "retaddr");
 	ASSERT_STREQ(p->aux_symbol, "d", "aux symbol");
 	ASSERT_EQ(p->aux_offset, 16, "aux offset");
 	ASSERT_FALSE(p->ret_site, "no return site");

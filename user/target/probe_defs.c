@@ -64,7 +64,8 @@ static int parse_action(const char *s)
 	return -1;
 }
 
-/* "reg0".."reg5", "stack1".."stack4", "ret", optionally ":stdstring" or ":cstring". */
+/* "reg0".."reg5", "stack1".."stack4", "ret", "retaddr" (who called: the entry's return
+ * address), optionally ":stdstring" or ":cstring". */
 static int parse_arg(const char *s, __u8 *src, __u8 *deref)
 {
 	const char *colon = strchr(s, ':');
@@ -84,6 +85,8 @@ static int parse_arg(const char *s, __u8 *src, __u8 *deref)
 		*src = (__u8)(ARG_STACK1 + n - 1);
 	else if (len == 3 && !strncmp(s, "ret", 3))
 		*src = ARG_RET;
+	else if (len == 7 && !strncmp(s, "retaddr", 7))
+		*src = ARG_RETADDR;
 	else
 		return -EINVAL;
 	return 0;
@@ -169,7 +172,7 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 	cJSON_ArrayForEach(a, args) {
 		if (i == CIRRON_NARGS || !cJSON_IsString(a) ||
 		    parse_arg(a->valuestring, &d->arg_src[i], &d->arg_deref[i])) {
-			elog("%s: %s: bad argument #%d (want reg0-5, stack1-4 or ret, "
+			elog("%s: %s: bad argument #%d (want reg0-5, stack1-4, ret or retaddr, "
 			     "optionally :stdstring or :cstring; at most %d)", origin, d->symbol, i,
 			     CIRRON_NARGS);
 			return -EINVAL;
