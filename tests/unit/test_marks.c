@@ -286,10 +286,10 @@ static void test_rich_live(void)
 	struct got g;
 
 	g = feed_text(&st, frame_a, NULL);
-	got_is(&g, "train_loss_step=0.699 val_loss=0.726:S val_acc=0.333:S", "first frame");
+	got_is(&g, "train_loss_step=0.699 val_loss=0.726:S val_acc=0.333:S "
+		   "train_loss_epoch=0.724:S", "first frame (its last row read at the write's end)");
 	g = feed_text(&st, frame_b, NULL);
-	got_is(&g, "train_loss_epoch=0.724:S train_loss_step=0.693",
-	       "its last row (ended by the next frame), then what changed");
+	got_is(&g, "train_loss_step=0.693", "the next: what changed");
 	g = feed_text(&st, frame_b, NULL);
 	got_is(&g, "", "the same frame again");
 	g = feed_text(&st, "\n[{'val_loss': 0.726}]\n", NULL);
@@ -394,6 +394,53 @@ static void test_not_metrics(void)
 	}
 }
 
+/* A bar's frame ends only with the next one: read when its flushed write ends, so its values
+ * come with the write that showed them; not a write of a whole buffer, which a
+ * block-buffered stream may have cut anywhere. */
+static void test_frames_read_at_write_end(void)
+{
+	struct marks_stream st = {0};
+	static char block[MARKS_FLUSHED_BELOW];
+	struct got g;
+
+	g = feed_text(&st, "\r 10%|#  | 1/10 [00:01<00:09, loss=0.5]", NULL);
+	got_is(&g, "loss=0.5", "tqdm's first frame, at its write");
+	g = feed_text(&st, "\r 20%|## | 2/10 [00:02<00:08, loss=0.5]", NULL);
+	got_is(&g, "", "the same value redrawn");
+	g = feed_text(&st, "\r 30%|###| 3/10 [00:03<00:07, loss=0.25]", NULL);
+	got_is(&g, "loss=0.25", "a changed value");
+	g = feed_text(&st, "\n", NULL);
+	got_is(&g, "", "the bar's last frame stays: nothing new");
+
+	/* Keras: "\b\b...\r" before each next frame */
+	g = feed_text(&st, "\r1/4 \xe2\x94\x81 0s 30ms/step - loss: 1.9342 - mae: 1.0834", NULL);
+	got_is(&g, "loss=1.9342 mae=1.0834", "keras frame");
+	g = feed_text(&st, "\b\b\b\b\r4/4 \xe2\x94\x81 0s 6ms/step - loss: 1.1042 - mae: 1.0834 - "
+			   "val_loss: 0.3331\n", NULL);
+	got_is(&g, "loss=1.1042:S mae=1.0834:S val_loss=0.3331:S", "its last frame");
+
+	/* a plain print without its newline yet is no frame: it waits */
+	g = feed_text(&st, "loss=0.", NULL);
+	got_is(&g, "", "a print in two writes");
+	g = feed_text(&st, "75\n", NULL);
+	got_is(&g, "loss=0.75", "whole");
+
+	/* a full buffer may end anywhere: its open frame waits for its end */
+	memset(block, 'x', sizeof(block));
+	for (size_t i = 99; i < sizeof(block); i += 100)
+		block[i] = '\n';
+	memcpy(block + sizeof(block) - 11, "\n\rloss=0.12", 11);
+	g = (struct got){0};
+	{
+		struct marks_counts c = {0};
+
+		marks__feed(&st, block, sizeof(block), sizeof(block), NULL, &c, collect, &g);
+	}
+	got_is(&g, "", "a full buffer");
+	g = feed_text(&st, "34\r", NULL);
+	got_is(&g, "loss=0.1234", "the frame, whole");
+}
+
 /* tqdm blanks its bars with spaces before tqdm.write() prints, and HF's log dicts can
  * follow its bar on one stream: the line after the blanking is no redraw. */
 static void test_tqdm_write_is_a_line(void)
@@ -423,5 +470,6 @@ int main(void)
 	RUN_TEST(test_prints_and_logging);
 	RUN_TEST(test_not_metrics);
 	RUN_TEST(test_tqdm_write_is_a_line);
+	RUN_TEST(test_frames_read_at_write_end);
 	return unit__done();
 }

@@ -109,6 +109,8 @@ static void end_line(struct marks_stream *st, enum line_end how, const struct ma
 	if (st->skip) {
 		c->lines_skipped++;
 		st->pending[0] = 0;
+	} else if (st->read_len && st->read_len == st->len && how != END_NEWLINE) {
+		;	/* read whole at a write's end: a frame that stays a frame */
 	} else if (!blank) {
 		marks__parse_line(st, st->line, st->len, st->redraw, how == END_NEWLINE, rx, c, fn,
 				  ctx);
@@ -127,6 +129,7 @@ static void end_line(struct marks_stream *st, enum line_end how, const struct ma
 		st->redraw = true;
 	}
 	st->len = 0;
+	st->read_len = 0;
 	st->skip = false;
 }
 
@@ -207,5 +210,11 @@ void marks__feed(struct marks_stream *st, const char *data, size_t copied, uint6
 	if (len > copied) {	/* the rest went unseen: so does the end of this line */
 		st->skip = true;
 		st->esc = ESC_NONE;
+	} else if (len < MARKS_FLUSHED_BELOW && st->redraw && st->len > st->read_len && !st->skip &&
+		   st->esc == ESC_NONE) {
+		/* a frame the program flushed and the next frame will end: read it now (the
+		 * redraw that ends it gives only what changed) */
+		marks__parse_line(st, st->line, st->len, true, false, rx, c, fn, ctx);
+		st->read_len = st->len;
 	}
 }

@@ -29,12 +29,18 @@
  * its end; a longer one, a line cut by a write over the copy bound, and a line with bytes
  * that are not text (binary output) are skipped. Progress bars redraw a line (\r, \b) or
  * several (cursor-up escapes, rich's live display): a redraw gives a mark only when a value
- * changed, or a value becomes a summary.
+ * changed, or a value becomes a summary. A bar's frame is ended only by the next one (tqdm
+ * writes "\rframe", Keras "frame" then "\b\b...\r" with the next): a redraw that a flushed
+ * write leaves open is read at the write's end, so its values come at the write that showed
+ * them.
  */
 #define MARKS_LINE_MAX	1024
 #define MARKS_NAME_MAX	64
 #define MARKS_REGEX_GROUPS 16
 #define MARKS_LAST	32	/* values remembered per stream for redraws */
+/* A write shorter than a full buffer of a block-buffered stream (Python's and C's are 8 KiB)
+ * ended where the program flushed it. */
+#define MARKS_FLUSHED_BELOW 8192
 
 struct marks_regex {
 	regex_t rx;
@@ -52,6 +58,7 @@ struct marks_stream {
 	int esc;		/* in an escape sequence (enum in marks.c) */
 	int csi_n;		/* its first numeric parameter */
 	char pending[MARKS_NAME_MAX];	/* a key that ended the last line, without its value */
+	size_t read_len;	/* the line in progress was read up to here at a write's end */
 	struct { char name[MARKS_NAME_MAX]; double value; bool summary; } last[MARKS_LAST];
 	int nlast, next_last;
 };
