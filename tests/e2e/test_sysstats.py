@@ -81,3 +81,27 @@ def test_off_and_bad_values(h, torch_ok):
         r = probe("run", "--sys-interval", bad, "--", "/bin/true")
         assert r.returncode == 64 and r.stderr.count("\n") == 1, r.stderr
         assert "invalid --sys-interval" in r.stderr
+
+
+def test_run_shorter_than_the_interval(h, torch_ok):
+    """A session gets a sample at the first tick after it begins, whatever the interval; with
+    only that one, `trace` says what the process had used when it was read and when that was,
+    and claims no interval, rate or node delta."""
+    root = h.spool_root()
+    p = h.observer("run", "--sys-interval", "600", "--", *TRAIN[:2], "--epochs", "1",
+                   "--batches", "2", path=root)
+    assert p.finish(120) == 0, p.err.text
+    s = only_session(root)
+    (sample,) = [x for b in s.batches for x in b.get("sys", [])]
+    assert s.root["start_ns"] <= sample["ts_ns"] <= s.root["end_ns"]
+    r = probe("trace", root)
+    assert r.returncode == 0, r.stderr
+    line = r.stdout.splitlines()[-1]
+    assert line.startswith("sys: 1 sample, read "), r.stdout[-500:]
+    assert " after the session began: the process had used cpu " in line
+    assert (f"cpu {sample['cpu_user_ns'] / 1e9:.2f}s user, "
+            f"{sample['cpu_system_ns'] / 1e9:.2f}s system; "
+            f"rss {sample['rss_bytes'] / 1048576:.1f} MiB; threads {sample['threads']};") in line
+    assert f"{sample['ctx_voluntary']} voluntary, {sample['ctx_involuntary']} involuntary" in line
+    assert " over " not in line and "node:" not in line and "max" not in line
+    assert sample["cpu_user_ns"] + sample["cpu_system_ns"] > 0   # python imported torch

@@ -3,7 +3,8 @@
 """Training jobs written the way framework users write them. Nothing here knows the observer.
 
     frameworks.py transformers|lightning|keras [--epochs E] [--batches B] [--accumulate K]
-                  [--val-batches V]
+                  [--val-batches V] [--progress] [--bar tqdm|rich] [--verbose N]
+                  [--log-dir DIR]
 
 Per epoch: B training batches of 4 samples, one optimizer step every K batches, then an
 evaluation pass of V batches.
@@ -13,6 +14,13 @@ evaluation pass of V batches.
   check), SGD.
 - keras: Keras 3 on the torch backend (KERAS_BACKEND=torch), model.fit with validation_data;
   Keras has its own optimizer (no torch optimizer step); K must be 1.
+--progress: print what each framework prints by default, for the marks tests: HF logs every
+2 steps (its log dicts on stdout) with its tqdm bars on, and prints evaluate()'s result;
+Lightning logs train_loss (per step and per epoch), val_loss and val_acc to its progress bar
+(rich's when rich is installed, or --bar tqdm), with its CSV logger (in --log-dir), banners
+and model summary, then runs trainer.validate() (its results table);
+Keras prints model.summary() and fits with verbose=1 (a redrawn bar; --verbose 2: a line an
+epoch).
 Prints "DONE" at the end.
 """
 import argparse
@@ -25,6 +33,10 @@ ap.add_argument("--epochs", type=int, default=2)
 ap.add_argument("--batches", type=int, default=4)
 ap.add_argument("--accumulate", type=int, default=1)
 ap.add_argument("--val-batches", type=int, default=2)
+ap.add_argument("--progress", action="store_true")
+ap.add_argument("--bar", choices=["tqdm", "rich"])
+ap.add_argument("--verbose", type=int, default=1)
+ap.add_argument("--log-dir")
 args = ap.parse_args()
 BS = 4
 
@@ -53,10 +65,14 @@ def hf():
         targs = TrainingArguments(
             output_dir=out, num_train_epochs=args.epochs, per_device_train_batch_size=BS,
             per_device_eval_batch_size=BS, gradient_accumulation_steps=args.accumulate,
-            eval_strategy="epoch", logging_strategy="no", save_strategy="no", report_to=[],
-            use_cpu=True, disable_tqdm=True, dataloader_num_workers=0, learning_rate=1e-3)
-        Trainer(model=model, args=targs, train_dataset=Tokens(args.batches * BS),
-                eval_dataset=Tokens(args.val_batches * BS)).train()
+            eval_strategy="epoch", logging_strategy="steps" if args.progress else "no",
+            logging_steps=2, save_strategy="no", report_to=[], use_cpu=True,
+            disable_tqdm=not args.progress, dataloader_num_workers=0, learning_rate=1e-3)
+        trainer = Trainer(model=model, args=targs, train_dataset=Tokens(args.batches * BS),
+                          eval_dataset=Tokens(args.val_batches * BS))
+        trainer.train()
+        if args.progress:
+            print(trainer.evaluate(), flush=True)
 
 
 def lightning():
@@ -78,11 +94,17 @@ def lightning():
 
         def training_step(self, batch, i):
             x, y = batch
-            return self.loss(self(x), y)
+            loss = self.loss(self(x), y)
+            if args.progress:
+                self.log("train_loss", loss, prog_bar=True, on_step=True, on_epoch=True)
+            return loss
 
         def validation_step(self, batch, i):
             x, y = batch
-            self.log("val_loss", self.loss(self(x), y))
+            out = self(x)
+            self.log("val_loss", self.loss(out, y), prog_bar=args.progress)
+            if args.progress:
+                self.log("val_acc", (out.argmax(1) == y).float().mean(), prog_bar=True)
 
         def configure_optimizers(self):
             return torch.optim.SGD(self.parameters(), lr=0.01)
@@ -91,11 +113,23 @@ def lightning():
         x = torch.randn(batches * BS, 16)
         return DataLoader(TensorDataset(x, (x[:, 0] > 0).long()), batch_size=BS)
 
+    if args.progress:
+        import tempfile
+
+        from lightning.pytorch.callbacks import RichProgressBar, TQDMProgressBar
+
+        bar = {"tqdm": [TQDMProgressBar()], "rich": [RichProgressBar()], None: []}[args.bar]
+        kw = dict(default_root_dir=args.log_dir or tempfile.mkdtemp(), callbacks=bar,
+                  log_every_n_steps=1)
+    else:
+        kw = dict(logger=False, enable_progress_bar=False, enable_model_summary=False)
     trainer = L.Trainer(max_epochs=args.epochs, accumulate_grad_batches=args.accumulate,
-                        accelerator="cpu", devices=1, num_sanity_val_steps=0, logger=False,
-                        enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False)
-    trainer.fit(Model(), loader(args.batches), loader(args.val_batches))
+                        accelerator="cpu", devices=1, num_sanity_val_steps=0,
+                        enable_checkpointing=False, **kw)
+    model = Model()
+    trainer.fit(model, loader(args.batches), loader(args.val_batches))
+    if args.progress:
+        trainer.validate(model, loader(args.val_batches))
 
 
 def keras():
@@ -110,9 +144,11 @@ def keras():
     xv = rng.standard_normal((args.val_batches * BS, 16)).astype("float32")
     model = K.Sequential([K.Input((16,)), K.layers.Dense(32, activation="relu"),
                           K.layers.Dense(1)])
-    model.compile(optimizer="sgd", loss="mse")
-    model.fit(x, x[:, :1], batch_size=BS, epochs=args.epochs, shuffle=False, verbose=0,
-              validation_data=(xv, xv[:, :1]))
+    model.compile(optimizer="sgd", loss="mse", metrics=["mae"] if args.progress else None)
+    if args.progress:
+        model.summary()
+    model.fit(x, x[:, :1], batch_size=BS, epochs=args.epochs, shuffle=False,
+              verbose=args.verbose if args.progress else 0, validation_data=(xv, xv[:, :1]))
 
 
 {"transformers": hf, "lightning": lightning, "keras": keras}[args.framework]()

@@ -116,9 +116,10 @@ def train():
         for k, v in enumerate(["0.9", "0.9", "0.8"]):
             out(sys.stderr, f"\rval {k + 1}/3 |{'#' * (k + 1)}| [00:0{k}<00:01, val_metric={v}]")
         out(sys.stderr, "\n")
-        # after the loop's last batch: the last step has ended, the epoch holds them
-        expected.extend([["val_metric", "0.9", "point", "stderr", ["epoch", epoch]],
-                         ["val_metric", "0.8", "point", "stderr", ["epoch", epoch]]])
+        # after the loop's last batch: the last step has ended, the epoch holds them; a val_
+        # name is an end-of-epoch value
+        expected.extend([["val_metric", "0.9", "summary", "stderr", ["epoch", epoch]],
+                         ["val_metric", "0.8", "summary", "stderr", ["epoch", epoch]]])
     return expected
 
 

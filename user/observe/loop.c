@@ -123,8 +123,9 @@ static void check_hangs(struct observer *o)
 	}
 }
 
-/* --sys-interval: one sample per traced process, for its next batch and --metrics. */
-static void sample_sys(struct observer *o)
+/* --sys-interval: one sample per traced process, for its next batch and --metrics; when not
+ * due, only of sessions that have none yet (a run shorter than the interval still gets one). */
+static void sample_sys(struct observer *o, bool due)
 {
 	struct sys_sample node = {}, s;
 	bool have_node = false;
@@ -132,7 +133,7 @@ static void sample_sys(struct observer *o)
 	for (struct target *t = o->targets; t; t = t->next) {
 		cJSON *js;
 
-		if (!t->session)
+		if (!t->session || (!due && t->sys_sampled))
 			continue;
 		if (!have_node) {
 			sysstat__node(&node);
@@ -142,6 +143,7 @@ static void sample_sys(struct observer *o)
 		s.ts_ns = clock__wall_ns();
 		if (sysstat__proc(t->pid, &s))
 			continue;	/* gone: its exit is handled elsewhere */
+		t->sys_sampled = true;
 		js = sysstat__to_json(&s);
 		metrics__sys(o->metrics, t->session, js);
 		if (!t->sys)
@@ -257,9 +259,12 @@ int observer__main(const struct options *opts)
 		cuda_sample__tick(o);
 		now = clock__mono_ns();
 		metrics__serve(o->metrics, now);
-		if (sys_ns && now - last_sys >= sys_ns) {
-			sample_sys(o);
-			last_sys = now;
+		if (sys_ns) {
+			bool due = now - last_sys >= sys_ns;
+
+			sample_sys(o, due);
+			if (due)
+				last_sys = now;
 		}
 		if (now - last_flush >= flush_ns) {
 			for (struct target *t = o->targets; t; t = t->next)

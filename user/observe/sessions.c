@@ -109,6 +109,7 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	t->session = session__new(&ids, start_ns);
 	if (!t->session)
 		return -ENOMEM;
+	t->sys_sampled = false;
 	t->session->resend_open = o->spool.cap.max_bytes > 0;	/* removed batches lose no open span */
 	o->any_session = true;
 	t->print_spans = o->opts->sinks & SINK_STDOUT;

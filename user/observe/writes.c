@@ -31,7 +31,7 @@ static void add_mark(void *ctx, const char *name, double value, bool summary)
 	if (!j)
 		return;
 	cJSON_AddStringToObject(j, "name", name);
-	cJSON_AddNumberToObject(j, "value", value);
+	json__add_double(j, "value", value);
 	cJSON_AddStringToObject(j, "kind", summary ? "summary" : "point");
 	json__add_u64(j, "ts_ns", m->ts_ns);
 	cJSON_AddStringToObject(j, "source", m->source);

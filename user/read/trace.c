@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -150,6 +151,24 @@ static const char *mib(double bytes, char *buf, size_t size)
 	return buf;
 }
 
+/* --sys-interval, one sample: what the process had used when it was read (totals since it
+ * started), when that was; no interval, so no rates and no node deltas. */
+static void print_sys_one(FILE *f, const struct rsession *s, const cJSON *a)
+{
+	double at = num(a, "ts_ns"), start = (double)s->start_ns;
+	char t[32], m1[32], m2[32], m3[32];
+
+	fprintf(f, "sys: 1 sample, read %s%s after the session began: the process had used cpu "
+		"%.2fs user, %.2fs system; rss %s; threads %.0f; read %s, written %s; context "
+		"switches %.0f voluntary, %.0f involuntary (totals since it started; a second "
+		"sample comes after --sys-interval)\n",
+		at >= start ? "" : "-", clock__fmt_duration((uint64_t)fabs(at - start), t, sizeof(t)),
+		num(a, "cpu_user_ns") / 1e9, num(a, "cpu_system_ns") / 1e9,
+		mib(num(a, "rss_bytes"), m1, sizeof(m1)), num(a, "threads"),
+		mib(num(a, "read_bytes"), m2, sizeof(m2)), mib(num(a, "write_bytes"), m3, sizeof(m3)),
+		num(a, "ctx_voluntary"), num(a, "ctx_involuntary"));
+}
+
 /* --sys-interval: "sys: N samples over T: cpu ..." from the oldest and newest samples. */
 static void print_sys(FILE *f, const struct rsession *s)
 {
@@ -159,6 +178,10 @@ static void print_sys(FILE *f, const struct rsession *s)
 
 	if (!a || !b)
 		return;
+	if (s->nsys == 1 || num(b, "ts_ns") <= num(a, "ts_ns")) {
+		print_sys_one(f, s, b);
+		return;
+	}
 	span_s = (num(b, "ts_ns") - num(a, "ts_ns")) / 1e9;
 	fprintf(f, "sys: %zu samples over %s: cpu %.2fs user, %.2fs system; rss %s (max %s); "
 		"threads %.0f (max %.0f); read %s, written %s; context switches %.0f voluntary, "

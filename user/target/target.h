@@ -118,6 +118,7 @@ struct target {
 	struct hang_watch hang;		/* how long spans usually take; the last hang told */
 	cJSON *hangs;			/* hang records for the next spool batch, or NULL */
 	cJSON *sys;			/* --sys-interval samples for the next batch, or NULL */
+	bool sys_sampled;		/* its session has a sample */
 	long closed_since_flush;	/* spans closed since the last batch */
 	long steps_at_base;		/* health: steps and hits when steps were first seen */
 	uint64_t hits_at_base;

@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 //
-// Numeric metrics in what a job prints, as marks (marks.h says which forms).
-#include <ctype.h>
-#include <math.h>
+// What a job prints, cut into lines: newlines end a line that stays on screen; carriage
+// returns, backspaces and cursor moves end one that a progress bar will redraw. The metrics
+// in each line: marks_line.c.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tree/marks.h"
-
-#define MARKS_DICT_MAX 32
 
 int marks_regex__compile(struct marks_regex *r, const char *pattern, char *err, size_t errsz)
 {
@@ -98,251 +96,71 @@ void marks_regex__free(struct marks_regex *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* A mark, unless a redraw repeats the value the stream last gave for that name. */
-static void give(struct marks_stream *st, const char *name, double value, bool summary,
-		 bool redraw, struct marks_counts *c, marks_fn fn, void *ctx)
-{
-	int i;
+enum { ESC_NONE, ESC_START, ESC_CSI, ESC_OSC, ESC_OSC_END, ESC_CHARSET };
+enum line_end { END_NEWLINE, END_RETURN, END_MOVE };
 
-	if (!isfinite(value))
-		return;	/* JSON has no NaN or infinity */
-	if (st) {
-		for (i = 0; i < st->nlast; i++)
-			if (!strcmp(st->last[i].name, name))
-				break;
-		if (i < st->nlast && redraw && st->last[i].value == value) {
-			c->redraws_unchanged++;
-			return;
-		}
-		if (i == st->nlast) {
-			if (st->nlast < MARKS_LAST) {
-				st->nlast++;
-			} else {
-				i = st->next_last;
-				st->next_last = (st->next_last + 1) % MARKS_LAST;
-			}
-			snprintf(st->last[i].name, sizeof(st->last[i].name), "%s", name);
-		}
-		st->last[i].value = value;
-	}
-	c->marks++;
-	fn(ctx, name, value, summary);
-}
-
-static bool number_start(char ch)
-{
-	return isdigit((unsigned char)ch) || ch == '-' || ch == '+' || ch == '.';
-}
-
-/* A number at s that ends where a value may end; *end: past it. */
-static bool number_at(const char *s, double *v, const char **end)
-{
-	char *e;
-
-	if (!number_start(*s) || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')))
-		return false;
-	*v = strtod(s, &e);
-	if (e == s)
-		return false;
-	if (*e && !strchr(" \t,;])}|%", *e))
-		return false;	/* 0s, 1/10, 0:01, 12ms: not a metric's value */
-	*end = e;
-	return true;
-}
-
-static bool key_char(char ch)
-{
-	return isalnum((unsigned char)ch) || ch == '_' || ch == '.' || ch == '/' || ch == '-';
-}
-
-/* {'loss': 0.69, 'learning_rate': 5e-05, 'epoch': 0.5}: true when it gave a mark. */
-static bool parse_dict(struct marks_stream *st, const char *s, bool redraw,
-		       struct marks_counts *c, marks_fn fn, void *ctx)
-{
-	struct { char name[MARKS_NAME_MAX]; double v; } kv[MARKS_DICT_MAX];
-	int n = 0;
-	bool summary = false;
-
-	s++;	/* '{' */
-	for (;;) {
-		char q;
-		const char *k, *e;
-		double v;
-
-		while (*s == ' ')
-			s++;
-		if (*s != '\'' && *s != '"')
-			break;
-		q = *s++;
-		k = s;
-		while (*s && *s != q)
-			s++;
-		if (!*s)
-			break;
-		size_t klen = (size_t)(s - k);
-
-		s++;
-		while (*s == ' ')
-			s++;
-		if (*s++ != ':')
-			break;
-		while (*s == ' ')
-			s++;
-		if (number_at(s, &v, &e) && (*e == ',' || *e == '}' || *e == ' ')) {
-			if (n < MARKS_DICT_MAX && klen > 0 && klen < MARKS_NAME_MAX) {
-				memcpy(kv[n].name, k, klen);
-				kv[n].name[klen] = 0;
-				kv[n].v = v;
-				if (!strncmp(kv[n].name, "eval_", 5) ||
-				    (!strcmp(kv[n].name, "epoch") && v == floor(v)))
-					summary = true;
-				n++;
-			}
-			s = e;
-		} else {	/* not a number: skip the value, strings and brackets whole */
-			int depth = 0;
-			char inq = 0;
-
-			for (; *s; s++) {
-				if (inq) {
-					if (*s == '\\' && s[1])
-						s++;
-					else if (*s == inq)
-						inq = 0;
-				} else if (*s == '\'' || *s == '"') {
-					inq = *s;
-				} else if (*s == '[' || *s == '(' || *s == '{') {
-					depth++;
-				} else if (*s == ']' || *s == ')' || *s == '}') {
-					if (!depth--)
-						break;
-				} else if (*s == ',' && !depth) {
-					break;
-				}
-			}
-		}
-		while (*s == ' ')
-			s++;
-		if (*s != ',')
-			break;
-		s++;
-	}
-	for (int i = 0; i < n; i++)
-		give(st, kv[i].name, kv[i].v, summary, redraw, c, fn, ctx);
-	return n > 0;
-}
-
-/* key: value, key=value, and key value (lowercase key, decimal value) */
-static void parse_pairs(struct marks_stream *st, const char *line, bool redraw,
-			struct marks_counts *c, marks_fn fn, void *ctx)
-{
-	const char *s = line;
-
-	while (*s) {
-		const char *k = s, *p, *e;
-		char name[MARKS_NAME_MAX];
-		bool lower = true, sep = false;
-		size_t klen;
-		double v;
-
-		if (!(isalpha((unsigned char)*s) || *s == '_') || (s > line && key_char(s[-1]))) {
-			s++;
-			continue;
-		}
-		while (key_char(*s)) {
-			lower &= islower((unsigned char)*s) || isdigit((unsigned char)*s) || *s == '_';
-			s++;
-		}
-		klen = (size_t)(s - k);
-		while (klen && strchr("./-", k[klen - 1]))
-			klen--;
-		p = s;
-		while (*p == ' ')
-			p++;
-		if (*p == ':' || *p == '=') {
-			sep = true;
-			p++;
-			while (*p == ' ')
-				p++;
-		} else if (p == s || !lower || !strchr(p, '.')) {
-			continue;	/* key value needs a space, a lowercase key, a decimal value */
-		}
-		if (!number_at(p, &v, &e))
-			continue;
-		if (!sep) {	/* the value must be a decimal: "epoch 3" is a count */
-			const char *d = memchr(p, '.', (size_t)(e - p));
-
-			if (!d)
-				continue;
-		}
-		if (klen == 0 || klen >= sizeof(name))
-			continue;
-		memcpy(name, k, klen);
-		name[klen] = 0;
-		give(st, name, v, false, redraw, c, fn, ctx);
-		s = e;
-	}
-}
-
-static void parse_regex(struct marks_stream *st, const char *line, bool redraw,
-			const struct marks_regex *rx, struct marks_counts *c, marks_fn fn,
-			void *ctx)
-{
-	regmatch_t m[MARKS_REGEX_GROUPS + 1];
-	const char *s = line;
-
-	while (*s && !regexec(&rx->rx, s, (size_t)rx->ngroups + 1, m, s > line ? REG_NOTBOL : 0)) {
-		for (int g = 1; g <= rx->ngroups; g++) {
-			char num[64], *e;
-			size_t len;
-			double v;
-
-			if (!rx->names[g] || m[g].rm_so < 0)
-				continue;
-			len = (size_t)(m[g].rm_eo - m[g].rm_so);
-			if (!len || len >= sizeof(num))
-				continue;
-			memcpy(num, s + m[g].rm_so, len);
-			num[len] = 0;
-			v = strtod(num, &e);
-			if (e != num && !*e)
-				give(st, rx->names[g], v, false, redraw, c, fn, ctx);
-		}
-		s += m[0].rm_eo > 0 ? m[0].rm_eo : 1;
-	}
-}
-
-void marks__parse_line(struct marks_stream *st, const char *line, size_t n, bool redraw,
-		       const struct marks_regex *rx, struct marks_counts *c, marks_fn fn,
-		       void *ctx)
-{
-	char buf[MARKS_LINE_MAX];
-	const char *d;
-
-	if (n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	memcpy(buf, line, n);
-	buf[n] = 0;
-	c->lines++;
-	d = strchr(buf, '{');
-	if (!(d && (d[1] == '\'' || d[1] == '"') && parse_dict(st, d, redraw, c, fn, ctx)))
-		parse_pairs(st, buf, redraw, c, fn, ctx);
-	if (rx && rx->compiled)
-		parse_regex(st, buf, redraw, rx, c, fn, ctx);
-}
-
-static void end_line(struct marks_stream *st, char term, const struct marks_regex *rx,
+static void end_line(struct marks_stream *st, enum line_end how, const struct marks_regex *rx,
 		     struct marks_counts *c, marks_fn fn, void *ctx)
 {
-	bool cr = term == '\r' || term == '\b';
+	bool blank = true;
 
-	if (st->skip)
+	for (size_t i = 0; i < st->len && blank; i++)
+		blank = st->line[i] == ' ';
+	if (st->skip) {
 		c->lines_skipped++;
-	else if (st->len)
-		marks__parse_line(st, st->line, st->len, cr || st->after_cr, rx, c, fn, ctx);
+		st->pending[0] = 0;
+	} else if (st->read_len && st->read_len == st->len && how != END_NEWLINE) {
+		;	/* read whole at a write's end: a frame that stays a frame */
+	} else if (!blank) {
+		marks__parse_line(st, st->line, st->len, st->redraw, how == END_NEWLINE, rx, c, fn,
+				  ctx);
+	} else if (how == END_NEWLINE) {
+		st->pending[0] = 0;
+	}
+	if (how == END_NEWLINE) {
+		st->redraw = st->redraw_rows > 0;
+		if (st->redraw_rows)
+			st->redraw_rows--;
+	} else if (how == END_RETURN && st->len && blank) {
+		/* tqdm blanks its bars with spaces before it prints a line of its own */
+		st->redraw = false;
+		st->redraw_rows = 0;
+	} else {
+		st->redraw = true;
+	}
 	st->len = 0;
+	st->read_len = 0;
 	st->skip = false;
-	st->after_cr = cr;
+}
+
+/* The end of a CSI sequence: cursor moves end the line in progress (the next text goes
+ * elsewhere on screen); moving up n rows means the n rows below get redrawn. */
+static void csi_final(struct marks_stream *st, unsigned char b, const struct marks_regex *rx,
+		      struct marks_counts *c, marks_fn fn, void *ctx)
+{
+	int n = st->csi_n ? st->csi_n : 1;
+
+	switch (b) {
+	case 'A': case 'F':
+		end_line(st, END_MOVE, rx, c, fn, ctx);
+		st->redraw_rows += n;
+		if (st->redraw_rows > 64)
+			st->redraw_rows = 64;
+		break;
+	case 'B': case 'E':
+		end_line(st, END_MOVE, rx, c, fn, ctx);
+		st->redraw_rows = st->redraw_rows > n ? st->redraw_rows - n : 0;
+		break;
+	case 'G': case 'H': case 'f': case 'd': case 'J':
+		end_line(st, END_MOVE, rx, c, fn, ctx);
+		break;
+	case 'K':	/* erase the line (1, 2); erasing to its end (0) keeps what came before */
+		if (st->csi_n)
+			end_line(st, END_MOVE, rx, c, fn, ctx);
+		break;
+	default:	/* colours and modes */
+		break;
+	}
 }
 
 void marks__feed(struct marks_stream *st, const char *data, size_t copied, uint64_t len,
@@ -351,17 +169,38 @@ void marks__feed(struct marks_stream *st, const char *data, size_t copied, uint6
 	for (size_t i = 0; i < copied; i++) {
 		unsigned char b = (unsigned char)data[i];
 
-		if (st->esc) {	/* an ANSI escape: ESC [ params final, or ESC and one byte */
-			if (st->esc == 1)
-				st->esc = b == '[' ? 2 : 0;
-			else if (b >= 0x40 && b <= 0x7e)
-				st->esc = 0;
+		switch (st->esc) {
+		case ESC_START:
+			st->esc = b == '[' ? ESC_CSI : b == ']' ? ESC_OSC :
+				  b && strchr("()*+", b) ? ESC_CHARSET : ESC_NONE;
+			st->csi_n = 0;
+			continue;
+		case ESC_CSI:
+			if (b >= '0' && b <= '9') {
+				if (st->csi_n < 1000)
+					st->csi_n = st->csi_n * 10 + (b - '0');
+			} else if (b >= 0x40 && b <= 0x7e) {
+				st->esc = ESC_NONE;
+				csi_final(st, b, rx, c, fn, ctx);
+			}
+			continue;
+		case ESC_OSC:	/* a title or a hyperlink's target: ends at BEL or ESC \ */
+			if (b == 0x07)
+				st->esc = ESC_NONE;
+			else if (b == 0x1b)
+				st->esc = ESC_OSC_END;
+			continue;
+		case ESC_OSC_END:
+		case ESC_CHARSET:
+			st->esc = ESC_NONE;
 			continue;
 		}
-		if (b == '\n' || b == '\r' || b == '\b') {
-			end_line(st, (char)b, rx, c, fn, ctx);
+		if (b == '\n') {
+			end_line(st, END_NEWLINE, rx, c, fn, ctx);
+		} else if (b == '\r' || b == '\b') {
+			end_line(st, END_RETURN, rx, c, fn, ctx);
 		} else if (b == 0x1b) {
-			st->esc = 1;
+			st->esc = ESC_START;
 		} else if ((b >= 0x20 || b == '\t') && b != 0x7f && st->len < MARKS_LINE_MAX - 1) {
 			st->line[st->len++] = (char)(b == '\t' ? ' ' : b);
 		} else {
@@ -370,6 +209,12 @@ void marks__feed(struct marks_stream *st, const char *data, size_t copied, uint6
 	}
 	if (len > copied) {	/* the rest went unseen: so does the end of this line */
 		st->skip = true;
-		st->esc = 0;
+		st->esc = ESC_NONE;
+	} else if (len < MARKS_FLUSHED_BELOW && st->redraw && st->len > st->read_len && !st->skip &&
+		   st->esc == ESC_NONE) {
+		/* a frame the program flushed and the next frame will end: read it now (the
+		 * redraw that ends it gives only what changed) */
+		marks__parse_line(st, st->line, st->len, true, false, rx, c, fn, ctx);
+		st->read_len = st->len;
 	}
 }

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "tree/clock.h"
 #include "tree/span.h"
@@ -24,6 +25,34 @@ void json__add_u64(cJSON *o, const char *key, uint64_t v)
 	/* As raw digits: a double would round ns timestamps (~1.8e18) to 256 ns. */
 	snprintf(num, sizeof(num), "%" PRIu64, v);
 	cJSON_AddRawToObject(o, key, num);
+}
+
+void json__add_double(cJSON *o, const char *key, double v)
+{
+	char num[32];
+
+	/* The shortest digits that read back as v: cJSON's own printing may drop the last bit
+	 * (it compares within an epsilon), and a printed metric should come back as printed. */
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(num, sizeof(num), "%.*g", prec, v);
+		if (strtod(num, NULL) == v)
+			break;
+	}
+	cJSON_AddRawToObject(o, key, num);
+}
+
+/* A mark's value: a number, or the exact digits json__add_double wrote. */
+static bool mark_value(const cJSON *mark, double *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(mark, "value");
+
+	if (cJSON_IsNumber(v))
+		*out = v->valuedouble;
+	else if (cJSON_IsRaw(v) && v->valuestring)
+		*out = strtod(v->valuestring, NULL);
+	else
+		return false;
+	return true;
 }
 
 cJSON *span__to_json(const struct span *s)
@@ -117,25 +146,25 @@ const char *span__format_line(const struct span *s, char *buf, int size)
 	/* value marks (from what the job printed), as the SDK shows them: each name once, with
 	 * its last value */
 	cJSON_ArrayForEach(a, s->marks) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, "value");
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(a, "name"), *b;
+		cJSON v = { .type = cJSON_Number };
 		bool later = false;
 
-		if (!cJSON_IsNumber(v) || !cJSON_IsString(n))
+		if (!mark_value(a, &v.valuedouble) || !cJSON_IsString(n))
 			continue;
 		for (b = a->next; b && !later; b = b->next) {
 			const cJSON *bn = cJSON_GetObjectItemCaseSensitive(b, "name");
+			double bv;
 
-			later = cJSON_IsString(bn) &&
-				cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(b, "value")) &&
+			later = cJSON_IsString(bn) && mark_value(b, &bv) &&
 				!strcmp(bn->valuestring, n->valuestring);
 		}
 		if (later)
 			continue;
-		if (v->valuedouble != 0 && fabs(v->valuedouble) < 0.001)
-			snprintf(val, sizeof(val), "%.4g", v->valuedouble);	/* 5e-05 */
+		if (v.valuedouble != 0 && fabs(v.valuedouble) < 0.001)
+			snprintf(val, sizeof(val), "%.4g", v.valuedouble);	/* 5e-05 */
 		else
-			json__format_value(v, val, sizeof(val));
+			json__format_value(&v, val, sizeof(val));
 		off = append(buf, size, off, first ? " {%s=%s" : ", %s=%s", n->valuestring, val);
 		first = 0;
 	}

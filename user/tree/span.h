@@ -30,6 +30,8 @@ struct span {
 
 /* Adds an exact unsigned 64-bit number (cJSON numbers are doubles). */
 void json__add_u64(cJSON *o, const char *key, uint64_t v);
+/* A finite double that reads back exactly (cJSON_AddNumberToObject may lose its last bit). */
+void json__add_double(cJSON *o, const char *key, double v);
 const char *span_status__name(enum span_status s);
 /* JSON of the spool format (schemas/spool-batch.schema.json). */
 cJSON *span__to_json(const struct span *s);
