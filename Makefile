@@ -11,7 +11,7 @@ VERSION := 0.1.0
 CFLAGS ?= -g -O2
 WARN := -Wall -Wextra -Werror -Werror=undef -Wno-unused-parameter
 CPPFLAGS := -I$(OUTPUT) -Ibpf -Iuser -DCIRRON_VERSION='"$(VERSION)"' -D_GNU_SOURCE
-LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -lcjson -lm -lstdc++
+LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -ldw -lcapstone -lz -lcjson -lm -lstdc++
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # user/ holds one folder per stage of the data flow (user/README.md); main.c and cli.c on top.
@@ -54,6 +54,20 @@ $(OUTPUT)/cirron.bpf.o: $(BPF_OBJS)
 	$(call msg,BPF-LINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
+# Objects loaded on demand, apart from the main one (bpf/README.md): a skeleton each.
+ONDEMAND_SRCS := $(wildcard bpf/ondemand/*.bpf.c)
+ONDEMAND_SKELS := $(patsubst bpf/ondemand/%.bpf.c,$(OUTPUT)/%.skel.h,$(ONDEMAND_SRCS))
+
+$(OUTPUT)/ondemand/%.bpf.o: bpf/ondemand/%.bpf.c vmlinux.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I. -Ibpf -Wall -Werror \
+		-MMD -c $< -o $@.tmp && $(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/ondemand/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
 $(OUTPUT)/cirron.skel.h: $(OUTPUT)/cirron.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name cirron_bpf > $@
@@ -67,7 +81,7 @@ $(OUTPUT)/probe_files.S: $(PROBE_FILES) $(TORCH_LAYOUTS) | $(OUTPUT)
 	  printf '\t.incbin "%s"\n\t.byte 0\n' $(TORCH_LAYOUTS); \
 	  printf '\t.byte 0\n\t.section .note.GNU-stack,"",@progbits\n'; } > $@
 
-$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/cirron.skel.h
+$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/cirron.skel.h $(ONDEMAND_SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -c $< -o $@
@@ -81,7 +95,7 @@ cirron-probe: $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/pro
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # Unit tests and a sanitizer build of the whole binary (ASan + UBSan) for the e2e tests.
-$(OUTPUT)/san/%.o: user/%.c $(OUTPUT)/cirron.skel.h
+$(OUTPUT)/san/%.o: user/%.c $(OUTPUT)/cirron.skel.h $(ONDEMAND_SKELS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -g -O1 $(SAN) $(WARN) -MMD -c $< -o $@
 
@@ -99,6 +113,18 @@ $(OUTPUT)/tests/cuda_calls: tests/targets/cuda_calls.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O0 -I/usr/local/cuda/include $< -o $@ -L/usr/local/cuda/lib64 -lcudart \
 		-Wl,-rpath,/usr/local/cuda/lib64
+
+# The tests' own witness of signals sent to a job (tests/e2e/test_job_first.py).
+$(OUTPUT)/tests/sigcount.bpf.o: tests/targets/sigcount.bpf.c vmlinux.h | $(OUTPUT)/tests
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I. -Wall -Werror -c $< -o $@
+
+$(OUTPUT)/tests/sigcount.skel.h: $(OUTPUT)/tests/sigcount.bpf.o
+	$(Q)$(BPFTOOL) gen skeleton $< name sigcount_bpf > $@
+
+$(OUTPUT)/tests/sigcount: tests/targets/sigcount.c $(OUTPUT)/tests/sigcount.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O1 -Wall -Werror -I$(OUTPUT)/tests $< -o $@ $(LDLIBS)
 
 $(OUTPUT)/tests/spin: tests/targets/spin.c | $(OUTPUT)/tests
 	$(Q)$(CC) -g -O0 $< -o $@
@@ -211,7 +237,7 @@ venv:
 	$(Q)tests/scripts/make-venv.sh >/dev/null
 
 test-e2e: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin \
-		$(OUTPUT)/tests/with_pid \
+		$(OUTPUT)/tests/with_pid $(OUTPUT)/tests/sigcount \
 		$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls trixie-root venv
 	$(Q)$(PYTHON) -m pytest -q -rs tests/e2e
 
@@ -246,10 +272,11 @@ demo: deps
 bench: deps cirron-probe $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin $(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls trixie-root
 	$(Q)bench/run.sh
 
-lint: $(OUTPUT)/cirron.skel.h check-layers
-	$(Q)clang-tidy --quiet $(filter-out user/attach/bpf_object.c,$(USER_SRCS)) tests/fuzz/*.c -- $(CPPFLAGS)
-	@# bpftool's generated skeleton trips a false leak report; the rest of the file is checked
-	$(Q)clang-tidy --quiet --checks=-clang-analyzer-unix.Malloc user/attach/bpf_object.c -- $(CPPFLAGS)
+SKEL_USERS := user/attach/bpf_object.c user/attach/write_hook.c
+lint: $(OUTPUT)/cirron.skel.h $(ONDEMAND_SKELS) check-layers
+	$(Q)clang-tidy --quiet $(filter-out $(SKEL_USERS),$(USER_SRCS)) tests/fuzz/*.c -- $(CPPFLAGS)
+	@# bpftool's generated skeletons trip a false leak report; the rest of the files is checked
+	$(Q)clang-tidy --quiet --checks=-clang-analyzer-unix.Malloc $(SKEL_USERS) -- $(CPPFLAGS)
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr $(CPPFLAGS) --suppress=missingIncludeSystem user/ tests/fuzz/
 

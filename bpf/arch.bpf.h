@@ -11,7 +11,6 @@
 #include "vmlinux.h"
 #include <bpf/bpf_tracing.h>
 
-#define SIGSTOP 19	/* the same on x86-64 and arm64 */
 
 #if defined(__TARGET_ARCH_x86)
 /* x86-64 SysV: rdi rsi rdx rcx r8 r9, then the stack; the call pushed the return address */

@@ -69,13 +69,12 @@ enum arg_deref {
 #define PROBE_F_IMAGE		(1u << 8)	/* counts only in the process image it was
 						 * linked in (probe_spec.image): a uprobe_multi
 						 * link also fires in the image an exec brings */
-#define PROBE_F_RET_SITE	(1u << 9)	/* exit seen at the caller's return address by an
-						 * entry-style uprobe, never a uretprobe: a
+#define PROBE_F_EXITS		(1u << 9)	/* exits seen by entry-style uprobes on the
+						 * function's own exit instructions (its rets and
+						 * tail jumps: handle_exit), never a uretprobe: a
 						 * uretprobe replaces the return address, and a
 						 * C++ exception unwinding through that frame finds
-						 * no unwind info there -> std::terminate. With
-						 * PROBE_F_STOP_ON_LOAD: stop the target while the
-						 * loader probes a return address first seen */
+						 * no unwind info there -> std::terminate */
 
 /* Verdicts per Python class (PyTypeObject *), set by the loader once it has read the class. */
 enum py_verdict { PYV_UNKNOWN = 0, PYV_REPORT = 1, PYV_IGNORE = 2 };
@@ -180,8 +179,6 @@ enum event_type {
 				 * args[0] = its first instruction's address (in that ld.so), or
 				 * 0: an executable not seen before (no bpf_find_vma) */
 	EV_WRITE,		/* a traced process wrote to fd 1 or 2: a struct write_event */
-	EV_RET_SITE,		/* a PROBE_F_RET_SITE probe returns to an address not probed yet
-				 * (args[0]); args[1] = 1: the process was stopped for it */
 	EV__COUNT,
 };
 
@@ -229,15 +226,6 @@ struct probe_addr_key {
 	__u32 tgid;
 	__u32 pad;
 	__u64 addr;		/* the probed instruction, as mapped in that process */
-};
-
-/* PROBE_F_RET_SITE: the return addresses of a process already told to the loader; the value
- * is the probe id, with RET_SITE_PROBED once the loader has probed that address. */
-#define RET_SITE_PROBED		(1u << 31)
-struct ret_site_key {
-	__u32 tgid;
-	__u32 pad;
-	__u64 addr;
 };
 
 struct target_info {

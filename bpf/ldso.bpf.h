@@ -23,6 +23,8 @@ static __always_inline bool link_map_consistent(__u64 r_state)
 static __always_inline void ldso_link_map_changed(struct pt_regs *ctx, __u32 id,
 						  const struct probe_spec *spec, __u32 tgid)
 {
+	bool hold;
+
 	if (spec->action == ACT_DL_WATCH) {
 		struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
 
@@ -37,10 +39,13 @@ static __always_inline void ldso_link_map_changed(struct pt_regs *ctx, __u32 id,
 	}
 	if (!link_map_consistent(spec->aux))
 		return;
-	/* Stop first, then tell: the loader's SIGCONT must come after the SIGSTOP. */
-	if (spec->flags & PROBE_F_STOP_ON_LOAD)
-		bpf_send_signal(SIGSTOP);
-	emit_link_map(id, !!(spec->flags & PROBE_F_STOP_ON_LOAD));
+	/* `run` holds the process while the loader attaches to what it loaded, only while it has
+	 * one thread: then no other thread's blocking call can end in EINTR. Stop first, then
+	 * tell: the loader's SIGCONT must come after the SIGSTOP. */
+	hold = (spec->flags & PROBE_F_STOP_ON_LOAD) && single_threaded();
+	if (hold)
+		hold_current(tgid);
+	emit_link_map(id, hold);
 }
 
 #endif /* __CIRRON_LDSO_BPF_H */

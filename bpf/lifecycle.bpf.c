@@ -60,7 +60,7 @@ int BPF_PROG(on_exec, struct task_struct *p)
 	/* Held until the loader has attached to the new image; it sends SIGCONT. Stop
 	 * before telling, so that the SIGCONT cannot overtake the SIGSTOP. */
 	if (t->flags & TARGET_F_STOP_ON_EXEC)
-		bpf_send_signal(SIGSTOP);
+		hold_current(tgid);	/* an exec leaves one thread */
 	emit_control(EV_EXEC, tgid, !!(t->flags & TARGET_F_STOP_ON_EXEC));
 	return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include "cirron.h"
 
 /* Set by the loader before load (user/kernel_features.c). Without attach cookies (before
@@ -121,14 +122,13 @@ struct {
 	__type(value, __u32);
 } probe_addrs SEC(".maps") __weak;
 
-/* PROBE_F_RET_SITE: return addresses told to the loader, per process (LRU: exited
- * processes' entries age out). */
+/* Signals the BPF programs sent to each process (SIGSTOP holds, `run` only), for health. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct ret_site_key);
-	__type(value, __u32);
-} ret_sites SEC(".maps") __weak;
+	__uint(max_entries, CIRRON_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u64);
+} signals SEC(".maps") __weak;
 
 /* watch without bpf_find_vma: the executables already told to the loader, which finds
  * their dynamic linker itself (EV_NEW_LDSO with no address) */
@@ -185,6 +185,29 @@ static __always_inline void count(void *map, __u32 idx)
 
 	if (v)
 		(*v)++;
+}
+
+/* The current process has one thread: a hold (SIGSTOP) can then interrupt no blocking call
+ * of another thread. Read in the process's own thread, it cannot change under the program
+ * (only this thread could create another). */
+static __always_inline bool single_threaded(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ(task, signal, live.counter) == 1;
+}
+
+/* The only signal the BPF programs send: SIGSTOP to the current process, to hold it while the
+ * loader attaches (`run`, while it has one thread). Counted for health's signals_sent. */
+static __always_inline void hold_current(__u32 tgid)
+{
+	__u64 one = 1, *n = bpf_map_lookup_elem(&signals, &tgid);
+
+	bpf_send_signal(19 /* SIGSTOP */);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else
+		bpf_map_update_elem(&signals, &tgid, &one, BPF_NOEXIST);
 }
 
 static __always_inline bool armed(__u32 tgid)

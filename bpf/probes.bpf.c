@@ -90,15 +90,13 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 		return 0;
 	if ((spec->flags & PROBE_F_PY_CALL) && !py_call_enter(args))
 		return 0;
-	if ((spec->flags & PROBE_F_RET_SITE) && !site_ready(ctx, tgid, id, spec))
-		return 0;
 	if (spec->action == ACT_EMIT || (spec->flags & PROBE_F_DETAIL))
 		emit(EV_CALL, id, spec, args, 0, 0);
 
 	if ((spec->flags & PROBE_F_RETURN) && !(spec->flags & PROBE_F_NESTED))
 		save_call(ctx, id, args);
-	if (spec->flags & PROBE_F_RET_SITE)
-		save_site_call(ctx, id, args);
+	if (spec->flags & PROBE_F_EXITS)
+		exits_save_call(ctx, id, args);
 	return 0;
 }
 

@@ -9,6 +9,7 @@ PKGS=(
 	clang-tidy cppcheck			# make lint
 	mandoc					# make check-man: lints man/cirron-probe.1
 	libbpf-dev bpftool libelf-dev zlib1g-dev libcjson-dev
+	libcapstone-dev libdw-dev		# exits of C++ functions: disassembler, unwind tables
 	python3 python3-pytest python3-jsonschema	# e2e tests
 	python3-torch debootstrap		# PyTorch targets: host torch, trixie root
 	python3-venv				# the venv of official wheels, where pyenv is absent

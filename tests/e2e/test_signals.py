@@ -258,32 +258,22 @@ def test_observer_sigkill_while_target_held(h, bpf, subreaper, delay_ms):
     assert "imported" in obs.out.text
 
 
-@pytest.mark.parametrize("mode", ["attach", "watch"])
-def test_observer_sigkill_while_attach_holds_target(h, bpf, tmp_path, mode):
-    """attach and watch hold a traced process (SIGSTOP from BPF) while they probe a return
-    address seen for the first time (docs/probe-exits.md). If the observer is SIGKILLed then,
-    its watchdog resumes the process: training goes on to its end."""
+def test_observer_sigkill_while_run_holds_at_a_library_load(h, bpf, subreaper):
+    """`run` holds its command (SIGSTOP from BPF) at a library load while it has one thread.
+    If the observer is SIGKILLed then, its watchdog resumes the command: training goes on to
+    its end. (attach and watch hold nothing: tests/e2e/test_job_first.py.)"""
     if not Path("/usr/lib/python3/dist-packages/torch").exists():
         unavailable("python3-torch is not installed")
-    stop = tmp_path / "stop"
     train = Path(__file__).resolve().parents[1] / "workloads" / "train.py"
-    job_py = tmp_path / f"held_{os.getpid()}.py"     # its own name: watch --match picks it
-    job_py.write_text(train.read_text())
-    job = h.start(["/usr/bin/python3", job_py, "--epochs", "1", "--until-file", stop])
-    job.out.wait_for(r"^ready$", timeout=120)
     env = dict(os.environ, CIRRON_TEST_HOLD_MS="60000")
-    if mode == "attach":
-        obs = h.observer("attach", "-v", "-p", job.pid, "--output", "none", env=env)
-    else:
-        obs = h.observer("watch", "-v", "--match", job_py.name, "--output", "none", env=env)
-    obs.err.wait_for(rf"pid {job.pid}: held at a new return address", timeout=120)
-    assert proc_state(job.pid) == "T"
+    obs = h.observer("run", "-v", "--output", "none", "--", "/usr/bin/python3", train,
+                     "--epochs", "1", "--batches", "2", env=env)
+    m = obs.err.wait_for(r"pid (\d+): held at a library load", timeout=120)
+    pid = int(m.group(1))
+    h.orphans.append(pid)
+    assert proc_state(pid) == "T"
     obs.signal(signal.SIGKILL)
     assert obs.wait() == -signal.SIGKILL
-    deadline = time.monotonic() + 30
-    while proc_state(job.pid) == "T":
-        assert time.monotonic() < deadline, "the job was left stopped"
-        time.sleep(0.05)
-    stop.touch()
-    assert job.finish(120) == 0, job.err.text[-2000:]
+    status = reap(pid, timeout=120)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, (status, proc_state(pid))
 

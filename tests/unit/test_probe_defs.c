@@ -174,7 +174,7 @@ static void rejects(void)
 						   "\"aux_offset\": \"24\"}") },
 		{ "action none", GROUP("{\"symbol\": \"f\", \"action\": \"none\"}") },
 		{ "action not a string", GROUP("{\"symbol\": \"f\", \"action\": 1}") },
-		{ "return neither bool nor call_site", GROUP("{\"symbol\": \"f\", \"action\": "
+		{ "return neither bool nor exits", GROUP("{\"symbol\": \"f\", \"action\": "
 			"\"emit\", \"return\": \"site\"}") },
 		{ "return a number", GROUP("{\"symbol\": \"f\", \"action\": \"emit\", "
 					   "\"return\": 1}") },
@@ -226,7 +226,7 @@ static void accepts(void)
 		"  {\"symbol\": \"b*\", \"action\": \"cuda_sync\", \"optional\": true},"
 		"  {\"symbol\": \"c\", \"action\": \"emit\", \"args\": [\"reg5\", \"stack1\","
 		"   \"stack4\", \"retaddr\"], \"aux_symbol\": \"d\", \"aux_offset\": 16},"
-		"  {\"symbol\": \"e\", \"action\": \"emit\", \"return\": \"call_site\"}"
+		"  {\"symbol\": \"e\", \"action\": \"emit\", \"return\": \"exits\"}"
 		" ]}\n";
 	const struct probe_def *p;
 	struct probe_set s = {};
@@ -266,9 +266,9 @@ static void accepts(void)
 	ASSERT_EQ(p->arg_src[3], ARG_RETADDR, "retaddr");
 	ASSERT_STREQ(p->aux_symbol, "d", "aux symbol");
 	ASSERT_EQ(p->aux_offset, 16, "aux offset");
-	ASSERT_FALSE(p->ret_site, "no return site");
+	ASSERT_FALSE(p->exits, "no exit probes");
 	p = &s.groups[0].probes[3];
-	ASSERT_TRUE(p->ret_site, "exit at the call site");
+	ASSERT_TRUE(p->exits, "exits at its own exit instructions");
 	ASSERT_FALSE(p->ret, "no uretprobe");
 
 	/* groups append */

@@ -4,14 +4,18 @@
 started by torchrun or by tests/workloads/launch_ranks.py. Plain PyTorch.
 
     ddp_train.py [--epochs E] [--batches B] [--slow-rank R --slow-ms MS] [--seconds S]
-                 [--stall-rank R --stall-step K --stall-seconds S]
+                 [--stall-rank R --stall-step K --stall-seconds S] [--timeout-s T]
+                 [--until-file F]
 
 Per epoch each rank trains B batches of its DistributedSampler shard; --slow-rank makes
 that rank's data loading MS ms slower per batch (a straggler, for the merged view);
 --seconds keeps training (more epochs) for at least S seconds, printing "ready rank=R" after
 the first step, for attach tests; --stall-rank stops that rank for S seconds after its step K
-(the others then wait for it in the next step's gradient all-reduce: a hang across ranks)."""
+(the others then wait for it in the next step's gradient all-reduce: a hang across ranks);
+--timeout-s sets the collectives' timeout; --until-file trains until that file exists (and
+"ready" says the rank's pid)."""
 import argparse
+import datetime
 import functools
 import os
 import time
@@ -40,6 +44,8 @@ ap.add_argument("--seconds", type=float, default=0)
 ap.add_argument("--stall-rank", type=int, default=-1)
 ap.add_argument("--stall-step", type=int, default=-1)
 ap.add_argument("--stall-seconds", type=float, default=0)
+ap.add_argument("--timeout-s", type=float, default=0, help="collective timeout (default torch's)")
+ap.add_argument("--until-file", help="train (more epochs) until this file exists")
 args = ap.parse_args()
 
 # Debian's torch 2.6 is built without libuv, yet its TCPStore asks for it by default.
@@ -51,7 +57,10 @@ if "use_libuv" in (dist.TCPStore.__init__.__doc__ or ""):
     sys.modules["torch.distributed.rendezvous"].TCPStore = functools.partial(dist.TCPStore,
                                                                              use_libuv=False)
 
-dist.init_process_group("gloo")
+if args.timeout_s:
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=args.timeout_s))
+else:
+    dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
 
 
@@ -75,7 +84,8 @@ loss_fn = nn.CrossEntropyLoss()
 steps, epoch, start = 0, 0, time.time()
 while True:
     # every rank must run the same number of epochs: agree on whether to go on
-    go = torch.tensor([int(epoch < args.epochs or time.time() - start < args.seconds)])
+    go = torch.tensor([int(epoch < args.epochs or time.time() - start < args.seconds or
+                           bool(args.until_file and not os.path.exists(args.until_file)))])
     dist.all_reduce(go, op=dist.ReduceOp.MIN)
     if not go.item():
         break
@@ -86,7 +96,7 @@ while True:
         opt.zero_grad()
         steps += 1
         if steps == 1:
-            say(f"ready rank={rank}")
+            say(f"ready rank={rank}" + (f" pid={os.getpid()}" if args.until_file else ""))
         if rank == args.stall_rank and steps == args.stall_step:
             say(f"stalling rank={rank}")
             time.sleep(args.stall_seconds)

@@ -217,7 +217,5 @@ void attach__detach(struct observer *o, struct target *t)
 	}
 	/* after the specs: the next image's probes start from no exec */
 	bpf_map_delete_elem(o->images_fd, &pid);
-	if (t->write_link)
-		link_reaper__destroy(t->write_link);
-	t->write_link = NULL;
+	write_hook__detach(o, t);
 }

@@ -85,13 +85,16 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 		err = control_ring_for_tests(o);
 	if (!err)
 		err = kernel_features__configure(o);
-	/* Marks: the syscall-entry tracepoint, or (--marks uprobe) libc's write() per target */
+	/* Marks: libc's write() per target, or (no libc) the syscall-entry tracepoint; fentry
+	 * comes in an object of its own (write_hook.c) */
 	if (!err)
 		err = bpf_program__set_autoload(o->skel->progs.on_write_tp,
 						o->opts->marks == MARKS_ON);
+	/* attached while a target needs it (write_hook.c), not with the skeleton */
+	bpf_program__set_autoattach(o->skel->progs.on_write_tp, false);
 	if (!err)
 		err = bpf_program__set_autoload(o->skel->progs.on_write_uprobe,
-						o->opts->marks == MARKS_UPROBE);
+						o->opts->marks != MARKS_OFF);
 	if (!err)
 		err = cirron_bpf__load(o->skel);
 	if (err)
@@ -103,10 +106,11 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 					     o->skel->progs.handle_entry;
 	o->prog_return = o->kf.uprobe_multi ? o->skel->progs.handle_return_multi :
 					      o->skel->progs.handle_return;
-	o->prog_ret_site = o->skel->progs.handle_ret_site;	/* a perf link on any kernel */
+	o->prog_exit = o->kf.uprobe_multi ? o->skel->progs.handle_exit_multi :
+					    o->skel->progs.handle_exit;
 	o->prog_dl_watch = o->skel->progs.handle_dl_watch;
 	o->probe_addrs_fd = bpf_map__fd(o->skel->maps.probe_addrs);
-	o->ret_sites_fd = bpf_map__fd(o->skel->maps.ret_sites);
+	o->signals_fd = bpf_map__fd(o->skel->maps.signals);
 	o->prog_write = o->skel->progs.on_write_uprobe;
 	o->specs_fd = bpf_map__fd(o->skel->maps.probe_specs);
 	o->hits_fd = bpf_map__fd(o->skel->maps.hits);
@@ -144,6 +148,7 @@ void bpf_object__unload_all(struct observer *o)
 	ring_buffer__free(o->rb);
 	ring_buffer__free(o->events_rb);
 	o->rb = o->events_rb = NULL;
+	write_hook__free(o);
 	cirron_bpf__destroy(o->skel);
 	o->skel = NULL;
 }
@@ -170,6 +175,13 @@ int kernel_features__configure(struct observer *o)
 		err = bpf_program__set_expected_attach_type(s->progs.handle_entry_multi, multi);
 	if (!err && o->kf.uprobe_multi)
 		err = bpf_program__set_expected_attach_type(s->progs.handle_return_multi, multi);
+	/* and the exit program of "return": "exits" probes, the same way */
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.handle_exit, !o->kf.uprobe_multi);
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.handle_exit_multi, o->kf.uprobe_multi);
+	if (!err && o->kf.uprobe_multi)
+		err = bpf_program__set_expected_attach_type(s->progs.handle_exit_multi, multi);
 	if (!err)
 		err = bpf_program__set_autoload(s->progs.on_exec_watch, watch && o->kf.find_vma);
 	if (!err)

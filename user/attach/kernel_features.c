@@ -198,3 +198,28 @@ void kernel_features__del_probe_addr(struct observer *o, struct target *t, struc
 	bpf_map_delete_elem(o->probe_addrs_fd, &key);
 	r->addr = 0;
 }
+
+int kernel_features__add_exit_addr(struct observer *o, struct target *t, struct probe_result *r,
+				   unsigned int i)
+{
+	struct probe_addr_key key = { .tgid = (__u32)t->pid };
+
+	key.addr = mapped_address(t, r->file, r->exit_offsets[i]);
+	if (!key.addr)
+		return procfs__alive(t->pid) ? -ENOENT : -ESRCH;
+	if (bpf_map_update_elem(o->probe_addrs_fd, &key, &r->id, BPF_ANY))
+		return -errno;
+	r->exit_addrs[i] = key.addr;
+	return 0;
+}
+
+void kernel_features__del_exit_addr(struct observer *o, struct target *t, struct probe_result *r,
+				    unsigned int i)
+{
+	struct probe_addr_key key = { .tgid = (__u32)t->pid, .addr = r->exit_addrs[i] };
+
+	if (!r->exit_addrs[i])
+		return;
+	bpf_map_delete_elem(o->probe_addrs_fd, &key);
+	r->exit_addrs[i] = 0;
+}

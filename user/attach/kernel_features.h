@@ -53,5 +53,10 @@ int kernel_features__configure(struct observer *o);
  * (probe_addrs), or forgets it. Returns 0 or -errno. */
 int kernel_features__add_probe_addr(struct observer *o, struct target *t, struct probe_result *r);
 void kernel_features__del_probe_addr(struct observer *o, struct target *t, struct probe_result *r);
+/* The same for r's exit instruction i (exit_offsets[i] -> exit_addrs[i]). */
+int kernel_features__add_exit_addr(struct observer *o, struct target *t, struct probe_result *r,
+				   unsigned int i);
+void kernel_features__del_exit_addr(struct observer *o, struct target *t, struct probe_result *r,
+				    unsigned int i);
 
 #endif

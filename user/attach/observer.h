@@ -23,6 +23,17 @@ struct cirron_bpf;
 struct ring_buffer;
 struct bpf_program;
 struct metrics;
+struct write_fentry_bpf;
+struct bpf_link;
+
+/* Marks: the shared hooks on the write path, attached while some target uses them. */
+struct write_hooks {
+	struct write_fentry_bpf *fentry;
+	unsigned int fentry_users;
+	bool fentry_failed;	/* refused here: per-process uprobes instead */
+	struct bpf_link *tp_link;
+	unsigned int tp_users;
+};
 
 /* The loader's state: the BPF object and which probe id is attached where, the traced
  * processes, the sinks and the node agent's filter. It is declared at this stage, the first
@@ -44,11 +55,11 @@ struct observer {
 	 * from a control event's handler, before a session ends at exec */
 	struct ring_buffer *events_rb;
 	struct bpf_program *prog_entry, *prog_return;
-	struct bpf_program *prog_ret_site;	/* "return": "call_site" probes' exits */
+	struct bpf_program *prog_exit;	/* "return": "exits" probes' exit instructions */
 	struct bpf_program *prog_dl_watch;	/* watch's ld.so probes without cookies */
 	struct kernel_features kf;	/* probed in bpf_object__load_all */
 	int probe_addrs_fd;
-	int ret_sites_fd;	/* return addresses told by BPF; marked once probed */
+	int signals_fd;		/* signals BPF sent per process (`run`'s holds) */
 	struct bpf_program *prog_write;	/* --marks uprobe */
 	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd, exits_fd;
 	int py_verdicts_fd, py_stacks_fd;
@@ -70,6 +81,7 @@ struct observer {
 	struct metrics *metrics;	/* --metrics: the /metrics endpoint, or NULL */
 	int cuda_windows_fd, runtime_text_fd;	/* --cuda-calls sampled gate; libcudart code */
 	int images_fd;		/* execs per traced process (PROBE_F_IMAGE) */
+	struct write_hooks writes;	/* marks */
 };
 
 /* attach.c */
@@ -77,9 +89,6 @@ struct observer {
  * Returns the number of probes attached, or -ESRCH if the target is gone. */
 int attach__scan(struct observer *o, struct target *t);
 void attach__detach(struct observer *o, struct target *t);
-/* A "return": "call_site" probe (id) of t returns to addr for the first time: probes that
- * instruction (entry-style) as that probe's exit. Returns 0 or -errno. */
-int attach__ret_site(struct observer *o, struct target *t, uint32_t id, uint64_t addr);
 /* --python-frames sampled: links (on) or unlinks the target's Python-tier probes; their ids
  * stay reserved. Returns the number linked, or -errno. */
 int attach__python_sample(struct observer *o, struct target *t, bool on);
@@ -91,8 +100,12 @@ int attach__cuda_sample(struct observer *o, struct target *t, bool on);
  * Returns 0, 1 if that file is probed already, or -errno. */
 int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m);
 void attach__ldso_unwatch(struct observer *o);
-/* --marks uprobe: libc's write() in the target, for its pid only. Returns 0 or -errno. */
-int attach__write_uprobe(struct observer *o, struct target *t);
+/* write_hook.c: marks. Gives t a hook on the write path (the first target attaches a
+ * shared one), or takes it away (the last target detaches a shared one). */
+int write_hook__attach(struct observer *o, struct target *t);
+void write_hook__detach(struct observer *o, struct target *t);
+void write_hook__free(struct observer *o);
+const char *write_hook__name(enum write_hook_kind k);
 
 /* bpf_object.c: load the BPF object, attach its tracepoints, set up the ring buffers
  * (events go to handle_event: observe/dispatch.c). Returns 0 or an exit code. */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "attach/kernel_features.h"
 #include "attach/link_reaper.h"
 #include "attach/observer.h"
 #include "attach/probe_links.h"
@@ -70,12 +71,8 @@ int probe_links__reserve(struct observer *o, struct target *t, struct probe_resu
 		spec.flags |= PROBE_F_RETURN;
 	if (d->nested)
 		spec.flags |= PROBE_F_NESTED;
-	if (d->ret_site)
-		spec.flags |= PROBE_F_RET_SITE;
-	/* held while a return address first seen is probed, in every mode: else that call's
-	 * exit is lost and its span stays open (docs/probe-exits.md) */
-	if (d->ret_site)
-		spec.flags |= PROBE_F_STOP_ON_LOAD;
+	if (d->exits)
+		spec.flags |= PROBE_F_EXITS;
 	if (d->meaning == MEAN_PY_CALL)
 		spec.flags |= PROBE_F_PY_CALL;
 	if (o->opts->cuda_detail && cuda_action(d->action))
@@ -107,9 +104,33 @@ int probe_links__reserve(struct observer *o, struct target *t, struct probe_resu
 	return 0;
 }
 
-/* Creates r's return and entry uprobes, in that order: an entry seen without its return
- * would leave a call open, a return without its entry is ignored. (Re-creating a perf uprobe
- * that was just removed waits ~35 ms for the old one to go; the second link is quick.) */
+/* r's exit uprobes (PROBE_F_EXITS), one perf link each. */
+static int link_exits(struct observer *o, struct target *t, struct probe_result *r)
+{
+	const struct mapped_file *f = &t->files[r->file];
+	struct bpf_uprobe_opts uo = { .sz = sizeof(uo), .bpf_cookie = o->kf.cookie ? r->id : 0 };
+	atomic_uint *pending = &o->slots[r->id].reaping;
+	int err;
+
+	for (unsigned int i = 0; i < r->nexits; i++) {
+		if (r->exit_links[i])
+			continue;
+		if (!o->kf.cookie) {	/* BPF tells probes apart by address */
+			err = kernel_features__add_exit_addr(o, t, r, i);
+			if (err)
+				return err;
+		}
+		r->exit_links[i] = ulink__perf(bpf_program__attach_uprobe_opts(
+			o->prog_exit, t->pid, f->host_path, r->exit_offsets[i], &uo), pending);
+		if (!r->exit_links[i])
+			return -errno;
+	}
+	return 0;
+}
+
+/* Creates r's return or exit uprobes, then its entry: an entry seen without its exit would
+ * leave a call open, an exit without its entry is ignored. (Re-creating a perf uprobe that
+ * was just removed waits ~35 ms for the old one to go; the second link is quick.) */
 static int link_one(struct observer *o, struct target *t, struct probe_result *r)
 {
 	const struct mapped_file *f = &t->files[r->file];
@@ -123,6 +144,11 @@ static int link_one(struct observer *o, struct target *t, struct probe_result *r
 		err = r->def->ret ? ulink__multi(bpf_program__fd(o->prog_return), t->pid,
 						 f->host_path, &r->file_offset, &cookie, &pending,
 						 1, true, &r->ret) : 0;
+		for (unsigned int i = 0; !err && i < r->nexits; i++)
+			err = r->exit_links[i] ? 0 :
+			      ulink__multi(bpf_program__fd(o->prog_exit), t->pid, f->host_path,
+					   &r->exit_offsets[i], &cookie, &pending, 1, false,
+					   &r->exit_links[i]);
 		if (!err)
 			err = ulink__multi(bpf_program__fd(o->prog_entry), t->pid, f->host_path,
 					   &r->file_offset, &cookie, &pending, 1, false, &r->entry);
@@ -142,6 +168,11 @@ static int link_one(struct observer *o, struct target *t, struct probe_result *r
 		if (!r->ret)
 			return -errno;
 	}
+	err = link_exits(o, t, r);
+	if (err) {
+		probe_links__unlink(r);
+		return err;
+	}
 	uo.retprobe = false;
 	r->entry = ulink__perf(bpf_program__attach_uprobe_opts(o->prog_entry, t->pid, f->host_path,
 							       r->file_offset, &uo), pending);
@@ -153,35 +184,48 @@ static int link_one(struct observer *o, struct target *t, struct probe_result *r
 	return 0;
 }
 
-/* One uprobe_multi link of prog on the probes rs[0..n) of file fi whose return (ret) or
- * entry is asked for; the link is shared by them (ulink.h). */
+enum link_kind { LINK_RETURNS, LINK_EXITS, LINK_ENTRIES };
+
+/* One uprobe_multi link on the probes rs[0..n) of file fi: their return probes, their exit
+ * instructions or their entries; the link is shared by them, one reference per offset
+ * (ulink.h). */
 static int link_multi(struct observer *o, struct target *t, size_t fi, struct probe_result **rs,
-		      size_t n, bool ret)
+		      size_t n, enum link_kind kind)
 {
-	uint64_t *offs = calloc(n, sizeof(*offs)), *cookies = calloc(n, sizeof(*cookies));
-	atomic_uint **pending = calloc(n, sizeof(*pending));
+	struct bpf_program *prog = kind == LINK_RETURNS ? o->prog_return :
+				   kind == LINK_EXITS ? o->prog_exit : o->prog_entry;
+	size_t cap = kind == LINK_EXITS ? n * FUNC_EXITS_MAX : n, k = 0;
+	uint64_t *offs = calloc(cap + 1, sizeof(*offs)), *cookies = calloc(cap + 1, sizeof(*cookies));
+	atomic_uint **pending = calloc(cap + 1, sizeof(*pending));
 	struct ulink *l = NULL;
-	size_t k = 0;
 	int err = -ENOMEM;
 
 	if (!offs || !cookies || !pending)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		if (rs[i]->file != fi || (ret && !rs[i]->def->ret))
-			continue;
-		offs[k] = rs[i]->file_offset;
-		cookies[k] = rs[i]->id;
-		pending[k++] = &o->slots[rs[i]->id].reaping;
+		struct probe_result *r = rs[i];
+		unsigned int m = kind == LINK_EXITS ? r->nexits :
+				 kind == LINK_RETURNS ? r->def->ret : 1;
+
+		for (unsigned int j = 0; r->file == fi && j < m; j++) {
+			offs[k] = kind == LINK_EXITS ? r->exit_offsets[j] : r->file_offset;
+			cookies[k] = r->id;
+			pending[k++] = &o->slots[r->id].reaping;
+		}
 	}
-	err = ulink__multi(bpf_program__fd(ret ? o->prog_return : o->prog_entry), t->pid,
-			   t->files[fi].host_path, offs, cookies, pending, k, ret, &l);
+	err = ulink__multi(bpf_program__fd(prog), t->pid, t->files[fi].host_path, offs, cookies,
+			   pending, k, kind == LINK_RETURNS, &l);
 	for (size_t i = 0; !err && i < n; i++) {
-		if (rs[i]->file != fi || (ret && !rs[i]->def->ret))
+		struct probe_result *r = rs[i];
+
+		if (r->file != fi)
 			continue;
-		if (ret)
-			rs[i]->ret = l;
-		else
-			rs[i]->entry = l;
+		if (kind == LINK_RETURNS && r->def->ret)
+			r->ret = l;
+		else if (kind == LINK_ENTRIES)
+			r->entry = l;
+		for (unsigned int j = 0; kind == LINK_EXITS && j < r->nexits; j++)
+			r->exit_links[j] = l;
 	}
 out:
 	free(offs);
@@ -191,8 +235,9 @@ out:
 }
 
 /* Links the probes rs[0..n) (reserved, not linked): with uprobe_multi, one link for the
- * returns and one for the entries per file, returns first (as link_one); else, or where a
- * batch fails, each on its own. errs[i]: 0 or -errno per probe. Returns probes linked. */
+ * returns, one for the exits and one for the entries per file, in that order (as link_one);
+ * else, or where a batch fails, each on its own. errs[i]: 0 or -errno per probe. Returns
+ * probes linked. */
 int probe_links__link_many(struct observer *o, struct target *t, struct probe_result **rs, size_t n,
 		     int *errs)
 {
@@ -206,7 +251,9 @@ int probe_links__link_many(struct observer *o, struct target *t, struct probe_re
 			first = rs[j]->file != fi;
 		if (!first)
 			continue;
-		if (!link_multi(o, t, fi, rs, n, true) && !link_multi(o, t, fi, rs, n, false))
+		if (!link_multi(o, t, fi, rs, n, LINK_RETURNS) &&
+		    !link_multi(o, t, fi, rs, n, LINK_EXITS) &&
+		    !link_multi(o, t, fi, rs, n, LINK_ENTRIES))
 			continue;
 		for (size_t j = i; j < n; j++)	/* one bad offset: the others link alone */
 			if (rs[j]->file == fi)
@@ -224,9 +271,9 @@ void probe_links__unlink(struct probe_result *r)
 	ulink__put(r->entry);
 	ulink__put(r->ret);
 	r->entry = r->ret = NULL;
-	for (unsigned int i = 0; i < r->nsites; i++) {
-		bpf_link__destroy(r->site_links[i]);
-		r->site_links[i] = NULL;
+	for (unsigned int i = 0; i < r->nexits; i++) {
+		ulink__put(r->exit_links[i]);
+		r->exit_links[i] = NULL;
 	}
 }
 
@@ -234,34 +281,20 @@ void probe_links__unlink(struct probe_result *r)
  * with the others; perf links one at a time). */
 void probe_links__unlink_async(struct observer *o, struct probe_result *r)
 {
-	atomic_uint *pending = &o->slots[r->id].reaping;
-
 	ulink__put_async(r->entry);
 	ulink__put_async(r->ret);
 	r->entry = r->ret = NULL;
-	for (unsigned int i = 0; i < r->nsites; i++) {	/* perf links: the reaper's queue */
-		atomic_fetch_add(pending, 1);
-		link_reaper__destroy_then(r->site_links[i], pending);
-		r->site_links[i] = NULL;
+	for (unsigned int i = 0; i < r->nexits; i++) {
+		ulink__put_async(r->exit_links[i]);
+		r->exit_links[i] = NULL;
 	}
-}
-
-/* No cookies: the return sites' probe_addrs entries (their links are gone or going). */
-static void release_sites(struct observer *o, struct target *t, struct probe_result *r)
-{
-	for (unsigned int i = 0; i < r->nsites; i++) {
-		struct probe_addr_key key = { .tgid = (__u32)t->pid, .addr = r->site_addrs[i] };
-
-		if (!o->kf.cookie)
-			bpf_map_delete_elem(o->probe_addrs_fd, &key);
-	}
-	r->nsites = 0;
 }
 
 void probe_links__release(struct observer *o, struct probe_result *r)
 {
 	if (r->id) {
-		release_sites(o, o->slots[r->id].target, r);
+		for (unsigned int i = 0; !o->kf.cookie && i < r->nexits; i++)
+			kernel_features__del_exit_addr(o, o->slots[r->id].target, r, i);
 		if (r->addr)
 			kernel_features__del_probe_addr(o, o->slots[r->id].target, r);
 		o->slots[r->id].target = NULL;

@@ -127,6 +127,31 @@ static int resolve_by_version(struct observer *o, struct target *t, const struct
 	return 0;
 }
 
+/* "return": "exits": where the function leaves (target/func_exits.h), cached with its
+ * symbols. A function whose exits cannot be found is not probed at all: an entry with no exit
+ * would leave every span it opens open. */
+static int find_exits(struct observer *o, struct target *t, const struct mapped_file *f,
+		      uint64_t vaddr, struct probe_result *r)
+{
+	struct func_exits fe;
+	char why[256];
+
+	r->err = sym_cache__exits(o->syms, f->host_path, vaddr, &fe, why, sizeof(why));
+	if (r->err) {
+		char msg[320];
+
+		snprintf(msg, sizeof(msg), "its exits were not found: %s", why);
+		r->why = strdup(msg);
+		wlog("pid %d: %s in %s: %s", t->pid, r->symbol, f->path, msg);
+		return r->err;
+	}
+	memcpy(r->exit_offsets, fe.offsets, fe.n * sizeof(fe.offsets[0]));
+	r->nexits = (unsigned int)fe.n;
+	dlog("pid %d: %s leaves by %zu exits (%zu split-off parts, %zu without unwind info)",
+	     t->pid, r->symbol, fe.n, fe.parts, fe.no_cfi);
+	return 0;
+}
+
 /* f holds a CUDA runtime: driver calls made from its code are the runtime's, counted by
  * its own probes, so the driver probes leave them out (PROBE_F_DRIVER). */
 static void add_runtime_text(struct observer *o, struct target *t, const struct mapped_file *f)
@@ -248,6 +273,8 @@ int resolve__group(struct observer *o, struct target *t, size_t fi,
 		} else {
 			r->symbol = strdup(q[i].found);
 			r->file_offset = resolve__skip_endbr64(f->fd, q[i].file_offset);
+			if (d->exits && find_exits(o, t, f, q[i].vaddr, r))
+				continue;
 		}
 		if (d->aux_symbol) {
 			if (!q[n + i].found) {

@@ -8,8 +8,9 @@
 #include <sys/types.h>
 
 /*
- * The observer holds a traced process stopped (SIGSTOP from BPF) for the moment it takes to
- * attach to a new image or library (`run`) or to probe a new return address (every mode).
+ * `run` holds a traced process stopped (SIGSTOP from BPF) for the moment it takes to attach
+ * to a new image (at exec) or library (at a load, only while the process has one thread);
+ * attach and watch hold nothing.
  * If the observer dies then (SIGKILL, OOM), nobody would send the SIGCONT. The watchdog is
  * a small process that waits on a pipe; when the observer dies without saying goodbye, it
  * resumes every stopped process of the command's tree (`run`) and every stopped process

@@ -162,7 +162,7 @@ void discovery__round(struct observer *o)
 		for (struct target *t = o->targets; t; t = t->next) {
 			targets__scan(o, t);
 			if (t->stop_on_load && !procfs__stat(t->pid, &state, &ppid) && state == 'T')
-				targets__resume(t->pid);
+				targets__resume(o, t->pid);
 		}
 		if (o->opts->cmd == CMD_WATCH) {
 			o->watch.queue.rescans++;

@@ -11,15 +11,15 @@
 
 #define FLUSH_AFTER_SPANS 4096	/* closed spans held before an early batch */
 
-/* CIRRON_TEST_HOLD_MS=N: the loader keeps a process held at a new return address N ms
- * longer, so that a test can kill it then (the watchdog must resume the process). */
+/* CIRRON_TEST_HOLD_MS=N: `run` keeps a process held at a library load N ms longer, so that
+ * a test can kill the observer then (the watchdog must resume the process). */
 static void test_hold(__u32 pid)
 {
 	const char *v = getenv("CIRRON_TEST_HOLD_MS");
 
 	if (!v || atoi(v) <= 0)
 		return;
-	ilog("pid %u: held at a new return address (CIRRON_TEST_HOLD_MS=%s)", pid, v);
+	ilog("pid %u: held at a library load (CIRRON_TEST_HOLD_MS=%s)", pid, v);
 	usleep((useconds_t)atoi(v) * 1000);
 }
 
@@ -59,16 +59,9 @@ int dispatch__event(void *ctx, void *data, size_t size)
 		t = targets__find(o, (int)e->pid);
 		if (t)
 			targets__scan(o, t);
-		if (e->args[0])
-			targets__resume((int)e->pid);
-		return 0;
-	case EV_RET_SITE:
-		t = targets__find(o, (int)e->pid);
-		if (t)
-			attach__ret_site(o, t, e->probe_id, e->args[0]);
-		if (e->args[1]) {	/* stopped for it: probed or not, it runs on */
+		if (e->args[0]) {	/* held for it (`run`, one thread): probed, it runs on */
 			test_hold(e->pid);
-			targets__resume((int)e->pid);
+			targets__resume(o, (int)e->pid);
 		}
 		return 0;
 	case EV_CALL:

@@ -27,7 +27,7 @@ void lifecycle__exec(struct observer *o, const struct event *e)
 {
 	struct target *t = targets__find(o, (int)e->pid);
 	bool held = e->args[0], follow, stop, root;
-	uint64_t ticks;
+	uint64_t ticks, signals;
 
 	if (!t)
 		return;
@@ -39,6 +39,7 @@ void lifecycle__exec(struct observer *o, const struct event *e)
 	follow = t->follow;
 	stop = t->stop_on_load;
 	root = t->root_child;
+	signals = t->signals_sent;	/* the process's, whatever image it runs */
 	/* Same pid, same start time: the new image's session needs an id of its own */
 	ticks = exec_ticks(t);
 	if (t->session) {
@@ -61,10 +62,11 @@ void lifecycle__exec(struct observer *o, const struct event *e)
 	t->stop_on_load = stop;
 	t->root_child = root;
 	t->id_ticks = ticks;
+	t->signals_sent = signals;
 	targets__track(o, t, false);
 	targets__scan(o, t);
 	if (held)
-		targets__resume(t->pid);
+		targets__resume(o, t->pid);
 }
 
 void lifecycle__fork(struct observer *o, const struct event *e)

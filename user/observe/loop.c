@@ -223,10 +223,7 @@ int observer__main(const struct options *opts)
 	sigaction(SIGTERM, &sa, &inherited_sa[1]);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, &inherited_sa[2]);
-	/* `run` starts its own, for the command's tree too */
-	if (opts->cmd != CMD_RUN && watchdog__start(&o->watchdog, 0))
-		wlog("no watchdog: if the observer is killed while a process is held at a new "
-		     "return address, it stays stopped");
+	/* attach and watch hold no process, so they need no watchdog; `run` starts its own */
 	if (opts->cmd == CMD_RUN)
 		err = launch__run(o, inherited_sa);
 	else if (opts->cmd == CMD_WATCH)
@@ -279,13 +276,16 @@ int observer__main(const struct options *opts)
 	err = 0;
 	if (stop_requested)
 		ilog("%s: detaching", strsignal(stop_requested));
-	/* Detach: what is still open stays open; held targets are let go. */
+	/* Detach: what is still open stays open; a target `run` holds is let go (only `run`
+	 * holds, and only a stopped process needs a SIGCONT). */
 	ring_buffer__consume(o->rb);
 	while (o->targets) {
 		struct target *t = o->targets;
+		char state = 0;
+		int ppid;
 
-		if (t->follow)
-			targets__resume(t->pid);
+		if (t->stop_on_load && !procfs__stat(t->pid, &state, &ppid) && state == 'T')
+			targets__resume(o, t->pid);
 		targets__end(o, t, "detach");
 	}
 	if (opts->cmd == CMD_WATCH)

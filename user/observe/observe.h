@@ -28,7 +28,7 @@ struct target *targets__find(struct observer *o, int pid);
 struct target *targets__add(struct observer *o, int pid);
 /* Forgets the target in BPF and here, detaches its probes, frees it. */
 void targets__remove(struct observer *o, struct target *t);
-void targets__resume(int pid);
+void targets__resume(struct observer *o, int pid);
 /* Tells BPF how to treat the target; armed: all its probes are in, let its events flow
  * (set once after attaching, so a scope's enter and exit start together). Returns 0 or
  * -errno. */

@@ -268,7 +268,7 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 		cJSON_AddStringToObject(p, "action", probe_action__name(r->def->action));
 		cJSON_AddBoolToObject(p, "attached", r->id != 0);
 		if (r->err)
-			cJSON_AddStringToObject(p, "error", strerror(-r->err));
+			cJSON_AddStringToObject(p, "error", r->why ? r->why : strerror(-r->err));
 		else
 			cJSON_AddNullToObject(p, "error");
 		if (r->id) {
@@ -296,6 +296,16 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 	cJSON_AddNumberToObject(h, "probes_attached", attached);
 	cJSON_AddNumberToObject(h, "probes_failed", failed);
 	cJSON_AddNumberToObject(h, "uprobe_hits", (double)hits_total);
+	{	/* every signal the observer sent it: BPF's SIGSTOP holds and the loader's SIGCONTs
+		 * (`run` only; 0 in attach and watch) */
+		__u32 pid = (__u32)t->pid;
+		__u64 stops = 0;
+
+		bpf_map_lookup_elem(o->signals_fd, &pid, &stops);
+		cJSON_AddNumberToObject(h, "signals_sent", (double)(stops + t->signals_sent));
+	}
+	if (o->opts->marks != MARKS_OFF)
+		cJSON_AddStringToObject(h, "marks_hook", write_hook__name(t->write_hook));
 	/* The cost paid by the training job per step, in steady state: hits and steps counted
 	 * from the first batch that saw a step (imports and the first steps trap more), or
 	 * since attach while fewer than 10 steps followed it. */

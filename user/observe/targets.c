@@ -84,10 +84,16 @@ void targets__remove(struct observer *o, struct target *t)
 	target__free(t);
 }
 
-void targets__resume(int pid)
+/* The only signal the loader sends a traced process: SIGCONT after `run`'s holds. Counted
+ * for health (signals_sent). */
+void targets__resume(struct observer *o, int pid)
 {
+	struct target *t = targets__find(o, pid);
+
 	if (kill(pid, SIGCONT) && errno != ESRCH)
 		wlog("pid %d: cannot resume: %s", pid, strerror(errno));
+	else if (t)
+		t->signals_sent++;
 }
 
 static __u32 target_flags(const struct target *t)
@@ -117,8 +123,8 @@ void targets__arm(struct observer *o, struct target *t)
 		t->unannounced = false;
 		ilog("pid %d: session %s started", t->pid, t->session->id);
 	}
-	if (o->opts->marks == MARKS_UPROBE && !t->write_link && attach__write_uprobe(o, t))
-		ilog("pid %d: no libc write() to probe for marks (yet)", t->pid);
+	if (write_hook__attach(o, t))
+		ilog("pid %d: no hook on its writes for marks (yet)", t->pid);
 }
 
 void targets__scan(struct observer *o, struct target *t)

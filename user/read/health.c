@@ -111,6 +111,9 @@ static void print_health(FILE *f, const struct rsession *s)
 	if (cJSON_GetObjectItemCaseSensitive(h, "python_sampled_steps"))
 		fprintf(f, "; Python frames sampled in %s windows",
 			value(h, "python_sampled_steps", a, sizeof(a)));
+	if (cJSON_GetObjectItemCaseSensitive(h, "signals_sent"))
+		fprintf(f, "\n  signals_sent %s (SIGSTOP holds and SIGCONTs: run only)",
+			value(h, "signals_sent", b, sizeof(b)));
 	fprintf(f, "\n  spool %s bytes in %s files before this batch\n",
 		value(h, "spool_bytes", a, sizeof(a)), value(h, "spool_files", b, sizeof(b)));
 	if (cJSON_GetObjectItemCaseSensitive(h, "spool_max_bytes"))

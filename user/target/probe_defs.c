@@ -191,10 +191,10 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 		d->meaning = m;
 	}
 	ret = cJSON_GetObjectItemCaseSensitive(p, "return");
-	if (cJSON_IsString(ret) && !strcmp(ret->valuestring, "call_site")) {
-		d->ret_site = true;
+	if (cJSON_IsString(ret) && !strcmp(ret->valuestring, "exits")) {
+		d->exits = true;
 	} else if (ret && !cJSON_IsBool(ret)) {
-		elog("%s: %s: \"return\" is true, false or \"call_site\"", origin, d->symbol);
+		elog("%s: %s: \"return\" is true, false or \"exits\"", origin, d->symbol);
 		return -EINVAL;
 	} else {
 		d->ret = cJSON_IsTrue(ret);

@@ -31,8 +31,9 @@ struct probe_def {
 	__u8 arg_src[CIRRON_NARGS];
 	__u8 arg_deref[CIRRON_NARGS];
 	bool ret;		/* attach a return probe too */
-	bool ret_site;		/* "return": "call_site": the exit is seen where the function
-				 * returns to, by entry-style uprobes (PROBE_F_RET_SITE) */
+	bool exits;		/* "return": "exits": the exit is seen by entry-style uprobes on
+				 * the function's own exit instructions (PROBE_F_EXITS): a C++
+				 * function an exception may leave, where a uretprobe may not be */
 	bool optional;		/* missing in some builds: not an attach failure */
 	bool nested;		/* recursive: every return is sent (PROBE_F_NESTED) */
 	bool python_tier;	/* attached only with --python-frames always|sampled */

@@ -272,3 +272,73 @@ int sym_cache__resolve(struct sym_cache *c, const char *path, struct sym_query *
 		save_to_disk(c, f);
 	return answer_from(f, q, n);
 }
+
+/* A function's exits as a cache line: query "@exits:VADDR", found "OFF,OFF,...;PARTS;NO_CFI"
+ * (hex), or "!" and the reason it failed. */
+static void exits_to_text(const struct func_exits *e, int err, const char *why, char *buf,
+			  size_t size)
+{
+	size_t n = 0;
+
+	if (err) {
+		snprintf(buf, size, "!%d %s", -err, why);
+		for (char *p = buf; *p; p++)	/* one line, one field */
+			if (*p == '\t' || *p == '\n')
+				*p = ' ';
+		return;
+	}
+	for (size_t i = 0; i < e->n && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%" PRIx64, i ? "," : "", e->offsets[i]);
+	if (n < size)
+		snprintf(buf + n, size - n, ";%zx;%zx", e->parts, e->no_cfi);
+}
+
+static int exits_from_text(const char *text, struct func_exits *e, char *why, size_t why_size)
+{
+	char *end;
+	int err;
+
+	memset(e, 0, sizeof(*e));
+	if (*text == '!') {
+		err = (int)strtol(text + 1, &end, 10);
+		snprintf(why, why_size, "%s", *end ? end + 1 : "");
+		return err > 0 ? -err : -EINVAL;
+	}
+	for (const char *p = text; *p && *p != ';' && e->n < FUNC_EXITS_MAX; p = end) {
+		e->offsets[e->n++] = strtoull(p, &end, 16);
+		if (end == p)
+			return -EINVAL;
+		if (*end == ',')
+			end++;
+	}
+	if (sscanf(strchr(text, ';') ? strchr(text, ';') : "", ";%zx;%zx", &e->parts,
+		   &e->no_cfi) != 2 || !e->n)
+		return -EINVAL;
+	return 0;
+}
+
+int sym_cache__exits(struct sym_cache *c, const char *path, uint64_t vaddr,
+		     struct func_exits *out, char *why, size_t why_size)
+{
+	struct cache_file *f = get_file(c, path);
+	const struct cache_line *l;
+	char query[32], text[FUNC_EXITS_MAX * 17 + 320];
+	int err;
+
+	if (why_size)
+		why[0] = 0;
+	if (!f)
+		return func_exits__find(path, vaddr, out, why, why_size);
+	snprintf(query, sizeof(query), "@exits:%" PRIx64, vaddr);
+	l = find_line(f, query);
+	if (l && l->found) {
+		err = exits_from_text(l->found, out, why, why_size);
+		if (err != -EINVAL)	/* else a damaged line: found again */
+			return err;
+	}
+	err = func_exits__find(path, vaddr, out, why, why_size);
+	exits_to_text(out, err, why, text, sizeof(text));
+	if (add_line(f, query, text, 0, 0) == 0 && c->dir)
+		save_to_disk(c, f);
+	return err;
+}

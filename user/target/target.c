@@ -30,6 +30,7 @@ void target__free(struct target *t)
 	cJSON_Delete(t->snapshots);
 	for (i = 0; i < t->nprobes; i++) {
 		free(t->probes[i].symbol);
+		free(t->probes[i].why);
 	}
 	for (i = 0; i < t->nfiles; i++) {
 		free(t->files[i].path);

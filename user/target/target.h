@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "target/func_exits.h"
 #include "target/probe_defs.h"
 #include "target/pytypes.h"
 #include "target/sym_cache.h"
@@ -67,7 +68,6 @@ struct mapped_file {
 
 /* One probe of a matched group in this target: what resolved, what attached. */
 struct ulink;
-#define CIRRON_RET_SITES 16	/* call sites per probed function and process */
 
 struct probe_result {
 	const struct probe_group *group;
@@ -79,10 +79,14 @@ struct probe_result {
 	uint64_t addr;		/* no cookies: the entry's address in probe_addrs, or 0 */
 	bool sampled;		/* Python tier at --python-frames sampled: linked in samples only */
 	struct ulink *entry, *ret;	/* attach/ulink.h: shared by a batch, or one each */
-	/* "return": "call_site": the return addresses probed so far (PROBE_F_RET_SITE) */
-	struct bpf_link *site_links[CIRRON_RET_SITES];
-	uint64_t site_addrs[CIRRON_RET_SITES];	/* as mapped in the target */
-	unsigned int nsites;
+	/* "return": "exits" (PROBE_F_EXITS): the function's exit instructions, their links (a
+	 * uprobe_multi link is shared: one reference per offset), and without cookies their
+	 * addresses in probe_addrs */
+	uint64_t exit_offsets[FUNC_EXITS_MAX];
+	struct ulink *exit_links[FUNC_EXITS_MAX];
+	uint64_t exit_addrs[FUNC_EXITS_MAX];
+	unsigned int nexits;
+	char *why;		/* why it did not resolve, where strerror(err) would not say */
 	int err;		/* 0, or -errno of resolution (-ENOENT) or attach */
 	bool cuda_sampled;	/* per-call CUDA probe at --cuda-calls sampled: in windows only */
 	bool not_asked;		/* left out by an option (--cuda-calls off): not a failure */
@@ -92,6 +96,14 @@ struct probe_result {
 struct kernel_name {
 	uint64_t func;
 	char *name;
+};
+
+/* Marks: the hook on the write path that serves a target (attach/write_hook.c). */
+enum write_hook_kind {
+	WRITE_HOOK_NONE,
+	WRITE_HOOK_FENTRY,	/* fentry on ksys_write, shared by every target */
+	WRITE_HOOK_UPROBE,	/* a uprobe on libc's write() in this target */
+	WRITE_HOOK_TRACEPOINT,	/* the raw syscall-entry tracepoint, shared */
 };
 
 struct target {
@@ -105,6 +117,7 @@ struct target {
 	bool mid_run;		/* found running (attach, watch's first scan), not at its start */
 	bool unannounced;	/* its session started and is not armed yet: not logged yet */
 	uint64_t start_ticks;	/* its start time (/proc): a later process with its pid is not it */
+	uint64_t signals_sent;	/* SIGCONTs the loader sent it (health adds BPF's SIGSTOPs) */
 	uint64_t id_ticks;	/* session id part after an exec; 0: the process start time */
 	struct session *session;	/* NULL until a non-loader probe group matches */
 	struct torch_tree tree;		/* training structure, fed by the torch anchors */
@@ -139,7 +152,7 @@ struct target {
 	struct marks_stream marks_streams[2];
 	struct marks_counts marks_counts;
 	uint64_t writes, write_bytes, writes_over_bound;
-	void *write_link;	/* --marks uprobe: its bpf_link on libc's write() */
+	void *write_link;	/* WRITE_HOOK_UPROBE: its bpf_link on libc's write() */
 	struct target *next;
 	struct cuda_sample cuda_sample;	/* --cuda-calls sampled */
 	/* --snapshots (observe/snapshots.c) */
@@ -149,6 +162,7 @@ struct target {
 	struct snap_job *snap_job;	/* the snapshot being read on its thread, or NULL */
 	long snapshots_skipped_busy;	/* epochs that ended while one was still read */
 	bool snap_refused;	/* the torch layout failed its checks: no more snapshots */
+	enum write_hook_kind write_hook;	/* which hook copies its writes (marks) */
 	long snapshots_taken;
 	uint64_t snap_bytes_last, snap_bytes_total;	/* target memory read */
 	double snap_ms_last, snap_ms_total;
