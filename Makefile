@@ -67,7 +67,20 @@ $(OUTPUT)/probe_files.S: $(PROBE_FILES) $(TORCH_LAYOUTS) | $(OUTPUT)
 	  printf '\t.incbin "%s"\n\t.byte 0\n' $(TORCH_LAYOUTS); \
 	  printf '\t.byte 0\n\t.section .note.GNU-stack,"",@progbits\n'; } > $@
 
-$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/cirron.skel.h
+# deploy/capabilities, the one list of what a non-root observer needs, built in (common/caps.c)
+$(OUTPUT)/capabilities.h: deploy/capabilities | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)awk 'function kv(s) { split(s, v, "."); return v[1] * 256 + v[2] } \
+		BEGIN { print "/* generated from deploy/capabilities */"; print "#define CAPS_NEEDED \\" } \
+		/^CAP_/ { from = 0; before = 0; \
+			if ($$3 ~ /\+$$/) from = kv(substr($$3, 1, length($$3) - 1)); \
+			else if ($$3 ~ /^</) before = kv(substr($$3, 2)); \
+			why = $$0; sub(/^[^ ]+ +[^ ]+ +[^ ]+ +/, "", why); gsub(/"/, "\\\"", why); \
+			printf "\t{ \"%s\", %s, %s, %d, %d, \"%s\" }, \\\n", $$1, $$1, \
+				$$2 == "others" ? "true" : "false", from, before, why } \
+		END { print "" }' $< > $@
+
+$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/cirron.skel.h $(OUTPUT)/capabilities.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -c $< -o $@
@@ -81,7 +94,7 @@ cirron-probe: $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/pro
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # Unit tests and a sanitizer build of the whole binary (ASan + UBSan) for the e2e tests.
-$(OUTPUT)/san/%.o: user/%.c $(OUTPUT)/cirron.skel.h
+$(OUTPUT)/san/%.o: user/%.c $(OUTPUT)/cirron.skel.h $(OUTPUT)/capabilities.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -g -O1 $(SAN) $(WARN) -MMD -c $< -o $@
 
@@ -246,7 +259,7 @@ demo: deps
 bench: deps cirron-probe $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin $(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls trixie-root
 	$(Q)bench/run.sh
 
-lint: $(OUTPUT)/cirron.skel.h check-layers
+lint: $(OUTPUT)/cirron.skel.h $(OUTPUT)/capabilities.h check-layers
 	$(Q)clang-tidy --quiet $(filter-out user/attach/bpf_object.c,$(USER_SRCS)) tests/fuzz/*.c -- $(CPPFLAGS)
 	@# bpftool's generated skeleton trips a false leak report; the rest of the file is checked
 	$(Q)clang-tidy --quiet --checks=-clang-analyzer-unix.Malloc user/attach/bpf_object.c -- $(CPPFLAGS)
