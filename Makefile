@@ -32,7 +32,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv install
+.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv install deb check-rules
 
 all: cirron-probe
 
@@ -91,7 +91,7 @@ $(OUTPUT)/probe_files.o: $(OUTPUT)/probe_files.S
 
 cirron-probe: $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/probe_files.o
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # Unit tests and a sanitizer build of the whole binary (ASan + UBSan) for the e2e tests.
 $(OUTPUT)/san/%.o: user/%.c $(OUTPUT)/cirron.skel.h $(OUTPUT)/capabilities.h
@@ -269,11 +269,38 @@ lint: $(OUTPUT)/cirron.skel.h $(OUTPUT)/capabilities.h check-layers
 PREFIX ?= /usr/local
 UNITDIR ?= /etc/systemd/system
 MANDIR ?= $(PREFIX)/share/man
-# The binary, its man page and the node agent's systemd unit (docs/fleet.md)
+DATADIR ?= $(PREFIX)/share/cirron-probe
+# The binary, its man page, probes/ and schemas/ (the binary reads PREFIX/share/cirron-probe/
+# probes before its built-in copy) and the node agent's systemd unit (docs/fleet.md), its
+# ExecStart pointed at PREFIX/bin.
 install: cirron-probe
 	install -D -m 0755 cirron-probe $(DESTDIR)$(PREFIX)/bin/cirron-probe
 	install -D -m 0644 $(MANPAGE) $(DESTDIR)$(MANDIR)/man1/cirron-probe.1
-	install -D -m 0644 dist/cirron-probe-watch.service $(DESTDIR)$(UNITDIR)/cirron-probe-watch.service
+	install -d $(DESTDIR)$(DATADIR)/probes $(DESTDIR)$(DATADIR)/schemas
+	install -m 0644 probes/*.json $(DESTDIR)$(DATADIR)/probes/
+	install -m 0644 schemas/*.json $(DESTDIR)$(DATADIR)/schemas/
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|/usr/bin/cirron-probe|$(PREFIX)/bin/cirron-probe|' dist/cirron-probe-watch.service \
+		> $(DESTDIR)$(UNITDIR)/cirron-probe-watch.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/cirron-probe-watch.service
+
+# The Debian package (debian/), built by dpkg-buildpackage from a copy of the tree under
+# .output/deb (the .deb lands there, never beside the checkout), then checked by lintian.
+DEB_VERSION := $(shell dpkg-parsechangelog -S Version 2>/dev/null || echo $(VERSION))
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB := $(OUTPUT)/deb/cirron-probe_$(DEB_VERSION)_$(DEB_ARCH).deb
+deb: $(DEB)
+$(DEB): $(shell git ls-files -co --exclude-standard 2>/dev/null)
+	$(call msg,DEB,$@)
+	$(Q)rm -rf $(OUTPUT)/deb && mkdir -p $(OUTPUT)/deb/src
+	$(Q)git ls-files -co --exclude-standard -z | \
+		xargs -0 tar -cf - | tar -xf - -C $(OUTPUT)/deb/src
+	$(Q)cd $(OUTPUT)/deb/src && dpkg-buildpackage -us -uc -b -j2 >../build.log 2>&1 || \
+		{ tail -40 ../build.log >&2; exit 1; }
+	@# every tag, info and pedantic ones too; each one left is explained in
+	@# debian/cirron-probe.lintian-overrides
+	$(Q)lintian --pedantic -E --fail-on warning,info,pedantic $@ > $(OUTPUT)/deb/lintian.txt 2>&1; \
+		status=$$?; grep -v 'root privileges' $(OUTPUT)/deb/lintian.txt; exit $$status
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
