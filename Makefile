@@ -243,9 +243,18 @@ check-man:
 		grep -v -e 'STYLE: referenced manual not found' -e 'mandoc.db'); \
 	if [ -n "$$out" ]; then echo "$$out" >&2; exit 1; fi
 
+# deploy/prometheus: the rules load (promtool check) and fire where they should (promtool test)
+check-rules:
+	$(call msg,PROMTOOL,deploy/prometheus)
+	$(Q)out=$$(promtool check rules deploy/prometheus/cirron-probe.rules.yml 2>&1) || \
+		{ echo "$$out" >&2; exit 1; }
+	$(Q)out=$$(cd deploy/prometheus && promtool test rules cirron-probe.rules.test.yml 2>&1) || \
+		{ echo "$$out" >&2; exit 1; }
+
 test: deps
 	$(Q)$(MAKE) --no-print-directory check-layers
 	$(Q)$(MAKE) --no-print-directory check-man
+	$(Q)$(MAKE) --no-print-directory check-rules
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 	$(Q)$(MAKE) --no-print-directory test-e2e

@@ -9,7 +9,7 @@ PKGS=(
 	clang-tidy cppcheck			# make lint
 	mandoc					# make check-man: lints man/cirron-probe.1
 	libbpf-dev bpftool libelf-dev zlib1g-dev libcjson-dev
-	python3 python3-pytest python3-jsonschema	# e2e tests
+	python3 python3-pytest python3-jsonschema python3-yaml	# e2e tests
 	python3-torch debootstrap		# PyTorch targets: host torch, trixie root
 	python3-venv				# the venv of official wheels, where pyenv is absent
 	util-linux mount procps			# setpriv, mountpoint; mount; ps
