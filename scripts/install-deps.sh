@@ -13,6 +13,7 @@ PKGS=(
 	python3-torch debootstrap		# PyTorch targets: host torch, trixie root
 	python3-venv				# the venv of official wheels, where pyenv is absent
 	util-linux mount procps			# setpriv, mountpoint; mount; ps
+	debhelper dpkg-dev lintian		# make deb (tests/e2e/test_package.py)
 	prometheus rsyslog chromium		# output consumers the e2e tests start on loopback
 )
 

@@ -87,14 +87,14 @@ JOB_SELF = "grep -E '^(Uid|Gid|Groups|Cap(Inh|Prm|Eff|Amb)):' /proc/$$/status; "
 
 
 def job_status(out):
-    st = dict(re.findall(r"^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapAmb):\s*(.*)$", out, re.M))
+    st = dict(re.findall(r"^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapAmb):[ \t]*(.*)$", out, re.M))
     assert len(st) == 7, out
     return st
 
 
 def test_nobody_with_the_named_capabilities_traces_and_the_job_gets_none(h, bpf, world):
     caps = named_caps(others=False)
-    obs = h.start(setpriv(caps) + [world / "cirron-probe", "run", "-v",
+    obs = h.start(setpriv(caps) + [world / "cirron-probe", "run", "-v", "--cuda-calls", "always",
                                    "--path", world / "w" / "trace",
                                    "--cache-dir", world / "w" / "cache", "--",
                                    "/bin/sh", "-c", JOB_SELF, world / "cuda_calls"])
@@ -160,7 +160,7 @@ def test_attach_to_own_process_needs_only_the_first_capabilities(h, bpf, world):
     t = h.start(setpriv([]) + [world / "cuda_calls", "--wait"])
     t.out.wait_for(r"^ready$")
     obs = h.start(setpriv(named_caps(others=False)) + [
-        world / "cirron-probe", "attach", "-v", "-p", t.pid, "--path", world / "w" / "t",
+        world / "cirron-probe", "attach", "-v", "--cuda-calls", "always", "-p", t.pid, "--path", world / "w" / "t",
         "--cache-dir", world / "w" / "cache"])
     obs.err.wait_for(r"session \S+ started", timeout=60)
     t.signal(10)                                # SIGUSR1: run the calls
@@ -171,7 +171,7 @@ def test_attach_to_own_process_needs_only_the_first_capabilities(h, bpf, world):
 
 def test_run_user_runs_the_job_as_that_user(h, bpf, world):
     root = h.spool_root()
-    rc, out, err = h.run_to_end([BIN, "run", "--user", "nobody", "--path", root,
+    rc, out, err = h.run_to_end([BIN, "run", "--cuda-calls", "always", "--user", "nobody", "--path", root,
                                  "--cache-dir", h.cache_dir, "--",
                                  "/bin/sh", "-c", JOB_SELF, world / "cuda_calls"], timeout=60)
     assert rc == 0, err
@@ -259,7 +259,7 @@ def test_cache_dir_with_a_link_of_another_user_at_each_level(h, bpf, tmp_path, v
     """The symbol cache is refused the same way: the job is traced, symbols stay in memory."""
     for path, level in layouts(tmp_path, victim)[:4]:
         root = h.spool_root()
-        rc, out, err = h.run_to_end([BIN, "run", "--path", root, "--cache-dir", path, "--",
+        rc, out, err = h.run_to_end([BIN, "run", "--cuda-calls", "always", "--path", root, "--cache-dir", path, "--",
                                      CUDA_CALLS], timeout=60)
         assert rc == 0, err
         assert (f"symbol cache {path} unusable ({level}: a symbolic link owned by another "
@@ -286,7 +286,7 @@ def test_links_of_root_and_our_own_are_followed(h, bpf, tmp_path):
     real.mkdir()
     (tmp_path / "mine").symlink_to(real)
     root = h.spool_root()
-    rc, out, err = h.run_to_end([BIN, "run", "--path", tmp_path / "mine" / "t",
+    rc, out, err = h.run_to_end([BIN, "run", "--cuda-calls", "always", "--path", tmp_path / "mine" / "t",
                                  "--cache-dir", h.cache_dir, "--", CUDA_CALLS], timeout=60)
     assert rc == 0, err
     assert only_session(real / "t").probe("cudaLaunchKernel")["hits"] == 57
