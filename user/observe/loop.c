@@ -48,7 +48,7 @@ int observer__init_common(struct observer *o, const struct options *opts)
 		strcpy(o->host, "unknown");
 	if (probe_set__load(&o->probes))
 		return EXIT_FAILURE_RUNTIME;
-	ilog("probes: %s", o->probes.dir[0] ? o->probes.dir : "built in");
+	dlog("probes: %s", o->probes.dir[0] ? o->probes.dir : "built in");
 	o->syms = sym_cache__new(opts->cache_dir ? opts->cache_dir :
 				 sym_cache__default_dir(dir, sizeof(dir)));
 	if (!o->syms)
@@ -210,6 +210,12 @@ int observer__main(const struct options *opts)
 
 	if (!o)
 		return EXIT_FAILURE_RUNTIME;
+	/* before anything is made: the symbol cache, the spool */
+	err = check_permission(opts);
+	if (err) {
+		free(o);
+		return err;
+	}
 	err = observer__init_common(o, opts);
 	if (!err && opts->cmd == CMD_WATCH &&
 	    watch__init(&o->watch, &o->probes, opts->match))
@@ -221,9 +227,6 @@ int observer__main(const struct options *opts)
 		err = EXIT_NO_SUCH_PROCESS;
 		goto out;
 	}
-	err = check_permission(opts);
-	if (err)
-		goto out;
 	if (opts->sinks & SINK_SPOOL) {
 		err = spool__open(&o->spool, opts->path, opts->max_spool_bytes);
 		if (err) {
