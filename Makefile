@@ -32,7 +32,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv install
+.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv install deb check-rules
 
 all: cirron-probe
 
@@ -81,7 +81,20 @@ $(OUTPUT)/probe_files.S: $(PROBE_FILES) $(TORCH_LAYOUTS) | $(OUTPUT)
 	  printf '\t.incbin "%s"\n\t.byte 0\n' $(TORCH_LAYOUTS); \
 	  printf '\t.byte 0\n\t.section .note.GNU-stack,"",@progbits\n'; } > $@
 
-$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/cirron.skel.h $(ONDEMAND_SKELS)
+# deploy/capabilities, the one list of what a non-root observer needs, built in (common/caps.c)
+$(OUTPUT)/capabilities.h: deploy/capabilities | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)awk 'function kv(s) { split(s, v, "."); return v[1] * 256 + v[2] } \
+		BEGIN { print "/* generated from deploy/capabilities */"; print "#define CAPS_NEEDED \\" } \
+		/^CAP_/ { from = 0; before = 0; \
+			if ($$3 ~ /\+$$/) from = kv(substr($$3, 1, length($$3) - 1)); \
+			else if ($$3 ~ /^</) before = kv(substr($$3, 2)); \
+			why = $$0; sub(/^[^ ]+ +[^ ]+ +[^ ]+ +/, "", why); gsub(/"/, "\\\"", why); \
+			printf "\t{ \"%s\", %s, %s, %d, %d, \"%s\" }, \\\n", $$1, $$1, \
+				$$2 == "others" ? "true" : "false", from, before, why } \
+		END { print "" }' $< > $@
+
+$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/cirron.skel.h $(ONDEMAND_SKELS) $(OUTPUT)/capabilities.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -c $< -o $@
@@ -92,10 +105,10 @@ $(OUTPUT)/probe_files.o: $(OUTPUT)/probe_files.S
 
 cirron-probe: $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/probe_files.o
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # Unit tests and a sanitizer build of the whole binary (ASan + UBSan) for the e2e tests.
-$(OUTPUT)/san/%.o: user/%.c $(OUTPUT)/cirron.skel.h $(ONDEMAND_SKELS)
+$(OUTPUT)/san/%.o: user/%.c $(OUTPUT)/cirron.skel.h $(ONDEMAND_SKELS) $(OUTPUT)/capabilities.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) -g -O1 $(SAN) $(WARN) -MMD -c $< -o $@
 
@@ -256,9 +269,18 @@ check-man:
 		grep -v -e 'STYLE: referenced manual not found' -e 'mandoc.db'); \
 	if [ -n "$$out" ]; then echo "$$out" >&2; exit 1; fi
 
+# deploy/prometheus: the rules load (promtool check) and fire where they should (promtool test)
+check-rules:
+	$(call msg,PROMTOOL,deploy/prometheus)
+	$(Q)out=$$(promtool check rules deploy/prometheus/cirron-probe.rules.yml 2>&1) || \
+		{ echo "$$out" >&2; exit 1; }
+	$(Q)out=$$(cd deploy/prometheus && promtool test rules cirron-probe.rules.test.yml 2>&1) || \
+		{ echo "$$out" >&2; exit 1; }
+
 test: deps
 	$(Q)$(MAKE) --no-print-directory check-layers
 	$(Q)$(MAKE) --no-print-directory check-man
+	$(Q)$(MAKE) --no-print-directory check-rules
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 	$(Q)$(MAKE) --no-print-directory test-e2e
@@ -273,7 +295,7 @@ bench: deps cirron-probe $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin $(OUTPU
 	$(Q)bench/run.sh
 
 SKEL_USERS := user/attach/bpf_object.c user/attach/write_hook.c
-lint: $(OUTPUT)/cirron.skel.h $(ONDEMAND_SKELS) check-layers
+lint: $(OUTPUT)/cirron.skel.h $(ONDEMAND_SKELS) $(OUTPUT)/capabilities.h check-layers
 	$(Q)clang-tidy --quiet $(filter-out $(SKEL_USERS),$(USER_SRCS)) tests/fuzz/*.c -- $(CPPFLAGS)
 	@# bpftool's generated skeletons trip a false leak report; the rest of the files is checked
 	$(Q)clang-tidy --quiet --checks=-clang-analyzer-unix.Malloc $(SKEL_USERS) -- $(CPPFLAGS)
@@ -283,11 +305,38 @@ lint: $(OUTPUT)/cirron.skel.h $(ONDEMAND_SKELS) check-layers
 PREFIX ?= /usr/local
 UNITDIR ?= /etc/systemd/system
 MANDIR ?= $(PREFIX)/share/man
-# The binary, its man page and the node agent's systemd unit (docs/fleet.md)
+DATADIR ?= $(PREFIX)/share/cirron-probe
+# The binary, its man page, probes/ and schemas/ (the binary reads PREFIX/share/cirron-probe/
+# probes before its built-in copy) and the node agent's systemd unit (docs/fleet.md), its
+# ExecStart pointed at PREFIX/bin.
 install: cirron-probe
 	install -D -m 0755 cirron-probe $(DESTDIR)$(PREFIX)/bin/cirron-probe
 	install -D -m 0644 $(MANPAGE) $(DESTDIR)$(MANDIR)/man1/cirron-probe.1
-	install -D -m 0644 dist/cirron-probe-watch.service $(DESTDIR)$(UNITDIR)/cirron-probe-watch.service
+	install -d $(DESTDIR)$(DATADIR)/probes $(DESTDIR)$(DATADIR)/schemas
+	install -m 0644 probes/*.json $(DESTDIR)$(DATADIR)/probes/
+	install -m 0644 schemas/*.json $(DESTDIR)$(DATADIR)/schemas/
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|/usr/bin/cirron-probe|$(PREFIX)/bin/cirron-probe|' dist/cirron-probe-watch.service \
+		> $(DESTDIR)$(UNITDIR)/cirron-probe-watch.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/cirron-probe-watch.service
+
+# The Debian package (debian/), built by dpkg-buildpackage from a copy of the tree under
+# .output/deb (the .deb lands there, never beside the checkout), then checked by lintian.
+DEB_VERSION := $(shell dpkg-parsechangelog -S Version 2>/dev/null || echo $(VERSION))
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB := $(OUTPUT)/deb/cirron-probe_$(DEB_VERSION)_$(DEB_ARCH).deb
+deb: $(DEB)
+$(DEB): $(shell git ls-files -co --exclude-standard 2>/dev/null)
+	$(call msg,DEB,$@)
+	$(Q)rm -rf $(OUTPUT)/deb && mkdir -p $(OUTPUT)/deb/src
+	$(Q)git ls-files -co --exclude-standard -z | \
+		xargs -0 tar -cf - | tar -xf - -C $(OUTPUT)/deb/src
+	$(Q)cd $(OUTPUT)/deb/src && dpkg-buildpackage -us -uc -b -j2 >../build.log 2>&1 || \
+		{ tail -40 ../build.log >&2; exit 1; }
+	@# every tag, info and pedantic ones too; each one left is explained in
+	@# debian/cirron-probe.lintian-overrides
+	$(Q)lintian --pedantic -E --fail-on warning,info,pedantic $@ > $(OUTPUT)/deb/lintian.txt 2>&1; \
+		status=$$?; grep -v 'root privileges' $(OUTPUT)/deb/lintian.txt; exit $$status
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h

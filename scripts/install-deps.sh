@@ -10,10 +10,11 @@ PKGS=(
 	mandoc					# make check-man: lints man/cirron-probe.1
 	libbpf-dev bpftool libelf-dev zlib1g-dev libcjson-dev
 	libcapstone-dev libdw-dev		# exits of C++ functions: disassembler, unwind tables
-	python3 python3-pytest python3-jsonschema	# e2e tests
+	python3 python3-pytest python3-jsonschema python3-yaml	# e2e tests
 	python3-torch debootstrap		# PyTorch targets: host torch, trixie root
 	python3-venv				# the venv of official wheels, where pyenv is absent
 	util-linux mount procps			# setpriv, mountpoint; mount; ps
+	debhelper dpkg-dev lintian		# make deb (tests/e2e/test_package.py)
 	prometheus rsyslog chromium		# output consumers the e2e tests start on loopback
 )
 

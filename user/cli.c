@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 #include <argp.h>
+#include <arpa/inet.h>
+#include <pwd.h>
 #include <regex.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -95,6 +97,7 @@ static bool reads_spool(enum command cmd)
 }
 
 static bool cuda_calls_set;	/* --cuda-calls was given */
+static char run_user_name[256];	/* run --user, resolved */
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
@@ -257,11 +260,22 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		o->verbose++;
 		break;
-	case OPT_METRICS:
+	case OPT_METRICS: {
+		static char canonical[INET_ADDRSTRLEN + 8];
+		char ip[INET_ADDRSTRLEN];
+
 		if (metrics__parse_addr(arg, &o->metrics_ip, &o->metrics_port))
-			usage_error(state, "invalid --metrics '%s': use ADDR:PORT, an IPv4 address "
-				    "and a port (127.0.0.1:9464)", arg);
-		o->metrics_addr = arg;
+			usage_error(state, "invalid --metrics '%s': use PORT or :PORT (on 127.0.0.1), "
+				    "or ADDR:PORT, an IPv4 address and a port (0.0.0.0:9464)", arg);
+		inet_ntop(AF_INET, &o->metrics_ip, ip, sizeof(ip));
+		snprintf(canonical, sizeof(canonical), "%s:%u", ip, o->metrics_port);
+		o->metrics_addr = canonical;	/* as messages name it: 127.0.0.1:9464 */
+		break;
+	}
+	case OPT_RUN_USER:
+		if (!*arg)
+			usage_error(state, "empty --user");
+		o->run_user = arg;
 		break;
 	case OPT_SNAPSHOTS:
 		if (!strcmp(arg, "off"))
@@ -325,6 +339,24 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error(state, "run needs a command: cirron-probe run -- CMD ARGS...");
 		if (o->max_spool_bytes && !(o->sinks & SINK_SPOOL))
 			usage_error(state, "--max-spool-mb needs the spool output");
+		if (o->run_user) {
+			struct passwd *pw = getpwnam(o->run_user);
+			char *end;
+			unsigned long uid;
+
+			errno = 0;
+			uid = strtoul(o->run_user, &end, 10);
+			if (!pw && !*end && !errno && uid < 0xffffffffUL)
+				pw = getpwuid((uid_t)uid);
+			if (!pw)
+				usage_error(state, "--user %s: no such user", o->run_user);
+			o->run_uid = pw->pw_uid;
+			o->run_gid = pw->pw_gid;
+			if (strlen(pw->pw_name) >= sizeof(run_user_name))
+				usage_error(state, "--user %s: name too long", o->run_user);
+			strcpy(run_user_name, pw->pw_name);	/* getpw*'s buffer is reused */
+			o->run_user = run_user_name;
+		}
 		if (o->metrics_addr && o->cmd == CMD_DOCTOR)
 			usage_error(state, "--metrics is for attach, run and watch");
 		if (o->cmd == CMD_HEALTH && o->format != FORMAT_TEXT && o->format != FORMAT_JSON)

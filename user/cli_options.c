@@ -14,7 +14,7 @@ const char *argp_program_bug_address = "<https://github.com/cirron/cirron-probe/
 	"  0  success (run: the command's own exit status; 128+N if signal N killed it)\n" \
 	"  1  runtime failure (BPF load or attach, lost target state, no syslog daemon)\n" \
 	"  2  no such process\n" \
-	"  3  no permission (needs root, or CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE)\n" \
+	"  3  no permission (needs root, or the capabilities of deploy/capabilities: doctor)\n" \
 	"  4  the target maps no library that probes/ knows\n" \
 	"  5  spool path cannot be created or written (or is not safe to write as root)\n" \
 	"  6  the target exited while attaching\n" \
@@ -22,7 +22,7 @@ const char *argp_program_bug_address = "<https://github.com/cirron/cirron-probe/
 	"  8  trace, health, report: no spool to read (DIR/spool missing or unreadable)\n" \
 	"  9  the kernel lacks what the BPF object needs (BTF, BPF ring buffer)\n" \
 	"  10 the -o FILE cannot be written\n" \
-	"  11 --metrics ADDR:PORT cannot be listened on (address in use, not local)\n" \
+	"  11 --metrics [ADDR:]PORT cannot be listened on (address in use, not local)\n" \
 	"  64 usage error\n" \
 	"  126, 127 run: the command cannot be executed, or is not found\n"
 
@@ -104,9 +104,10 @@ const char cli_top_doc[] =
 	  "bench/mark_cost.sh)", 0 }, \
 	{ "marks-regex", OPT_MARKS_REGEX, "REGEX", 0, "Also marks from the named groups " \
 	  "((?<name>...)) of this extended regular expression, per printed line", 0 }, \
-	{ "metrics", OPT_METRICS, "ADDR:PORT", 0, "Serve Prometheus metrics at " \
-	  "http://ADDR:PORT/metrics (IPv4; port 0: any free one, printed on stderr); nothing " \
-	  "listens without it", 0 }, \
+	{ "metrics", OPT_METRICS, "[ADDR:]PORT", 0, "Serve Prometheus metrics at " \
+	  "http://ADDR:PORT/metrics (IPv4; PORT or :PORT: on 127.0.0.1 only; 0.0.0.0:PORT for " \
+	  "every address; port 0: any free one, printed on stderr); nothing listens without it", \
+	  0 }, \
 	{ "metrics-grace", OPT_METRICS_GRACE, "SEC", 0, "Keep the series of an ended session " \
 	  "SEC seconds (default: 300)", 0 }, \
 	{ "syslog-socket", OPT_SYSLOG_SOCKET, "PATH", 0, "With --output log: the syslog " \
@@ -137,6 +138,9 @@ static const struct argp_option attach_options[] = {
 static const struct argp_option run_options[] = {
 	/* refused with a message of its own (ARGP_KEY_END): run starts its command */
 	{ "pid", 'p', "PID", OPTION_HIDDEN, NULL, 0 },
+	{ "user", OPT_RUN_USER, "USER", 0, "Run the command as USER (a name or a uid), with that "
+	  "user's groups, HOME, USER and LOGNAME; needs root (sudo). Without it the command runs "
+	  "as the observer's user; either way it gets none of the observer's capabilities", 0 },
 	OBSERVE_OPTIONS,
 	{},
 };
@@ -202,7 +206,8 @@ const struct cli_command cli_commands[] = {
 	{ "run", CMD_RUN, "Start a command and trace it from its start, with the processes it "
 	  "forks and execs (each traced process is its own session). It is held at exec and at "
 	  "each library load until its probes are in.\v"
-	  "Example: cirron-probe run --output stdout -- python3 train.py --epochs 2\n\n"
+	  "Examples: cirron-probe run --output stdout -- python3 train.py --epochs 2; "
+	  "sudo cirron-probe run --user alice -- python3 train.py\n\n"
 	  "Exit codes: the command's own exit status (128+N if signal N killed it; 127 not "
 	  "found, 126 not executable); before it starts: 1, 3, 5, 9, 11 as for attach; 64 usage "
 	  "error.", run_options },

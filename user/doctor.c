@@ -7,19 +7,39 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/caps.h"
 #include "common/exit_codes.h"
 #include "common/log.h"
 #include "doctor.h"
 #include "observe/observe.h"
 #include "target/procfs.h"
 
-static void check_machine(void)
+/* deploy/capabilities, each as this process has it on this kernel. */
+static void check_caps(void)
+{
+	uint64_t eff = caps__effective();
+	unsigned int kernel = caps__kernel();
+
+	printf("  capabilities (deploy/capabilities; root has them all):\n");
+	for (size_t i = 0; i < caps__count; i++) {
+		const struct cap_need *c = &caps__needed[i];
+		bool applies = !(c->from && kernel < c->from) && !(c->before && kernel >= c->before);
+
+		printf("    %-20s %-8s %s: %s\n", c->name,
+		       !applies ? "-" : caps__lacks(c, eff, kernel) ? "MISSING" : "ok",
+		       !applies ? "not needed on this kernel" : c->others ?
+		       "for other users' processes (watch, attach)" : "for every command", c->why);
+	}
+}
+
+static void check_machine(const struct probe_set *probes)
 {
 	struct kernel_features kf;
 
 	printf("machine:\n");
-	printf("  euid %d%s\n", geteuid(), geteuid() ? " (not root: needs CAP_BPF, CAP_PERFMON, "
-	       "CAP_SYS_PTRACE)" : "");
+	printf("  euid %d%s\n", geteuid(), geteuid() ? " (not root)" : "");
+	check_caps();
+	printf("  probes: %s\n", probes->dir[0] ? probes->dir : "built in");
 	printf("  kernel BTF (/sys/kernel/btf/vmlinux): %s\n",
 	       access("/sys/kernel/btf/vmlinux", R_OK) ? "MISSING (tracepoints will not load)" : "ok");
 	printf("  uprobe PMU (/sys/bus/event_source/devices/uprobe): %s\n",
@@ -44,7 +64,7 @@ int doctor__main(const struct options *opts)
 		return err;
 	}
 	o->dry_run = true;
-	check_machine();
+	check_machine(&o->probes);
 	if (!procfs__alive(opts->pid)) {
 		elog("no such process: %d", opts->pid);
 		code = EXIT_NO_SUCH_PROCESS;

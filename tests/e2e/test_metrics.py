@@ -222,7 +222,7 @@ def test_endpoint_format_errors_and_grace(h, torch_ok, tmp_path):
 def test_bad_address_and_busy_port(h, bpf, tmp_path):
     marker = tmp_path / "started"
     cmd = ["/bin/sh", "-c", f"touch {marker}"]
-    for bad in ("localhost:9464", "127.0.0.1", "127.0.0.1:99999", "1.2.3:80", ":80",
+    for bad in ("localhost:9464", "127.0.0.1", "127.0.0.1:99999", "1.2.3:80", ":-1", ":",
                 "127.0.0.1:-1"):
         rc, out, err = h.run_to_end([str(ROOT / "cirron-probe"), "run", "--metrics", bad,
                                      "--", *cmd])
@@ -238,6 +238,13 @@ def test_bad_address_and_busy_port(h, bpf, tmp_path):
                                          *cmd_args[1:]], env=san_env())
             assert_no_sanitizer_report(err)
             assert rc == EXIT_METRICS_LISTEN, (cmd_args, rc, err)
+            assert err == (f"cirron-probe: cannot listen on --metrics 127.0.0.1:{port}: "
+                           "Address already in use\n"), err
+        # PORT and :PORT are 127.0.0.1:PORT: the same address, so the same refusal
+        for short in (str(port), f":{port}"):
+            rc, out, err = h.run_to_end([str(SAN), "run", "--metrics", short, "--path",
+                                         str(tmp_path / "s"), "--", *cmd], env=san_env())
+            assert rc == EXIT_METRICS_LISTEN, (short, rc, err)
             assert err == (f"cirron-probe: cannot listen on --metrics 127.0.0.1:{port}: "
                            "Address already in use\n"), err
     assert not marker.exists()      # nothing was started, nothing attached

@@ -47,7 +47,87 @@ static void links_of_others_are_refused(void)
 	ASSERT_OK(symlink(d, l), "symlink");
 	ASSERT_OK(fs__check_dir(l), "our own link");
 	ASSERT_OK(lchown(l, 65534, 65534), "lchown");
-	ASSERT_EQ(fs__check_dir(l), -FS_ERR_FOREIGN_OWNER, "a link of another user");
+	ASSERT_EQ(fs__check_dir(l), -FS_ERR_FOREIGN_LINK, "a link of another user");
+	unit__rm_rf(tmp);
+}
+
+/* fs__open_dir walks level by level: a link of another user anywhere on the way is refused
+ * before anything is made past it, ours and root's are followed (relative and absolute
+ * targets), a world-writable level without the sticky bit is refused, and the level refused
+ * is named. */
+static void walk_checks_every_level(void)
+{
+	char tmp[PATH_MAX], p[PATH_MAX + 64], q[PATH_MAX + 64], where[PATH_MAX + 64];
+	struct stat st;
+	int fd;
+
+	if (!unit__mkdtemp(tmp, sizeof(tmp)))
+		return;
+	snprintf(p, sizeof(p), "%s/a/b/c", tmp);
+	fd = fs__open_dir(p, FS_DIR_CREATE | FS_DIR_OWNED, 0750, where, sizeof(where));
+	if (ASSERT_TRUE(fd >= 0, "made a/b/c"))
+		close(fd);
+	snprintf(p, sizeof(p), "%s/a/b/c", tmp);
+	ASSERT_OK(stat(p, &st), "a/b/c exists");
+	/* our own links: relative, then absolute, then one to a link */
+	snprintf(p, sizeof(p), "%s/rel", tmp);
+	ASSERT_OK(symlink("a/b", p), "rel link");
+	snprintf(q, sizeof(q), "%s/abs", tmp);
+	snprintf(where, sizeof(where), "%s/a", tmp);
+	ASSERT_OK(symlink(where, q), "abs link");
+	snprintf(p, sizeof(p), "%s/rel/c/../c/d", tmp);
+	fd = fs__open_dir(p, FS_DIR_CREATE, 0750, NULL, 0);
+	if (ASSERT_TRUE(fd >= 0, "through our relative link, with ..")) {
+		close(fd);
+		snprintf(p, sizeof(p), "%s/a/b/c/d", tmp);
+		ASSERT_OK(stat(p, &st), "made where the link points");
+	}
+	snprintf(p, sizeof(p), "%s/abs/b", tmp);
+	fd = fs__open_dir(p, 0, 0, NULL, 0);
+	if (ASSERT_TRUE(fd >= 0, "through our absolute link"))
+		close(fd);
+	/* a loop of links */
+	snprintf(p, sizeof(p), "%s/loop", tmp);
+	ASSERT_OK(symlink("loop", p), "loop");
+	snprintf(p, sizeof(p), "%s/loop/x", tmp);
+	ASSERT_EQ(fs__open_dir(p, FS_DIR_CREATE, 0750, NULL, 0), -ELOOP, "a loop of links");
+	/* a world-writable level, not sticky: refused and named, nothing made under it */
+	snprintf(p, sizeof(p), "%s/a", tmp);
+	chmod(p, 0777);
+	snprintf(p, sizeof(p), "%s/a/b/new", tmp);
+	ASSERT_EQ(fs__open_dir(p, FS_DIR_CREATE, 0750, where, sizeof(where)),
+		  -FS_ERR_OTHERS_WRITE, "a level others may write");
+	snprintf(p, sizeof(p), "%s/a", tmp);
+	ASSERT_STREQ(where, p, "the level named");
+	snprintf(p, sizeof(p), "%s/a/b/new", tmp);
+	ASSERT_EQ(stat(p, &st), -1, "nothing made past it");
+	snprintf(p, sizeof(p), "%s/a", tmp);
+	chmod(p, 01777);
+	snprintf(p, sizeof(p), "%s/a/b", tmp);
+	fd = fs__open_dir(p, 0, 0, NULL, 0);
+	if (ASSERT_TRUE(fd >= 0, "sticky: like /tmp"))
+		close(fd);
+	if (geteuid() == 0) {
+		/* another user's link at a level: refused, nothing made where it points */
+		snprintf(p, sizeof(p), "%s/a/b/evil", tmp);
+		snprintf(q, sizeof(q), "%s/a/b/c", tmp);
+		ASSERT_OK(symlink(q, p), "plant");
+		ASSERT_OK(lchown(p, 65534, 65534), "lchown");
+		snprintf(p, sizeof(p), "%s/a/b/evil/spool", tmp);
+		ASSERT_EQ(fs__open_dir(p, FS_DIR_CREATE, 0750, where, sizeof(where)),
+			  -FS_ERR_FOREIGN_LINK, "another user's link");
+		snprintf(p, sizeof(p), "%s/a/b/evil", tmp);
+		ASSERT_STREQ(where, p, "the link named");
+		snprintf(p, sizeof(p), "%s/a/b/c/spool", tmp);
+		ASSERT_EQ(stat(p, &st), -1, "nothing made through it");
+		/* the last level another user's: refused when we write there */
+		snprintf(p, sizeof(p), "%s/a/b/c", tmp);
+		ASSERT_OK(chown(p, 65534, 65534), "chown");
+		ASSERT_EQ(fs__open_dir(p, FS_DIR_OWNED, 0, NULL, 0), -FS_ERR_FOREIGN_OWNER, "owned");
+		fd = fs__open_dir(p, 0, 0, NULL, 0);
+		if (ASSERT_TRUE(fd >= 0, "walked through"))
+			close(fd);
+	}
 	unit__rm_rf(tmp);
 }
 
@@ -124,6 +204,7 @@ int main(void)
 	umask(022);
 	RUN_TEST(dirs_others_may_write_are_refused);
 	RUN_TEST(links_of_others_are_refused);
+	RUN_TEST(walk_checks_every_level);
 	RUN_TEST(temp_files_never_follow_links);
 	RUN_TEST(spool_ignores_planted_links);
 	return unit__done();

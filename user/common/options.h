@@ -66,6 +66,9 @@ struct options {
 	enum snapshots snapshots;	/* weights and grads at each epoch's end */
 	double sample_rate;		/* SNAP_SAMPLED: fraction of each tensor written */
 	uint64_t snapshot_max_bytes;	/* --snapshot-max-mb: target memory read per snapshot */
+	/* issue 28: least privilege */
+	const char *run_user;		/* run --user: the command runs as this user (root only) */
+	unsigned int run_uid, run_gid;	/* its uid and primary group */
 };
 
 #endif

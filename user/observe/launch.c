@@ -5,9 +5,14 @@
 // it; `attach -p PID` takes PID and every process under it.
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "attach/watchdog.h"
@@ -78,6 +83,46 @@ int launch__attach(struct observer *o)
 	return 0;
 }
 
+/* In the child, before exec: the command gets none of the observer's capabilities. The ambient
+ * set (what a non-root observer was given, e.g. by systemd's AmbientCapabilities) and the
+ * inheritable set are cleared, so the exec of a file without file capabilities leaves the
+ * command with none; with --user (root only) it becomes that user, its groups included, and
+ * setuid from root clears the permitted set too. The bounding set is left as it is: the
+ * command may get what any process of its user gets (a file's own capabilities, ping's).
+ * Returns 0 or errno. */
+struct run_as {
+	gid_t groups[256];	/* the user's groups, looked up before the fork (NSS) */
+	int ngroups;
+	char home[1024];
+};
+
+static int drop_privileges(const struct options *opts, const struct run_as *as)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	if (opts->run_user) {
+		if (setgroups((size_t)as->ngroups, as->groups) || setresgid(opts->run_gid,
+		    opts->run_gid, opts->run_gid) || setresuid(opts->run_uid, opts->run_uid,
+		    opts->run_uid))
+			return errno;
+		/* as su (without -l) leaves them: the user's own */
+		if (as->home[0])
+			setenv("HOME", as->home, 1);
+		setenv("USER", opts->run_user, 1);
+		setenv("LOGNAME", opts->run_user, 1);
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
+		return errno;	/* EINVAL: a kernel before 4.3, no ambient set */
+	if (syscall(SYS_capget, &hdr, data))
+		return errno;
+	for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+		data[i].inheritable = 0;
+	if (syscall(SYS_capset, &hdr, data))
+		return errno;
+	return 0;
+}
+
 /* The signals loop.c takes over, in the order of its inherited_sa. */
 static const int own_signals[] = { SIGINT, SIGTERM, SIGPIPE };
 
@@ -86,8 +131,21 @@ static const int own_signals[] = { SIGINT, SIGTERM, SIGPIPE };
 int launch__run(struct observer *o, const struct sigaction inherited_sa[3])
 {
 	int go[2], status[2], child_err = 0;
+	struct run_as as = { .ngroups = 256 };
 	struct target *t;
 	ssize_t n;
+
+	if (o->opts->run_user) {
+		struct passwd *pw = getpwuid(o->opts->run_uid);
+
+		if (pw)
+			snprintf(as.home, sizeof(as.home), "%s", pw->pw_dir);
+		if (getgrouplist(o->opts->run_user, o->opts->run_gid, as.groups, &as.ngroups) < 0) {
+			elog("cannot run %s as %s: more than 256 groups", o->opts->run_argv[0],
+			     o->opts->run_user);
+			return EXIT_FAILURE_RUNTIME;
+		}
+	}
 
 	if (pipe2(go, O_CLOEXEC) || pipe2(status, O_CLOEXEC))
 		return EXIT_FAILURE_RUNTIME;
@@ -103,8 +161,11 @@ int launch__run(struct observer *o, const struct sigaction inherited_sa[3])
 			sigaction(own_signals[i], &inherited_sa[i], NULL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
-		execvp(o->opts->run_argv[0], o->opts->run_argv);
-		child_err = errno;
+		child_err = drop_privileges(o->opts, &as);
+		if (!child_err) {
+			execvp(o->opts->run_argv[0], o->opts->run_argv);
+			child_err = errno;
+		}
 		if (write(status[1], &child_err, sizeof(child_err)) < 0)
 			_exit(127);
 		_exit(127);

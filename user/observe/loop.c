@@ -9,11 +9,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "attach/link_reaper.h"
 #include "attach/py_sample.h"
 #include "attach/watchdog.h"
+#include "common/caps.h"
 #include "common/exit_codes.h"
 #include "common/fsutil.h"
 #include "common/log.h"
@@ -44,8 +46,9 @@ int observer__init_common(struct observer *o, const struct options *opts)
 	o->watchdog.fd = -1;
 	if (gethostname(o->host, sizeof(o->host) - 1))
 		strcpy(o->host, "unknown");
-	if (probe_set__load_embedded(&o->probes))
+	if (probe_set__load(&o->probes))
 		return EXIT_FAILURE_RUNTIME;
+	dlog("probes: %s", o->probes.dir[0] ? o->probes.dir : "built in");
 	o->syms = sym_cache__new(opts->cache_dir ? opts->cache_dir :
 				 sym_cache__default_dir(dir, sizeof(dir)));
 	if (!o->syms)
@@ -152,6 +155,42 @@ static void sample_sys(struct observer *o, bool due)
 	}
 }
 
+/* Would the kernel let us read pid as its owner: the same user and group (ptrace's rule for
+ * /proc/PID/mem, environ, root), not a process made undumpable (/proc/PID is root's then). */
+static bool own_process(int pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	return !stat(path, &st) && st.st_uid == geteuid() && st.st_gid == getegid();
+}
+
+/* Root, or the capabilities of deploy/capabilities: those every command needs, and for watch
+ * and another user's process those that read other users' processes. Checked before anything
+ * is created or loaded. */
+static int check_permission(const struct options *opts)
+{
+	bool others = opts->cmd == CMD_WATCH ||
+		      (opts->cmd == CMD_ATTACH && !own_process(opts->pid));
+	char missing[256], whom[64] = "";
+
+	if (opts->run_user && geteuid() != 0) {
+		elog("no permission to run the command as %s: --user needs root (sudo)",
+		     opts->run_user);
+		return EXIT_NO_PERMISSION;
+	}
+	if (!caps__missing(others, missing, sizeof(missing)))
+		return 0;
+	if (opts->cmd == CMD_WATCH)
+		snprintf(whom, sizeof(whom), " every user's processes");
+	else if (others)
+		snprintf(whom, sizeof(whom), " process %d of another user", opts->pid);
+	elog("no permission to trace%s: run as root, or grant %s (the set is in "
+	     "deploy/capabilities; 'cirron-probe doctor' shows it)", whom, missing);
+	return EXIT_NO_PERMISSION;
+}
+
 static bool done(struct observer *o)
 {
 	if (o->opts->cmd == CMD_WATCH)
@@ -171,6 +210,12 @@ int observer__main(const struct options *opts)
 
 	if (!o)
 		return EXIT_FAILURE_RUNTIME;
+	/* before anything is made: the symbol cache, the spool */
+	err = check_permission(opts);
+	if (err) {
+		free(o);
+		return err;
+	}
 	err = observer__init_common(o, opts);
 	if (!err && opts->cmd == CMD_WATCH &&
 	    watch__init(&o->watch, &o->probes, opts->match))
@@ -185,7 +230,10 @@ int observer__main(const struct options *opts)
 	if (opts->sinks & SINK_SPOOL) {
 		err = spool__open(&o->spool, opts->path, opts->max_spool_bytes);
 		if (err) {
-			elog("cannot write spool under %s: %s", opts->path, fs__strerror(err));
+			const char *lvl = o->spool.refused;
+
+			elog("cannot write spool under %s: %s%s%s", opts->path, lvl,
+			     *lvl ? ": " : "", fs__strerror(err));
 			err = EXIT_SPOOL_UNWRITABLE;
 			goto out;
 		}
@@ -209,12 +257,6 @@ int observer__main(const struct options *opts)
 		elog("metrics at http://%.*s:%u/metrics",
 		     (int)(strrchr(opts->metrics_addr, ':') - opts->metrics_addr),
 		     opts->metrics_addr, metrics__port(o->metrics));
-	}
-	if (!fs__have_bpf_caps()) {
-		elog("no permission to trace: run as root, or grant CAP_BPF, CAP_PERFMON and "
-		     "CAP_SYS_PTRACE");
-		err = EXIT_NO_PERMISSION;
-		goto out;
 	}
 	err = bpf_object__load_all(o, dispatch__event);
 	if (err)

@@ -211,7 +211,7 @@ int perfetto__main(const struct options *o)
 		err = outfile__open(&of, o->out_file);
 		out = of.f;
 		if (err) {
-			elog("cannot write %s: %s", o->out_file, strerror(-err));
+			elog("cannot write %s: %s", o->out_file, outfile__strerror(&of, err));
 			free_listing(files, nfiles, ss, ns);
 			free(dir);
 			return EXIT_OUTPUT_UNWRITABLE;
@@ -260,11 +260,8 @@ int perfetto__main(const struct options *o)
 	return rc;
 oom:
 	elog("out of memory reading %s", dir);
-	if (of.f) {
-		fclose(of.f);
-		unlink(of.tmp);
-		free(of.tmp);
-	}
+	if (of.f)
+		outfile__abort(&of);
 	free_listing(files, nfiles, ss, ns);
 	free(dir);
 	return EXIT_FAILURE_RUNTIME;

@@ -473,7 +473,7 @@ int report__main(const struct options *o)
 	}
 	if (err) {
 		elog("cannot write %s: %s", o->out_file ? o->out_file : "report.html",
-		     strerror(-err));
+		     outfile__strerror(&out, err));
 		err = EXIT_OUTPUT_UNWRITABLE;
 	} else if (v.skipped) {
 		err = EXIT_CORRUPT_INPUT;

@@ -21,7 +21,8 @@
 struct metrics;
 
 /* "ADDR:PORT", ADDR an IPv4 address (127.0.0.1, 0.0.0.0), PORT 0 to 65535 (0: any free
- * port, see metrics__port). Returns 0 or -EINVAL. */
+ * port, see metrics__port); "PORT" and ":PORT" are on 127.0.0.1, never on every address
+ * unless asked. Returns 0 or -EINVAL. */
 int metrics__parse_addr(const char *arg, uint32_t *ip_be, uint16_t *port);
 /* Binds and listens. Series of ended sessions stay grace_s seconds. NULL with *err = -errno. */
 struct metrics *metrics__listen(uint32_t ip_be, uint16_t port, double grace_s, int *err);

@@ -17,20 +17,22 @@
 
 int metrics__parse_addr(const char *arg, uint32_t *ip_be, uint16_t *port)
 {
-	const char *colon = strrchr(arg, ':');
-	char addr[INET_ADDRSTRLEN], *end;
+	const char *colon = strrchr(arg, ':'), *port_str = colon ? colon + 1 : arg;
+	char addr[INET_ADDRSTRLEN] = "127.0.0.1", *end;	/* PORT and :PORT: loopback only */
 	struct in_addr in;
 	unsigned long p;
 
-	if (!colon || colon == arg || (size_t)(colon - arg) >= sizeof(addr) || !colon[1])
-		return -EINVAL;
-	memcpy(addr, arg, (size_t)(colon - arg));
-	addr[colon - arg] = 0;
+	if (colon && colon != arg) {
+		if ((size_t)(colon - arg) >= sizeof(addr))
+			return -EINVAL;
+		memcpy(addr, arg, (size_t)(colon - arg));
+		addr[colon - arg] = 0;
+	}
 	if (inet_pton(AF_INET, addr, &in) != 1)
 		return -EINVAL;
 	errno = 0;
-	p = strtoul(colon + 1, &end, 10);
-	if (errno || *end || p > 65535 || colon[1] == '-' || colon[1] == '+')
+	p = strtoul(port_str, &end, 10);
+	if (errno || !*port_str || *end || p > 65535 || *port_str < '0' || *port_str > '9')
 		return -EINVAL;
 	*ip_be = in.s_addr;
 	*port = (uint16_t)p;

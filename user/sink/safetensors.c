@@ -86,18 +86,24 @@ int safetensors__begin(struct st_writer *w, const char *dir, const char *name,
 	int err;
 
 	memset(w, 0, sizeof(*w));
-	w->fd = -1;
-	err = fs__mkdir_p(dir, 0750);
-	if (err)
-		return err;
+	w->fd = w->dirfd = -1;
+	if (strlen(name) >= sizeof(w->name))
+		return -ENAMETOOLONG;
+	w->dirfd = fs__open_dir(dir, FS_DIR_CREATE | FS_DIR_OWNED, 0750, NULL, 0);
+	if (w->dirfd < 0)
+		return w->dirfd;
+	strcpy(w->name, name);
 	json = header_json(e, n, metadata, &w->expect);
-	if (!json)
+	if (!json) {
+		safetensors__abort(w);
 		return -ENOMEM;
+	}
 	len = strlen(json);
 	hlen = (len + 8 + 7) / 8 * 8 - 8;	/* data starts 8-aligned */
 	padded = malloc(hlen);
 	if (!padded) {
 		cJSON_free(json);
+		safetensors__abort(w);
 		return -ENOMEM;
 	}
 	memcpy(padded, json, len);
@@ -106,10 +112,12 @@ int safetensors__begin(struct st_writer *w, const char *dir, const char *name,
 	for (int i = 0; i < 8; i++)
 		le[i] = (unsigned char)(hlen >> (8 * i));
 	snprintf(w->path, sizeof(w->path), "%s/%s", dir, name);
-	w->fd = fs__create_temp(dir, name, 0640, w->tmp, sizeof(w->tmp));
+	w->fd = fs__create_temp_at(w->dirfd, name, 0640, w->tmp, sizeof(w->tmp));
 	if (w->fd < 0) {
 		err = w->fd;
+		w->fd = -1;
 		free(padded);
+		safetensors__abort(w);
 		return err;
 	}
 	err = write_all(w->fd, le, 8);
@@ -137,10 +145,12 @@ int safetensors__finish(struct st_writer *w)
 	if (close(w->fd) && !err)
 		err = -errno;
 	w->fd = -1;
-	if (!err && rename(w->tmp, w->path))
+	if (!err && renameat(w->dirfd, w->tmp, w->dirfd, w->name))
 		err = -errno;
 	if (err)
-		unlink(w->tmp);
+		unlinkat(w->dirfd, w->tmp, 0);
+	close(w->dirfd);
+	w->dirfd = -1;
 	return err;
 }
 
@@ -148,7 +158,9 @@ void safetensors__abort(struct st_writer *w)
 {
 	if (w->fd >= 0) {
 		close(w->fd);
-		unlink(w->tmp);
+		unlinkat(w->dirfd, w->tmp, 0);
 	}
-	w->fd = -1;
+	if (w->dirfd >= 0)
+		close(w->dirfd);
+	w->fd = w->dirfd = -1;
 }

@@ -20,12 +20,13 @@ struct st_entry {
 };
 
 struct st_writer {
-	int fd;
-	char tmp[4096], path[4096];
+	int fd, dirfd;		/* the file; its directory, opened level by level */
+	char tmp[256], name[256];	/* in dirfd: the temporary file, the file */
+	char path[4096];	/* dir/name, as the batch names it */
 	uint64_t expect, written;	/* data bytes */
 };
 
-/* Creates dir (mkdir -p) and dir/name's temp file, and writes the header. metadata: NULL or
+/* Creates dir (mkdir -p, each level checked: fs__open_dir) and dir/name's temp file, and writes the header. metadata: NULL or
  * pairs key, value, ..., NULL. Returns 0 or -errno. */
 int safetensors__begin(struct st_writer *w, const char *dir, const char *name,
 		       const struct st_entry *e, size_t n, const char *const *metadata);

@@ -34,10 +34,15 @@ int spool__sessions_like(const struct spool *sp, const char *id)
 	size_t len = strlen(id);
 	struct dirent *de;
 	int n = 0;
-	DIR *d = opendir(sp->dir);
+	int fd = sp->dirfd >= 0 ? dup(sp->dirfd) : -1;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
+	}
+	rewinddir(d);
 	while ((de = readdir(d))) {
 		size_t l = batch_name__id_len(de->d_name);
 
@@ -57,31 +62,41 @@ int spool__sessions_like(const struct spool *sp, const char *id)
 
 int spool__open(struct spool *sp, const char *root, uint64_t max_bytes)
 {
-	char probe[PATH_MAX];
+	char probe[NAME_MAX + 1];
 	int err, fd;
 
 	memset(sp, 0, sizeof(*sp));
+	sp->dirfd = -1;
 	if (asprintf(&sp->dir, "%s/spool", root) < 0) {
 		sp->dir = NULL;
 		return -ENOMEM;
 	}
-	err = fs__mkdir_p(sp->dir, 0750);
-	/* Root writes here: no one else may rename the spool or plant names in it. */
-	if (!err)
-		err = fs__check_dir(root);
-	if (!err)
-		err = fs__check_dir(sp->dir);
-	if (err)
+	/* Root writes here: no one else may rename the spool or plant names in it, nor a link
+	 * on the way to it. */
+	sp->dirfd = fs__open_dir(sp->dir, FS_DIR_CREATE | FS_DIR_OWNED, 0750, sp->refused,
+				 sizeof(sp->refused));
+	if (sp->dirfd < 0) {
+		err = sp->dirfd;
 		goto fail;
+	}
+	fd = openat(sp->dirfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);	/* root, as walked */
+	err = fd < 0 ? -errno : fs__check_fd(fd, true);
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		snprintf(sp->refused, sizeof(sp->refused), "%s", root);
+		goto fail;
+	}
 	/* Fail now, before anything is attached, rather than at the first flush. */
-	fd = fs__create_temp(sp->dir, "write-test", 0640, probe, sizeof(probe));
+	fd = fs__create_temp_at(sp->dirfd, "write-test", 0640, probe, sizeof(probe));
 	if (fd < 0) {
 		err = fd;
 		goto fail;
 	}
 	close(fd);
-	unlink(probe);
+	unlinkat(sp->dirfd, probe, 0);
 	sp->cap.dir = sp->dir;
+	sp->cap.dirfd = sp->dirfd;
 	sp->cap.max_bytes = max_bytes;
 	if (max_bytes) {
 		err = spool_cap__scan(&sp->cap);
@@ -96,17 +111,17 @@ fail:
 
 /* The file a batch replaces (seq numbers restart when the same process is traced again)
  * is no longer counted against the cap. */
-static void forget_replaced(struct spool *sp, const char *path, const char *name)
+static void forget_replaced(struct spool *sp, const char *name)
 {
 	struct stat st;
 
-	if (!stat(path, &st))
+	if (!fstatat(sp->dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		spool_cap__forget(&sp->cap, name);
 }
 
 int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const cJSON *batch)
 {
-	char path[PATH_MAX], tmp[PATH_MAX], prefix[NAME_MAX];
+	char name[NAME_MAX + 1], tmp[NAME_MAX + 1], prefix[NAME_MAX];
 	char *text = cJSON_PrintUnformatted(batch);
 	size_t len;
 	int fd, err;
@@ -115,14 +130,14 @@ int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const c
 		return -ENOMEM;
 	len = strlen(text);
 	text[len] = '\n';	/* replaces the NUL; len + 1 bytes are written */
-	snprintf(path, sizeof(path), "%s/%s.%08" PRIu64 ".json", sp->dir, session_id, seq);
+	snprintf(name, sizeof(name), "%s.%08" PRIu64 ".json", session_id, seq);
 	snprintf(prefix, sizeof(prefix), "%s.%08" PRIu64, session_id, seq);
 	if (sp->cap.max_bytes) {
-		forget_replaced(sp, path, strrchr(path, '/') + 1);
+		forget_replaced(sp, name);
 		spool_cap__make_room(&sp->cap, len + 1);
 	}
 	/* an unguessable name, created here: a link planted in the spool is never followed */
-	fd = fs__create_temp(sp->dir, prefix, 0640, tmp, sizeof(tmp));
+	fd = fs__create_temp_at(sp->dirfd, prefix, 0640, tmp, sizeof(tmp));
 	if (fd < 0) {
 		err = fd;
 		goto out;
@@ -130,15 +145,15 @@ int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const c
 	err = write_all(fd, text, len + 1);
 	if (close(fd) && !err)
 		err = -errno;
-	if (!err && rename(tmp, path))
+	if (!err && renameat(sp->dirfd, tmp, sp->dirfd, name))
 		err = -errno;
 	if (err)
-		unlink(tmp);
+		unlinkat(sp->dirfd, tmp, 0);
 	else {
 		sp->bytes_written += len + 1;
 		sp->files_written++;
 		if (sp->cap.max_bytes)
-			spool_cap__add(&sp->cap, session_id, strrchr(path, '/') + 1, len + 1);
+			spool_cap__add(&sp->cap, session_id, name, len + 1);
 	}
 out:
 	cJSON_free(text);
@@ -150,4 +165,7 @@ void spool__close(struct spool *sp)
 	spool_cap__free(&sp->cap);
 	free(sp->dir);
 	sp->dir = NULL;
+	if (sp->dirfd >= 0)
+		close(sp->dirfd);
+	sp->dirfd = -1;
 }

@@ -11,12 +11,15 @@
  * (temp file, then rename), named <session_id>.<seq>.json so names sort by time. */
 struct spool {
 	char *dir;
+	int dirfd;			/* dir, opened level by level (fs__open_dir) */
+	char refused[4096];		/* spool__open failed: the level refused, if one was */
 	uint64_t bytes_written;
 	uint64_t files_written;
 	struct spool_cap cap;		/* --max-spool-mb */
 };
 
-/* Creates <root>/spool and checks it is writable. With max_bytes (not 0), batch files
+/* Creates <root>/spool and checks it is writable, every level on the way checked before
+ * anything is made there (fs__open_dir); root and spool must be ours or root's. With max_bytes (not 0), batch files
  * beyond it are removed, oldest first (spool_cap.h), those of earlier runs included.
  * Returns 0 or -errno. */
 int spool__open(struct spool *sp, const char *root, uint64_t max_bytes);

@@ -119,7 +119,7 @@ void spool_cap__make_room(struct spool_cap *sp, uint64_t bytes)
 		struct spool_file *f = &sp->old[sp->head++];
 
 		snprintf(path, sizeof(path), "%s/%s", sp->dir, f->name);
-		if (!unlink(path)) {
+		if (!(sp->dirfd >= 0 ? unlinkat(sp->dirfd, f->name, 0) : unlink(path))) {
 			sp->removed_files++;
 			sp->removed_bytes += f->bytes;
 			drop(sp, f);
@@ -173,19 +173,25 @@ static int older_first(const void *a, const void *b)
 }
 
 /* The batch files in dir, with sizes and times. */
-static int list_batches(const char *dir, struct found **out, size_t *n)
+static int list_batches(const struct spool_cap *sp, struct found **out, size_t *n)
 {
 	struct found *a = NULL, *b;
 	size_t cap = 0;
 	struct dirent *e;
 	struct stat st;
-	DIR *d = opendir(dir);
+	int fd = sp->dirfd >= 0 ? dup(sp->dirfd) : open(sp->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	int err = 0;
 
 	*n = 0;
 	*out = NULL;
-	if (!d)
-		return -errno;
+	if (!d) {
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	rewinddir(d);
 	while (!err && (e = readdir(d))) {
 		if (!batch_name__id_len(e->d_name) ||
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
@@ -215,7 +221,7 @@ int spool_cap__scan(struct spool_cap *sp)
 {
 	struct found *a;
 	size_t n;
-	int err = list_batches(sp->dir, &a, &n);
+	int err = list_batches(sp, &a, &n);
 
 	if (!err && n > 1)
 		qsort(a, n, sizeof(*a), older_first);

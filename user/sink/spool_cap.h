@@ -24,6 +24,7 @@ struct spool_newest {
 
 struct spool_cap {
 	const char *dir;		/* the spool directory (the spool's) */
+	int dirfd;			/* it, open (the spool's); -1: dir by path */
 	uint64_t max_bytes;		/* 0: no cap, nothing counted */
 	uint64_t bytes;			/* of the batch files counted in dir */
 	uint64_t removed_files, removed_bytes;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,24 +28,28 @@ struct cache_file {
 
 struct sym_cache {
 	char *dir;
+	int dirfd;		/* dir, opened level by level (fs__open_dir) */
 	struct cache_file *files;
 };
 
 struct sym_cache *sym_cache__new(const char *dir)
 {
 	struct sym_cache *c = calloc(1, sizeof(*c));
+	char where[4096] = "";
 
+	if (c)
+		c->dirfd = -1;
 	if (c && dir) {
 		c->dir = strdup(dir);
-		int err = c->dir ? fs__mkdir_p(dir, 0700) : -ENOMEM;
-
-		if (!err)
-			err = fs__check_dir(dir);
-		if (err) {
-			wlog("symbol cache %s unusable (%s), caching in memory only", dir,
-			     fs__strerror(err));
+		/* its offsets become uprobes: ours, every level on the way checked */
+		c->dirfd = c->dir ? fs__open_dir(dir, FS_DIR_CREATE | FS_DIR_OWNED, 0700, where,
+						 sizeof(where)) : -ENOMEM;
+		if (c->dirfd < 0) {
+			wlog("symbol cache %s unusable (%s%s%s), caching in memory only", dir, where,
+			     *where ? ": " : "", fs__strerror(c->dirfd));
 			free(c->dir);
 			c->dir = NULL;
+			c->dirfd = -1;
 		}
 	}
 	return c;
@@ -84,6 +89,8 @@ void sym_cache__free(struct sym_cache *c)
 		free_file(f);
 	}
 	free(c->dir);
+	if (c->dirfd >= 0)
+		close(c->dirfd);
 	free(c);
 }
 
@@ -121,14 +128,14 @@ static bool parse_hex(const char *s, uint64_t *v)
 /* Disk format, one line per query: QUERY \t FOUND-or-"-" \t VADDR \t OFFSET (hex). */
 static void load_from_disk(struct sym_cache *c, struct cache_file *f)
 {
-	char fn[4096], *line = NULL;
+	char fn[160], *line = NULL;
 	size_t cap = 0;
 	struct stat st;
 	FILE *fp;
 	int fd;
 
-	snprintf(fn, sizeof(fn), "%s/%s.syms", c->dir, f->key);
-	fd = open(fn, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	snprintf(fn, sizeof(fn), "%s.syms", f->key);
+	fd = openat(c->dirfd, fn, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	/* only a regular file of ours: the offsets read here become uprobes in targets */
 	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    !(fp = fdopen(fd, "r"))) {
@@ -152,25 +159,25 @@ static void load_from_disk(struct sym_cache *c, struct cache_file *f)
 
 static void save_to_disk(struct sym_cache *c, const struct cache_file *f)
 {
-	char fn[4096], tmp[4200];
+	char fn[160], tmp[NAME_MAX + 1];
 	FILE *fp;
 	int fd;
 
-	snprintf(fn, sizeof(fn), "%s/%s.syms", c->dir, f->key);
-	fd = fs__create_temp(c->dir, f->key, 0600, tmp, sizeof(tmp));
+	snprintf(fn, sizeof(fn), "%s.syms", f->key);
+	fd = fs__create_temp_at(c->dirfd, f->key, 0600, tmp, sizeof(tmp));
 	if (fd < 0)
 		return;
 	fp = fdopen(fd, "w");
 	if (!fp) {
 		close(fd);
-		unlink(tmp);
+		unlinkat(c->dirfd, tmp, 0);
 		return;
 	}
 	for (size_t i = 0; i < f->n; i++)
 		fprintf(fp, "%s\t%s\t%" PRIx64 "\t%" PRIx64 "\n", f->v[i].query,
 			f->v[i].found ? f->v[i].found : "-", f->v[i].vaddr, f->v[i].file_offset);
-	if (fclose(fp) || rename(tmp, fn))
-		unlink(tmp);
+	if (fclose(fp) || renameat(c->dirfd, tmp, c->dirfd, fn))
+		unlinkat(c->dirfd, tmp, 0);
 }
 
 static struct cache_file *get_file(struct sym_cache *c, const char *path)

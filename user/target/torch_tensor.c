@@ -88,9 +88,17 @@ out:
 	return err;
 }
 
+static const char *layouts_json;	/* probes/torch_layouts.json read from disk, or NULL */
+
+void torch_layout__use(const char *json)
+{
+	layouts_json = json;
+}
+
 int torch_layout__find(const char *version, struct torch_layout *l, char *why, size_t size)
 {
-	return torch_layout__parse(embedded_torch_layouts, version, l, why, size);
+	return torch_layout__parse(layouts_json ? layouts_json : embedded_torch_layouts, version, l,
+				   why, size);
 }
 
 static int dtype_of(const char *name, enum tensor_dtype *td)

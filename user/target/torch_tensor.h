@@ -38,6 +38,9 @@ struct tensor_desc {
  * probes/torch_layouts.json. Returns 0, or -ENOENT / -EINVAL with the reason in why. */
 int torch_layout__find(const char *version, struct torch_layout *l, char *why, size_t size);
 /* Parses a torch_layouts.json text (tests, and the built-in copy). */
+/* The layouts torch_layout__find reads: json (probes/torch_layouts.json from disk), or NULL
+ * for the built-in copy. */
+void torch_layout__use(const char *json);
 int torch_layout__parse(const char *json, const char *version, struct torch_layout *l,
 			char *why, size_t size);
 
