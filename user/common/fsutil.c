@@ -72,7 +72,7 @@ static char *next_name(char **rest)
 			p++;
 		if (*p)
 			*p++ = 0;
-		if (strcmp(name, "."))
+		if (strcmp(name, ".") != 0)
 			break;
 	}
 	*rest = p;
