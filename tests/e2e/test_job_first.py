@@ -96,7 +96,8 @@ def check_backwards(s, all_steps=None):
     in each closed step; all_steps: the job's count, when it was seen from its start."""
     backwards = named(s, "backward")
     steps = [x for x in named(s, "step") if x["status"] == "ok"]
-    assert backwards and steps, sorted({x["name"] for x in s.spans.values()})
+    assert backwards and steps, (sorted({x["name"] for x in s.spans.values()}), s.root["attrs"],
+                                 s.health)
     assert [b for b in backwards if b["status"] != "ok"] == [], \
         [(b["status"], b.get("attrs")) for b in backwards if b["status"] != "ok"]
     per_step = [sum(1 for b in backwards if b["parent_id"] == st["span_id"]) for st in steps]
