@@ -62,7 +62,8 @@ def health(d):
     h = bs[-1]["health"]
     out = {k: h.get(k) for k in ("events", "ringbuf_drops", "kernel_map_full", "uprobe_hits",
                                   "steps", "uprobe_hits_per_step", "probes_attached",
-                                  "probes_failed", "spool_bytes", "spool_files")}
+                                  "probes_failed", "spool_bytes", "spool_files", "marks_hook",
+                                  "signals_sent")}
     s = steady(bs)
     if s:
         a, z = s

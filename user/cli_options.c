@@ -99,9 +99,10 @@ const char cli_top_doc[] =
 	VERBOSE_OPTION, \
 	{ "marks", OPT_MARKS, "MODE", 0, "on (default): marks from the numbers the job prints to " \
 	  "its stdout and stderr (HF Trainer dicts, key: value and key=value progress, plain " \
-	  "prints), on the span open at the write, read at the write syscall (one event per " \
-	  "write); off: none; uprobe: the same from a uprobe on the C library's write() (for " \
-	  "bench/mark_cost.sh)", 0 }, \
+	  "prints), on the span open at the write, read by a hook on the write path attached " \
+	  "while a process is traced (fentry on ksys_write, else a uprobe on the C library's " \
+	  "write(), else the syscall tracepoint); off: none; uprobe: always the write() uprobe", \
+	  0 }, \
 	{ "marks-regex", OPT_MARKS_REGEX, "REGEX", 0, "Also marks from the named groups " \
 	  "((?<name>...)) of this extended regular expression, per printed line", 0 }, \
 	{ "metrics", OPT_METRICS, "[ADDR:]PORT", 0, "Serve Prometheus metrics at " \
