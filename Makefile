@@ -21,6 +21,9 @@ CORE_SRCS := $(filter-out user/main.c,$(USER_SRCS))
 TORCH_LAYOUTS := probes/torch_layouts.json
 PROBE_FILES := $(sort $(filter-out $(TORCH_LAYOUTS),$(wildcard probes/*.json)))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+ifneq ($(ARCH),x86)	# its target library is x86-64 assembly (tests/targets/exit_shapes.S)
+UNIT_SRCS := $(filter-out tests/unit/test_func_exits.c,$(UNIT_SRCS))
+endif
 
 ifeq ($(V),1)
 Q =
@@ -235,8 +238,18 @@ fuzz-smoke:
 deps:
 	$(Q)scripts/install-deps.sh
 
-test-unit: $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
-	$(Q)for t in $^; do $$t || exit 1; done
+# Functions of the shapes a C++ function leaves by (tests/unit/test_func_exits.c), whole and
+# stripped. x86-64 assembly: not built elsewhere.
+$(OUTPUT)/tests/libexit_shapes.so: tests/targets/exit_shapes.S | $(OUTPUT)/tests
+	$(Q)$(CC) -shared -fPIC -nostdlib $< -o $@
+
+$(OUTPUT)/tests/libexit_shapes_stripped.so: $(OUTPUT)/tests/libexit_shapes.so
+	$(Q)strip --strip-all $< -o $@
+
+EXIT_SHAPES := $(if $(filter x86,$(ARCH)),$(OUTPUT)/tests/libexit_shapes.so \
+	$(OUTPUT)/tests/libexit_shapes_stripped.so)
+test-unit: $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS)) $(EXIT_SHAPES)
+	$(Q)for t in $(filter-out %.so,$^); do $$t || exit 1; done
 
 # The Debian trixie root (Python 3.13 + torch 2.6) the PyTorch tests also run in: built once
 # (a few minutes), cached outside the repository.

@@ -110,16 +110,21 @@ int doctor__main(const struct options *opts)
 				       t->files[r->file].path, grp->match_defines);
 			file = r->file;
 			matched = true;
-			if (!r->err)
-				printf("    ok       %-32s %s +0x%llx\n", r->def->symbol,
+			if (!r->err) {
+				printf("    ok       %-32s %s +0x%llx", r->def->symbol,
 				       probe_action__name(r->def->action),
 				       (unsigned long long)r->file_offset);
-			else
+				for (unsigned int k = 0; k < r->nexits; k++)	/* "return": "exits" */
+					printf("%s+0x%llx", k ? ", " : ", exits at ",
+					       (unsigned long long)r->exit_offsets[k]);
+				printf("\n");
+			} else {
 				printf("    %-8s %-32s %s\n", r->def->optional ? "absent" : "MISSING",
-				       r->def->symbol,
+				       r->def->symbol, r->why ? r->why :
 				       r->err == -ENOENT ? (r->def->optional ?
 				       "not in this build (optional)" : "symbol not defined in the file") :
 				       strerror(-r->err));
+			}
 		}
 		if (!matched)
 			printf("  %s: no mapped file defines %s\n", grp->name, grp->match_defines);
