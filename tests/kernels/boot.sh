@@ -27,10 +27,12 @@ kver=$(basename "$(ls -d "$kdir"/lib/modules/*)")
 vmlinuz=$kdir/boot/vmlinuz-$kver
 mkdir -p "$work"
 
-# The initramfs: busybox, the modules that reach the share, /init. Rebuilt when its inputs
-# change (kept next to the kernel, which is keyed by package version).
-initrd=$kdir/cirron-initrd.cpio.gz
-if [[ ! -f $initrd || $here/guest-init.sh -nt $initrd || /bin/busybox -nt $initrd ]]; then
+# The initramfs: busybox, the modules that reach the share, /init. Kept next to the kernel
+# (keyed by package version) under a name keyed by what went into it: checkouts with another
+# guest-init.sh share the kernel, not the initramfs.
+key=$(cat "$here/guest-init.sh" /bin/busybox | sha256sum | cut -c1-12)
+initrd=$kdir/cirron-initrd-$key.cpio.gz
+if [[ ! -f $initrd ]]; then
 	tmp=$(mktemp -d)
 	mkdir -p "$tmp"/{bin,modules}
 	cp /bin/busybox "$tmp/bin/busybox"
