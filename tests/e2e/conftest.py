@@ -302,7 +302,9 @@ class Harness:
 
     def __init__(self, tmp_path):
         self.tmp = tmp_path
-        self.cache_dir = tmp_path / "symcache"
+        # each test's own, cold; the kernel matrix's emulated guests share one (its tests are of
+        # the kernel, and resolving libtorch's symbols there takes tens of seconds each time)
+        self.cache_dir = Path(os.environ.get("CIRRON_TEST_SYMCACHE", tmp_path / "symcache"))
         self.roots = []          # (path, expect_final, rotated)
         self.procs = []
         self.orphans = []        # pids reparented to us (see the subreaper fixture)

@@ -9,6 +9,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo" || exit 126
 export HOME=/root PYTHONDONTWRITEBYTECODE=1 CI=true
 export CIRRON_TEST_TIME_SCALE=${CIRRON_TEST_TIME_SCALE:-4}
+export CIRRON_TEST_SYMCACHE=/tmp/symcache	# one symbol cache for the guest's tests (tmpfs)
 echo "guest: kernel $(uname -r), $(nproc) cpus"
 # The share is read-only: what the tests run must be built (make test-kernels does it first)
 if ! make -q cirron-probe .output/cirron-probe-san .output/tests/cuda_calls .output/tests/spin \
@@ -18,5 +19,5 @@ if ! make -q cirron-probe .output/cirron-probe-san .output/tests/cuda_calls .out
 fi
 ./cirron-probe doctor -p $$ | sed -n '/^  kernel /,/^target/p' | grep -v '^target'
 # shellcheck disable=SC2046
-exec python3 -m pytest -p no:cacheprovider --color=no -q -rs --basetemp=/tmp/pytest \
+exec python3 -m pytest -p no:cacheprovider --color=no -q -rs --durations=5 --basetemp=/tmp/pytest \
 	$(grep -v '^#' tests/kernels/tests.txt) "$@"
