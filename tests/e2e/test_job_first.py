@@ -158,7 +158,7 @@ def test_watch_from_its_start_sends_nothing(h, stack):
     assert result["eintr"] == dict.fromkeys(result["eintr"], 0), result
     sessions = [s for s in read_spool(root).values() if s.root["attrs"]["pid"] == job.pid]
     assert len(sessions) == 1, [s.root["attrs"] for s in read_spool(root).values()]
-    check_backwards(sessions[0])
+    check_backwards(sessions[0], mid_run=True)	# its probes may come in after training began
     assert health_signals(sessions[0]) == 0
 
 
