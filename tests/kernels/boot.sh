@@ -3,12 +3,16 @@
 # Copyright (c) 2026 cirron-probe authors
 #
 # boot.sh KERNEL_DIR WORKDIR SCRIPT: boots the kernel unpacked in KERNEL_DIR (fetch-kernel.sh)
-# under qemu (TCG), with this machine's root shared read-only over virtiofs, and runs SCRIPT
-# (a file the guest can read at the same path) with /bin/sh inside it, chrooted into the
-# share. The console goes to WORKDIR/console.log and, live, to stdout. Exits with the script's
-# exit status, read from the guest's explicit end marker; 125/126 the guest could not set up,
-# 124 the guest ran past CIRRON_VM_TIMEOUT seconds (default 900), 123 it stopped without a
-# marker (a crash: see the console).
+# under qemu (TCG), with a root shared read-only over virtiofs, and runs SCRIPT with /bin/sh
+# inside it, chrooted into the share. The root is this machine's (an x86-64 kernel; SCRIPT
+# is a file the guest reads at the same path), or CIRRON_VM_ROOT, a directory of the
+# kernel's architecture (an arm64 kernel needs one: make-arm64-root.sh): then the repository
+# that holds this script is shared too, read-only, at /repo in the guest, and SCRIPT must be
+# in it. What the guest writes under /tmp/out comes back in WORKDIR/out (emptied at each
+# boot). The console goes to WORKDIR/console.log and, live, to stdout. Exits with the
+# script's exit status, read from the guest's explicit end marker; 125/126 the guest could
+# not set up, 124 the guest ran past CIRRON_VM_TIMEOUT seconds (default 900), 123 it stopped
+# without a marker (a crash: see the console).
 set -euo pipefail
 
 kdir=$(realpath "${1:?usage: boot.sh KERNEL_DIR WORKDIR SCRIPT}")
@@ -19,29 +23,53 @@ timeout_s=${CIRRON_VM_TIMEOUT:-900}
 mem_mb=${CIRRON_VM_MEM_MB:-3072}
 cpus=${CIRRON_VM_CPUS:-$(nproc)}
 
-for tool in qemu-system-x86_64 /usr/lib/qemu/virtiofsd /bin/busybox; do
+root=$(realpath "${CIRRON_VM_ROOT:-/}")
+repo=$(realpath "$here/../..")
+
+# trixie's kernel packages are merged-/usr
+for mdir in "$kdir"/lib/modules/* "$kdir"/usr/lib/modules/*; do [[ -d $mdir ]] && break; done
+kver=$(basename "$mdir")
+vmlinuz=$kdir/boot/vmlinuz-$kver
+case $kver in
+*-arm64)
+	# pointer authentication on (Grace has it) with QEMU's cheap hash: the architected one
+	# (plain -cpu max) makes the guest 3x slower (import torch 84-100 s against 25-32 s)
+	qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on)
+	console=ttyAMA0
+	[[ $root != / ]] || { echo "boot: an arm64 kernel needs an arm64 root (CIRRON_VM_ROOT)" >&2; exit 125; }
+	;;
+*)
+	qemu=(qemu-system-x86_64 -cpu max)
+	console=ttyS0
+	;;
+esac
+for tool in "${qemu[0]}" /usr/lib/qemu/virtiofsd "$root/bin/busybox"; do
 	command -v "$tool" >/dev/null ||
 		{ echo "boot: $tool is missing (tests/kernels/install-deps.sh)" >&2; exit 125; }
 done
-kver=$(basename "$(ls -d "$kdir"/lib/modules/*)")
-vmlinuz=$kdir/boot/vmlinuz-$kver
+# Another root sees the repository at /repo.
+run=$script
+if [[ $root != / ]]; then
+	[[ $script == "$repo"/* ]] || { echo "boot: $script is not in $repo" >&2; exit 125; }
+	run="/repo/${script#"$repo"/} cirron.repo"
+fi
 mkdir -p "$work"
 
 # The initramfs: busybox, the modules that reach the share, /init. Kept next to the kernel
 # (keyed by package version) under a name keyed by what went into it: checkouts with another
 # guest-init.sh share the kernel, not the initramfs.
-key=$(cat "$here/guest-init.sh" /bin/busybox | sha256sum | cut -c1-12)
+key=$(cat "$here/guest-init.sh" "$root/bin/busybox" | sha256sum | cut -c1-12)
 initrd=$kdir/cirron-initrd-$key.cpio.gz
 if [[ ! -f $initrd ]]; then
 	tmp=$(mktemp -d)
 	mkdir -p "$tmp"/{bin,modules}
-	cp /bin/busybox "$tmp/bin/busybox"
+	cp "$root/bin/busybox" "$tmp/bin/busybox"
 	cp "$here/guest-init.sh" "$tmp/init"
 	chmod 0755 "$tmp/init"
 	mods=()
-	# in load order; the pci helpers exist from 5.13 on
+	# in load order; the pci helpers exist from 5.13 on; none is a module in trixie's kernels
 	for m in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci fuse virtiofs; do
-		f=$(find "$kdir/lib/modules/$kver/kernel" -name "$m.ko" | head -1)
+		f=$(find "$mdir/kernel" -name "$m.ko" | head -1)
 		[[ -n $f ]] || continue
 		cp "$f" "$tmp/modules/$m.ko"
 		mods+=("$m")
@@ -52,29 +80,39 @@ if [[ ! -f $initrd ]]; then
 	rm -rf "$tmp"
 fi
 
-sock=$work/virtiofs.sock
 log=$work/console.log
-rm -f "$sock" "$log"
+rm -f "$log" "$work"/*.sock
 : > "$log"
-vfs_pid= qemu_pid= tail_pid=
+vfs_pids=() qemu_pid= tail_pid=
 cleanup() {
-	for p in $tail_pid $qemu_pid $vfs_pid; do kill "$p" 2>/dev/null || true; done
-	for p in $tail_pid $qemu_pid $vfs_pid; do wait "$p" 2>/dev/null || true; done
-	rm -f "$sock"
+	for p in $tail_pid $qemu_pid "${vfs_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in $tail_pid $qemu_pid "${vfs_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	rm -f "$work"/*.sock
 }
 trap cleanup EXIT
 
-/usr/lib/qemu/virtiofsd --socket-path="$sock" -o source=/ -o sandbox=chroot -o cache=always \
-	>"$work/virtiofsd.log" 2>&1 &
-vfs_pid=$!
-for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.05; done
-[[ -S $sock ]] || { echo "boot: virtiofsd did not start:" >&2; cat "$work/virtiofsd.log" >&2; exit 125; }
+# One virtiofsd per share: tag hostroot is the guest's root, tag repo the repository, tag
+# out WORKDIR/out, the one the guest may write (at /tmp/out in the guest).
+rm -rf "$work/out"
+mkdir -p "$work/out"
+shares=(hostroot "$root" out "$work/out")
+[[ $root == / ]] || shares+=(repo "$repo")
+devices=()
+for ((i = 0; i < ${#shares[@]}; i += 2)); do
+	tag=${shares[i]} sock=$work/${shares[i]}.sock
+	/usr/lib/qemu/virtiofsd --socket-path="$sock" -o source="${shares[i + 1]}" -o sandbox=chroot \
+		-o cache=always >"$work/virtiofsd-$tag.log" 2>&1 &
+	vfs_pids+=($!)
+	for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.05; done
+	[[ -S $sock ]] ||
+		{ echo "boot: virtiofsd did not start:" >&2; cat "$work/virtiofsd-$tag.log" >&2; exit 125; }
+	devices+=(-chardev "socket,id=$tag,path=$sock" -device "vhost-user-fs-pci,chardev=$tag,tag=$tag")
+done
 
-qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "$cpus" -m "${mem_mb}M" \
+"${qemu[@]}" -accel tcg,thread=multi -smp "$cpus" -m "${mem_mb}M" \
 	-object memory-backend-memfd,id=mem,size="${mem_mb}M",share=on -numa node,memdev=mem \
-	-chardev socket,id=vfs,path="$sock" -device vhost-user-fs-pci,chardev=vfs,tag=hostroot \
-	-kernel "$vmlinuz" -initrd "$initrd" \
-	-append "console=ttyS0 quiet loglevel=4 panic=-1 oops=panic cirron.run=$script" \
+	"${devices[@]}" -kernel "$vmlinuz" -initrd "$initrd" \
+	-append "console=$console quiet loglevel=4 panic=-1 oops=panic cirron.run=$run" \
 	-display none -monitor none -serial file:"$log" -no-reboot &
 qemu_pid=$!
 tail -n +1 -F --pid=$qemu_pid "$log" 2>/dev/null | sed -u 's/\r$//' &

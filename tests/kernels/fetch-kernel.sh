@@ -2,18 +2,23 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Copyright (c) 2026 cirron-probe authors
 #
-# fetch-kernel.sh SUITE: Debian's cloud kernel of SUITE (bookworm: 6.1, bullseye: 5.10),
-# image and modules, unpacked into $CIRRON_KERNEL_CACHE/<package>_<version>/ (default
-# /var/cache/cirron-probe/kernels), fetched once per package version. Uses its own APT
+# fetch-kernel.sh SUITE [ARCH]: Debian's cloud kernel of SUITE (bookworm: 6.1, bullseye: 5.10,
+# trixie: 6.12) for ARCH (amd64, the default, or arm64), image and modules, unpacked into
+# $CIRRON_KERNEL_CACHE/<package>_<version>/ (default /var/cache/cirron-probe/kernels; the
+# package name carries the architecture), fetched once per package version. Uses its own APT
 # configuration (lists, cache and status under the cache directory): the system's sources
 # and package state are left alone. Prints the unpacked directory on stdout.
 set -euo pipefail
 
-suite=${1:?usage: fetch-kernel.sh bookworm|bullseye}
+suite=${1:?usage: fetch-kernel.sh bookworm|bullseye|trixie [amd64|arm64]}
+arch=${2:-amd64}
+case $arch in amd64 | arm64) ;; *) echo "fetch-kernel: no kernel for architecture $arch" >&2; exit 1 ;; esac
 cache=${CIRRON_KERNEL_CACHE:-/var/cache/cirron-probe/kernels}
 mirror=${CIRRON_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 security=${CIRRON_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
+# amd64 keeps the directory it had before arm64 existed
 apt_dir=$cache/apt-$suite
+[[ $arch == amd64 ]] || apt_dir=$cache/apt-$suite-$arch
 
 mkdir -p "$apt_dir"/{lists/partial,archives/partial,etc/preferences.d,etc/sources.list.d}
 : > "$apt_dir/status"
@@ -38,8 +43,8 @@ Dir::Etc::SourceList "$apt_dir/etc/sources.list";
 Dir::Etc::SourceParts "$apt_dir/etc/sources.list.d";
 Dir::Etc::Preferences "$apt_dir/etc/preferences";
 Dir::Etc::PreferencesParts "$apt_dir/etc/preferences.d";
-APT::Architecture "amd64";
-APT::Architectures { "amd64"; };
+APT::Architecture "$arch";
+APT::Architectures { "$arch"; };
 EOF
 export APT_CONFIG=$apt_dir/apt.conf
 
@@ -51,8 +56,8 @@ if $stale_lists || [[ -z $(find "$apt_dir/lists" -maxdepth 1 -name '*Packages*' 
 fi
 
 # The meta package names the current ABI's image package.
-pkg=$(apt-cache depends linux-image-cloud-amd64 | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -1)
-[[ -n $pkg ]] || { echo "fetch-kernel: no linux-image-cloud-amd64 in $suite" >&2; exit 1; }
+pkg=$(apt-cache depends "linux-image-cloud-$arch" | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -1)
+[[ -n $pkg ]] || { echo "fetch-kernel: no linux-image-cloud-$arch in $suite" >&2; exit 1; }
 ver=$(apt-cache show "$pkg" | sed -n 's/^Version: //p' | head -1)
 dir=$cache/${pkg}_$ver
 if [[ ! -f $dir/.complete ]]; then

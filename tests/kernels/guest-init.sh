@@ -3,10 +3,12 @@
 # Copyright (c) 2026 cirron-probe authors
 #
 # /init of the test guest's initramfs (tests/kernels/boot.sh builds it): loads the virtio
-# and virtiofs modules, mounts the host's root (read-only, tag hostroot), gives it fresh
-# /proc /sys /dev /tmp and the BPF file systems, chroots into it and runs the command named
-# on the kernel command line (cirron.run=FILE, a script the host wrote). Its output goes to
-# the console (ttyS0); the last line is the explicit marker the host waits for:
+# and virtiofs modules, mounts the shared root (read-only, tag hostroot), gives it fresh
+# /proc /sys /dev /tmp, the host's WORKDIR/out at /tmp/out (writable) and the BPF file
+# systems, chroots into it and runs the command named on the kernel command line
+# (cirron.run=FILE, a script the host wrote; under /repo, the repository's share, when the
+# root is not the host's). Its output goes to the console (ttyS0, ttyAMA0 on arm64); the
+# last line is the explicit marker the host waits for:
 #   CIRRON-GUEST-EXIT <status>
 # then the guest powers off.
 export PATH=/bin
@@ -26,10 +28,16 @@ for m in $(busybox cat /modules.list); do
 	busybox insmod "/modules/$m.ko" || finish 125
 done
 busybox mount -t virtiofs -o ro hostroot /mnt || finish 125
+# a root other than the host's comes with the repository (boot.sh)
+if busybox grep -qw cirron.repo /proc/cmdline; then
+	busybox mount -t virtiofs -o ro repo /mnt/repo || finish 125
+fi
 for d in tmp run var/tmp root; do
 	[ -d "/mnt/$d" ] || continue
 	busybox mount -t tmpfs -o mode=1777 tmpfs "/mnt/$d" 2>/dev/null
 done
+busybox mkdir -p /mnt/tmp/out
+busybox mount -t virtiofs out /mnt/tmp/out || finish 125
 busybox mount --move /proc /mnt/proc
 busybox mount --move /sys /mnt/sys
 busybox mount --move /dev /mnt/dev
