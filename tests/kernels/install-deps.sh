@@ -2,11 +2,19 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Copyright (c) 2026 cirron-probe authors
 #
-# What the kernel matrix (make test-kernels) needs besides the main suite's packages:
-# qemu (with virtiofsd, in qemu-system-common), busybox-static for the initramfs.
+# install-deps.sh [arm64]: what the kernel matrix (make test-kernels) needs besides the main
+# suite's packages: qemu (with virtiofsd, in qemu-system-common), busybox-static for the
+# initramfs. With arm64, also what the arm64 guest and the cross build need: qemu-system-arm,
+# qemu-user-static, mmdebstrap and arch-test (the arm64 root), unzip (the CUDA runtime's
+# wheel), the cross compiler and the arm64 -dev packages (which makes arm64 a foreign
+# architecture of this machine's dpkg).
 set -euo pipefail
 
 PKGS=(qemu-system-x86 qemu-system-common busybox-static)
+ARM64_PKGS=(qemu-system-arm qemu-user-static mmdebstrap arch-test unzip gcc-aarch64-linux-gnu
+	libbpf-dev:arm64 libelf-dev:arm64 libcjson-dev:arm64 zlib1g-dev:arm64)
+arm64=false
+[[ ${1:-} == arm64 ]] && { arm64=true; PKGS+=("${ARM64_PKGS[@]}"); }
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -17,5 +25,8 @@ if [[ $(id -u) != 0 ]]; then
 	exit 1
 fi
 echo "kernels: installing ${missing[*]}"
+if $arm64 && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	dpkg --add-architecture arm64
+fi
 apt-get update -q
 DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
