@@ -1,12 +1,30 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # cirron-probe: one binary with the BPF object and probe definitions built in.
-OUTPUT := .output
 CLANG ?= clang
 CC ?= cc
 BPFTOOL ?= bpftool
 PYTHON ?= /usr/bin/python3
-ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+HOST_ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+ARCH := $(HOST_ARCH)
 VERSION := 0.1.0
+
+# `make ARCH=arm64` on x86-64 (ARCH=x86 on aarch64) cross-builds into .output-$(ARCH)/, the
+# binary as .output-$(ARCH)/cirron-probe, with Debian's cross compiler and the -dev packages
+# of that architecture (tests/kernels/README.md, "Cross build").
+ifeq ($(ARCH),$(HOST_ARCH))
+OUTPUT := .output
+BIN := cirron-probe
+else
+OUTPUT := .output-$(ARCH)
+BIN := $(OUTPUT)/cirron-probe
+CROSS_COMPILE ?= $(if $(filter arm64,$(ARCH)),aarch64,x86_64)-linux-gnu-
+ifneq ($(origin CC),command line)
+CC := $(CROSS_COMPILE)gcc
+endif
+endif
+# The CUDA runtime the CUDA test targets link with; a cross build takes the arm64 guest's
+# (tests/kernels/make-arm64-root.sh). The targets find it at run time at /usr/local/cuda.
+CUDA ?= $(if $(filter $(HOST_ARCH),$(ARCH)),/usr/local/cuda,/var/cache/cirron-probe/arm64-root-current/usr/local/cuda)
 
 CFLAGS ?= -g -O2
 WARN := -Wall -Wextra -Werror -Werror=undef -Wno-unused-parameter
@@ -37,7 +55,12 @@ endif
 .SECONDARY:
 .PHONY: all deps demo test test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv install deb check-rules
 
-all: cirron-probe
+all: $(BIN)
+
+ifneq ($(BIN),cirron-probe)
+.PHONY: cirron-probe
+cirron-probe: $(BIN)
+endif
 
 $(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
@@ -106,7 +129,7 @@ $(OUTPUT)/probe_files.o: $(OUTPUT)/probe_files.S
 	$(call msg,AS,$@)
 	$(Q)$(CC) -c $< -o $@
 
-cirron-probe: $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/probe_files.o
+$(BIN): $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/probe_files.o
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -127,7 +150,7 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(patsubst user/%.c
 # Real CUDA runtime target: calls each probed API a known number of times.
 $(OUTPUT)/tests/cuda_calls: tests/targets/cuda_calls.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) -g -O0 -I/usr/local/cuda/include $< -o $@ -L/usr/local/cuda/lib64 -lcudart \
+	$(Q)$(CC) -g -O0 -I$(CUDA)/include $< -o $@ -L$(CUDA)/lib64 -lcudart \
 		-Wl,-rpath,/usr/local/cuda/lib64
 
 # The tests' own witness of signals sent to a job (tests/e2e/test_job_first.py).
@@ -152,7 +175,7 @@ $(OUTPUT)/tests/with_pid: tests/targets/with_pid.c | $(OUTPUT)/tests
 # Launch-bound steps (--cuda-calls sampled estimates) on the real libcudart.
 $(OUTPUT)/tests/cuda_steps: tests/targets/cuda_steps.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) -g -O2 -I/usr/local/cuda/include $< -o $@ -L/usr/local/cuda/lib64 -lcudart \
+	$(Q)$(CC) -g -O2 -I$(CUDA)/include $< -o $@ -L$(CUDA)/lib64 -lcudart \
 		-Wl,-rpath,/usr/local/cuda/lib64
 
 # Driver API: a stand-in libcuda.so.1 (no driver, no stubs/ here), a runtime built on it,
@@ -322,8 +345,8 @@ DATADIR ?= $(PREFIX)/share/cirron-probe
 # The binary, its man page, probes/ and schemas/ (the binary reads PREFIX/share/cirron-probe/
 # probes before its built-in copy) and the node agent's systemd unit (docs/fleet.md), its
 # ExecStart pointed at PREFIX/bin.
-install: cirron-probe
-	install -D -m 0755 cirron-probe $(DESTDIR)$(PREFIX)/bin/cirron-probe
+install: $(BIN)
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/cirron-probe
 	install -D -m 0644 $(MANPAGE) $(DESTDIR)$(MANDIR)/man1/cirron-probe.1
 	install -d $(DESTDIR)$(DATADIR)/probes $(DESTDIR)$(DATADIR)/schemas
 	install -m 0644 probes/*.json $(DESTDIR)$(DATADIR)/probes/
@@ -355,7 +378,7 @@ vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
 
 clean:
-	rm -rf $(OUTPUT) cirron-probe
+	rm -rf $(OUTPUT) $(BIN)
 
 include tests/kernels/kernels.mk
 
