@@ -12,8 +12,7 @@ export CIRRON_TEST_TIME_SCALE=${CIRRON_TEST_TIME_SCALE:-4}
 export CIRRON_TEST_SYMCACHE=/tmp/symcache	# one symbol cache for the guest's tests (tmpfs)
 echo "guest: kernel $(uname -r), $(nproc) cpus"
 # The share is read-only: what the tests run must be built (make test-kernels does it first)
-if ! make -q cirron-probe .output/cirron-probe-san .output/tests/cuda_calls .output/tests/spin \
-		.output/tests/with_pid .output/tests/sigcount; then
+if ! make -q kernel-test-bins; then
 	echo "guest: the binaries are older than their sources; build them on the host first" >&2
 	exit 1
 fi
