@@ -23,8 +23,9 @@ CC := $(CROSS_COMPILE)gcc
 endif
 endif
 # The CUDA runtime the CUDA test targets link with; a cross build takes the arm64 guest's
-# (tests/kernels/make-arm64-root.sh). The targets find it at run time at /usr/local/cuda.
-CUDA ?= $(if $(filter $(HOST_ARCH),$(ARCH)),/usr/local/cuda,/var/cache/cirron-probe/arm64-root-current/usr/local/cuda)
+# (tests/kernels/make-arm64-root.sh) and this machine's headers, which are the same on every
+# architecture. The targets find it at run time in /usr/local/cuda/lib64.
+CUDA_LIB ?= $(if $(filter $(HOST_ARCH),$(ARCH)),,/var/cache/cirron-probe/arm64-root-current)/usr/local/cuda/lib64
 
 CFLAGS ?= -g -O2
 WARN := -Wall -Wextra -Werror -Werror=undef -Wno-unused-parameter
@@ -150,7 +151,7 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(patsubst user/%.c
 # Real CUDA runtime target: calls each probed API a known number of times.
 $(OUTPUT)/tests/cuda_calls: tests/targets/cuda_calls.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) -g -O0 -I$(CUDA)/include $< -o $@ -L$(CUDA)/lib64 -lcudart \
+	$(Q)$(CC) -g -O0 -I/usr/local/cuda/include $< -o $@ -L$(CUDA_LIB) -lcudart \
 		-Wl,-rpath,/usr/local/cuda/lib64
 
 # The tests' own witness of signals sent to a job (tests/e2e/test_job_first.py).
@@ -175,7 +176,7 @@ $(OUTPUT)/tests/with_pid: tests/targets/with_pid.c | $(OUTPUT)/tests
 # Launch-bound steps (--cuda-calls sampled estimates) on the real libcudart.
 $(OUTPUT)/tests/cuda_steps: tests/targets/cuda_steps.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) -g -O2 -I$(CUDA)/include $< -o $@ -L$(CUDA)/lib64 -lcudart \
+	$(Q)$(CC) -g -O2 -I/usr/local/cuda/include $< -o $@ -L$(CUDA_LIB) -lcudart \
 		-Wl,-rpath,/usr/local/cuda/lib64
 
 # Driver API: a stand-in libcuda.so.1 (no driver, no stubs/ here), a runtime built on it,
