@@ -71,10 +71,14 @@ $(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/fuzz:
 BPF_SRCS := $(sort $(wildcard bpf/*.bpf.c))
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c vmlinux.h | $(OUTPUT)
+# The kernel's types per architecture: x86's vmlinux.h at the top, arm64's from Debian's arm64
+# kernel in vmlinux/arm64/ (tests/kernels/arm64-vmlinux.sh).
+VMLINUX_DIR := $(if $(filter x86,$(ARCH)),.,vmlinux/$(ARCH))
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I. -Ibpf -Wall -Werror \
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -I. -Ibpf -Wall -Werror \
 		-MMD -c $< -o $@
 
 $(OUTPUT)/cirron.bpf.o: $(BPF_OBJS)

@@ -6,13 +6,13 @@
 # suite's packages: qemu (with virtiofsd, in qemu-system-common), busybox-static for the
 # initramfs. With arm64, also what the arm64 guest and the cross build need: qemu-system-arm,
 # qemu-user-static, mmdebstrap and arch-test (the arm64 root), unzip (the CUDA runtime's
-# wheel), the cross compiler and the arm64 -dev packages (which makes arm64 a foreign
-# architecture of this machine's dpkg).
+# wheel), the cross compiler (g++ for libstdc++) and the arm64 -dev packages (which makes
+# arm64 a foreign architecture of this machine's dpkg).
 set -euo pipefail
 
 PKGS=(qemu-system-x86 qemu-system-common busybox-static)
 ARM64_PKGS=(qemu-system-arm qemu-user-static mmdebstrap arch-test unzip gcc-aarch64-linux-gnu
-	libbpf-dev:arm64 libelf-dev:arm64 libcjson-dev:arm64 zlib1g-dev:arm64)
+	g++-aarch64-linux-gnu libbpf-dev:arm64 libelf-dev:arm64 libcjson-dev:arm64 zlib1g-dev:arm64)
 arm64=false
 [[ ${1:-} == arm64 ]] && { arm64=true; PKGS+=("${ARM64_PKGS[@]}"); }
 missing=()
