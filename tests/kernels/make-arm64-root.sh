@@ -8,24 +8,29 @@
 #   - Debian's python3 (3.13) and python3-torch (2.6), pytest and jsonschema for the tests;
 #   - /opt/torch-venv: a venv on that python3 with the official aarch64 torch CPU wheel from
 #     PyPI and its dependencies, pinned by hash (arm64-requirements.txt);
-#   - /usr/local/cuda: NVIDIA's CUDA runtime for aarch64 (sbsa), libcudart.so.13 and its
-#     headers, from the nvidia-cuda-runtime wheel on PyPI (pinned by hash below), the same
-#     release as this machine's /usr/local/cuda (13.0.88);
-#   - busybox-static (the guest's initramfs takes its busybox from here) and /repo, where the
-#     guest mounts the repository.
+#   - /usr/local/cuda: NVIDIA's CUDA runtime for aarch64 (sbsa), libcudart.so.13 and the
+#     headers that wheel has (not crt/: a cross build uses this machine's), from the
+#     nvidia-cuda-runtime wheel on PyPI (pinned by hash below), the same release as this
+#     machine's /usr/local/cuda (13.0.88);
+#   - busybox-static (the guest's initramfs takes its busybox from here), the libraries of the
+#     cross-built binaries (ASan and UBSan runtimes too) and /repo, where the guest mounts the
+#     repository.
 #
 #   CIRRON_ARM64_CACHE   where roots live (default /var/cache/cirron-probe), outside the repo
-#   CIRRON_ARM64_EXTRA   more Debian packages, comma-separated (e.g. the build dependencies for a
-#                        native build); part of the key
+#   CIRRON_ARM64_EXTRA   more Debian packages, comma-separated (e.g. a native build's:
+#                        gcc,libc6-dev,clang,llvm,bpftool,libbpf-dev,libelf-dev,libcjson-dev,
+#                        zlib1g-dev); part of the key
 #   CIRRON_DEBIAN_MIRROR, CIRRON_DEBIAN_SECURITY  as fetch-kernel.sh
 #
 # The root is $CACHE/arm64-root-<key>, the key a hash of what goes into it: this script (its
 # package list and the CUDA pin), arm64-requirements.txt and CIRRON_ARM64_EXTRA. Debian's
 # versions are those of the day it was built (like the trixie root): they are recorded in
-# .cirron-arm64-versions with the venv's. arm64-root-current links the last one built.
+# .cirron-arm64-versions with the venv's. arm64-root-current links the one without extra
+# packages (the tests').
 # Idempotent: the marker .cirron-arm64-root-ok is written last; a directory without it is
 # removed and rebuilt. Wheels are downloaded once, into $CACHE/wheels-arm64. Needs root,
-# mmdebstrap, qemu-user-static and the network; about 1.6 GB. Prints the root's path last.
+# mmdebstrap, qemu-user-static and the network; 7 minutes on 2 cores, 1.5 GB. Prints the
+# root's path last.
 set -euo pipefail
 
 here=$(dirname "$(realpath "$0")")
@@ -36,7 +41,7 @@ security=${CIRRON_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
 suite=trixie
 # the cross-built binaries' shared libraries (sanitizer runtimes included) are here too
 pkgs=(python3 python3-torch python3-pytest python3-jsonschema python3-venv busybox-static
-	procps mount make libelf1t64 zlib1g libcjson1 libasan8 libubsan1)
+	procps mount make libelf1t64 zlib1g libcjson1 libstdc++6 libasan8 libubsan1)
 extra=${CIRRON_ARM64_EXTRA:-}
 cudart_pin=nvidia-cuda-runtime==13.0.88
 cudart_hash=sha256:8ba16a33998ee3ee2bf11c8f13e36e3ff86a1d6ad165ffeee863d6eabd0b5f67
@@ -99,8 +104,10 @@ key=$({ cat "$0" "$reqs"; echo "extra=$extra"; } | sha256sum | cut -c1-12)
 root=$cache/arm64-root-$key
 marker=$root/.cirron-arm64-root-ok
 
+# arm64-root-current: the root the tests use, the one without extra packages
+link_current() { [[ -n $extra ]] || ln -sfn "$root" "$cache/arm64-root-current"; }
 if [[ -f $marker ]]; then
-	ln -sfn "$root" "$cache/arm64-root-current"
+	link_current
 	echo "$root"
 	exit 0
 fi
@@ -113,7 +120,7 @@ mkdir -p "$cache"
 exec 9>"$cache/.arm64-root-$key.lock"
 flock 9
 if [[ -f $marker ]]; then
-	ln -sfn "$root" "$cache/arm64-root-current"
+	link_current
 	echo "$root"
 	exit 0
 fi
@@ -174,7 +181,7 @@ ln -s cuda-13.0 "$tmp/usr/local/cuda"
 } > "$tmp/.cirron-arm64-versions"
 date -u +%Y-%m-%dT%H:%M:%SZ > "$tmp/.cirron-arm64-root-ok"
 mv "$tmp" "$root"
-ln -sfn "$root" "$cache/arm64-root-current"
+link_current
 echo "make-arm64-root: built $root in $((SECONDS - start)) s ($(du -sh --one-file-system "$root" | cut -f1))" >&2
 sed 's/^/  /' "$root/.cirron-arm64-versions" >&2
 echo "$root"
