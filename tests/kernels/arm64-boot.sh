@@ -11,7 +11,7 @@ set -euo pipefail
 here=$(dirname "$(realpath "$0")")
 script=${1:?usage: arm64-boot.sh SCRIPT [WORKDIR]}
 suite=${CIRRON_ARM64_SUITE:-trixie}
-work=${2:-$here/../../.output/kernels/arm64-$suite}
+work=${2:-$(realpath -m "$here/../../.output/kernels/arm64-$suite")}
 root=$("$here/make-arm64-root.sh" | tail -1)
 kdir=$("$here/fetch-kernel.sh" "$suite" arm64)
 CIRRON_VM_ROOT=$root exec "$here/boot.sh" "$kdir" "$work" "$script"

@@ -9,7 +9,7 @@
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
 suite=${CIRRON_ARM64_SUITE:-trixie}
-work=$here/../../.output/kernels/arm64-$suite
+work=$(realpath -m "$here/../../.output/kernels/arm64-$suite")
 out=${1:-$work/vmlinux.h}
 "$here/arm64-boot.sh" "$here/guest-probe.sh" "$work" >/dev/null
 [[ -s $work/out/btf-vmlinux ]] || { echo "arm64-vmlinux: the guest gave no BTF" >&2; exit 1; }
