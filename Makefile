@@ -31,6 +31,11 @@ CFLAGS ?= -g -O2
 WARN := -Wall -Wextra -Werror -Werror=undef -Wno-unused-parameter
 CPPFLAGS := -I$(OUTPUT) -Ibpf -Iuser -DCIRRON_VERSION='"$(VERSION)"' -D_GNU_SOURCE
 LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -ldw -lcapstone -lz -lcjson -lm -lstdc++
+ifneq ($(ARCH),$(HOST_ARCH))
+# A cross-built binary runs in the arm64 guest's root, Debian trixie, which has capstone 5
+# (libcapstone.so.5) where bookworm has 4: capstone is linked in.
+LDLIBS := $(patsubst -lcapstone,-l:libcapstone.a,$(LDLIBS))
+endif
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # user/ holds one folder per stage of the data flow (user/README.md); main.c and cli.c on top.
@@ -89,10 +94,10 @@ $(OUTPUT)/cirron.bpf.o: $(BPF_OBJS)
 ONDEMAND_SRCS := $(wildcard bpf/ondemand/*.bpf.c)
 ONDEMAND_SKELS := $(patsubst bpf/ondemand/%.bpf.c,$(OUTPUT)/%.skel.h,$(ONDEMAND_SRCS))
 
-$(OUTPUT)/ondemand/%.bpf.o: bpf/ondemand/%.bpf.c vmlinux.h | $(OUTPUT)
+$(OUTPUT)/ondemand/%.bpf.o: bpf/ondemand/%.bpf.c $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I. -Ibpf -Wall -Werror \
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -I. -Ibpf -Wall -Werror \
 		-MMD -c $< -o $@.tmp && $(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/ondemand/%.bpf.o
@@ -159,9 +164,9 @@ $(OUTPUT)/tests/cuda_calls: tests/targets/cuda_calls.c | $(OUTPUT)/tests
 		-Wl,-rpath,/usr/local/cuda/lib64
 
 # The tests' own witness of signals sent to a job (tests/e2e/test_job_first.py).
-$(OUTPUT)/tests/sigcount.bpf.o: tests/targets/sigcount.bpf.c vmlinux.h | $(OUTPUT)/tests
+$(OUTPUT)/tests/sigcount.bpf.o: tests/targets/sigcount.bpf.c $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)/tests
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I. -Wall -Werror -c $< -o $@
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -I. -Wall -Werror -c $< -o $@
 
 $(OUTPUT)/tests/sigcount.skel.h: $(OUTPUT)/tests/sigcount.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name sigcount_bpf > $@

@@ -41,7 +41,7 @@ security=${CIRRON_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
 suite=trixie
 # the cross-built binaries' shared libraries (sanitizer runtimes included) are here too
 pkgs=(python3 python3-torch python3-pytest python3-jsonschema python3-venv busybox-static
-	procps mount make libelf1t64 zlib1g libcjson1 libstdc++6 libasan8 libubsan1)
+	procps mount make libelf1t64 libdw1t64 zlib1g libcjson1 libstdc++6 libasan8 libubsan1)
 extra=${CIRRON_ARM64_EXTRA:-}
 cudart_pin=nvidia-cuda-runtime==13.0.88
 cudart_hash=sha256:8ba16a33998ee3ee2bf11c8f13e36e3ff86a1d6ad165ffeee863d6eabd0b5f67
