@@ -22,15 +22,16 @@
 #                        zlib1g-dev); part of the key
 #   CIRRON_DEBIAN_MIRROR, CIRRON_DEBIAN_SECURITY  as fetch-kernel.sh
 #
-# The root is $CACHE/arm64-root-<key>, the key a hash of what goes into it: this script (its
-# package list and the CUDA pin), arm64-requirements.txt and CIRRON_ARM64_EXTRA. Debian's
+# The root is $CACHE/arm64-root-<key>, the key a hash of what goes into it: this script but
+# its comments (the package list, the CUDA pin, the steps), arm64-requirements.txt and
+# CIRRON_ARM64_EXTRA. Debian's
 # versions are those of the day it was built (like the trixie root): they are recorded in
 # .cirron-arm64-versions with the venv's. arm64-root-current links the one without extra
 # packages (the tests').
 # Idempotent: the marker .cirron-arm64-root-ok is written last; a directory without it is
 # removed and rebuilt. Wheels are downloaded once, into $CACHE/wheels-arm64. Needs root,
-# mmdebstrap, qemu-user-static and the network; 7 minutes on 2 cores, 1.5 GB. Prints the
-# root's path last.
+# mmdebstrap, qemu-user-static and the network; 7-12 minutes on 2 cores, 1.5 GB. Prints
+# the root's path last.
 set -euo pipefail
 
 here=$(dirname "$(realpath "$0")")
@@ -100,7 +101,8 @@ case ${1:-} in
 	;;
 esac
 
-key=$({ cat "$0" "$reqs"; echo "extra=$extra"; } | sha256sum | cut -c1-12)
+# comments do not go into the root: they are not in the key
+key=$({ grep -v '^[[:space:]]*#' "$0"; cat "$reqs"; echo "extra=$extra"; } | sha256sum | cut -c1-12)
 root=$cache/arm64-root-$key
 marker=$root/.cirron-arm64-root-ok
 
