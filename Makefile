@@ -211,7 +211,8 @@ FUZZ_SECONDS ?= 300
 FUZZ_SRCS := $(addprefix user/,read/spool_reader.c read/spool_dir.c read/view.c read/trace.c \
 	read/trace_ranks.c read/export.c read/health.c tree/span.c tree/clock.c common/log.c \
 	read/perfetto.c read/perfetto_writer.c read/perfetto_events.c read/perfetto_pending.c \
-	read/perfetto_exact.c read/report.c read/outfile.c read/snapshot_view.c common/demangle.c)
+	read/perfetto_exact.c read/report.c read/outfile.c read/snapshot_view.c common/demangle.c \
+	common/fsutil.c)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_FLAGS := -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	-dict=tests/fuzz/spool.dict -artifact_prefix=$(OUTPUT)/fuzz/ -print_final_stats=1
@@ -223,7 +224,7 @@ $(OUTPUT)/fuzz/%.o: user/%.c
 
 $(OUTPUT)/fuzz/fuzz_spool_reader: tests/fuzz/fuzz_spool_reader.c $(patsubst user/%.c,$(OUTPUT)/fuzz/%.o,$(FUZZ_SRCS))
 	$(call msg,FUZZER,$@)
-	$(Q)$(CLANG) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) $(WARN) $^ -lcjson -lstdc++ -o $@
+	$(Q)$(CLANG) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) $(WARN) $^ -lcjson -lstdc++ -lm -o $@
 
 fuzz: $(OUTPUT)/fuzz/fuzz_spool_reader
 	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
@@ -232,14 +233,16 @@ fuzz: $(OUTPUT)/fuzz/fuzz_spool_reader
 # What targets can craft: the ELF files they map (symbol reader, symbol cache) and the probes/
 # loader. ELF seeds are built (tests/fuzz/elf_seed.c, whole and stripped); probes/ seeds the
 # loader. Findings land in .output/fuzz/ as for the spool reader (tests/fuzz/README.md).
-FUZZ_ELF_SRCS := $(addprefix user/,target/elf_syms.c target/sym_cache.c common/fsutil.c common/log.c)
-FUZZ_PROBE_SRCS := $(addprefix user/,target/probe_defs.c common/log.c)
+FUZZ_ELF_SRCS := $(addprefix user/,target/elf_syms.c target/sym_cache.c target/func_exits.c \
+	common/fsutil.c common/log.c)
+FUZZ_PROBE_SRCS := $(addprefix user/,target/probe_defs.c target/torch_tensor.c target/procfs.c \
+	common/log.c)
 FUZZ_COMMON := -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	-artifact_prefix=$(OUTPUT)/fuzz/ -print_final_stats=1
 
 $(OUTPUT)/fuzz/fuzz_elf_syms: tests/fuzz/fuzz_elf_syms.c $(patsubst user/%.c,$(OUTPUT)/fuzz/%.o,$(FUZZ_ELF_SRCS))
 	$(call msg,FUZZER,$@)
-	$(Q)$(CLANG) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) $(WARN) $^ -lelf -lz -o $@
+	$(Q)$(CLANG) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer $(FUZZ_SAN) $(WARN) $^ -lelf -ldw -lcapstone -lz -o $@
 
 $(OUTPUT)/fuzz/fuzz_probe_defs: tests/fuzz/fuzz_probe_defs.c $(patsubst user/%.c,$(OUTPUT)/fuzz/%.o,$(FUZZ_PROBE_SRCS)) $(OUTPUT)/probe_files.o
 	$(call msg,FUZZER,$@)

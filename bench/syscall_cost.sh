@@ -25,6 +25,12 @@ declare -A r
 hook=
 for round in $(seq "$ROUNDS"); do
 	r[none]+="$(ns_per_call) "
+	# the same job with no agent: what the job itself costs dd (shared caches, the VM)
+	$O $PY bench/synthetic_steps.py --forever > "$dir/bare.out" 2>&1 &
+	job=$!
+	wait_for "$dir/bare.out" ready 120
+	r[job]+="$(ns_per_call) "
+	kill $job; wait $job 2>/dev/null || true
 	$O "$PROBE" watch --path "$dir/idle" -v > "$dir/idle.log" 2>&1 &
 	agent=$!
 	wait_for "$dir/idle.log" "watching the processes that" 30
@@ -52,7 +58,10 @@ row() { printf '| %s | %s | %s |\n' "$1" "$(echo "${r[$2]}" | lines | median)" "
 	echo "|---|---|---|"
 	row "none" none
 	row "\`watch\`, nothing traced" idle
-	row "\`watch\` tracing a torch job" tracing
+	row "none, a torch job running" job
+	row "\`watch\` tracing that torch job" tracing
 } > "$(section_file $NAME)"
 target $NAME "untraced syscall, idle agent vs none (ns)" \
 	"$(echo "${r[idle]}" | lines | median) vs $(echo "${r[none]}" | lines | median)" "equal within noise"
+target $NAME "untraced syscall, agent tracing a job vs the job alone (ns)" \
+	"$(echo "${r[tracing]}" | lines | median) vs $(echo "${r[job]}" | lines | median)" "equal within noise"

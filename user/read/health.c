@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/demangle.h"
@@ -15,7 +16,9 @@ static const char *value(const cJSON *o, const char *key, char *buf, int size)
 
 	if (!v)
 		return "?";
-	if (cJSON_IsNumber(v) && v->valuedouble != (double)(long long)v->valuedouble)
+	/* whole only within the range where a double is whole exactly: casting a larger double is undefined */
+	if (cJSON_IsNumber(v) && (!(fabs(v->valuedouble) < 9e15) ||
+				  v->valuedouble != (double)(long long)v->valuedouble))
 		snprintf(buf, size, "%.1f", v->valuedouble);
 	else
 		json__format_value(v, buf, size);
