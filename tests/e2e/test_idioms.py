@@ -50,7 +50,6 @@ LEVELS = {
     "always": ("--python-frames", "always"),
 }
 SLEEP = {"off": (), "sampled": ("--step-sleep", "300"), "always": ()}
-XFAIL = pytest.mark.xfail(strict=True, reason="issue 26: rule not implemented yet")
 
 pytestmark = pytest.mark.timeout(400)
 
@@ -224,14 +223,20 @@ def compile_run(h, request, stack_name, target, mode, level, *more):
     backend = ("--backend", "aot_eager") if stack_name == "trixie" else ()
     sessions, out, root, _ = traced(h, stack, level, "idiom_compile.py", "--target", target,
                                     "--mode", mode, *backend, *more)
-    m = re.search(r"^DONE compiled_frames=(\d+) in_steps=([\d,]+) in_validation=([\d,]+)$",
+    m = re.search(r"^DONE compiled_frames=(\d+) in_steps=([\d,]+) in_validation=([\d,]+) "
+                  r"compile_runs=(\d+) runs_in_steps=([\d,]+) runs_in_validation=([\d,]+)$",
                   out, re.M)
     assert m, out
-    truth = (int(m[1]), [int(v) for v in m[2].split(",")], [int(v) for v in m[3].split(",")])
+    # What each build tells: the wheel (symbol table kept) each frame dynamo compiled into
+    # code (create_cache_entry, recompilations told); Debian's 2.6 (stripped) each compile
+    # dynamo ran, through its own scope (_compile.compile_inner): those that end without
+    # code (a frame traced, then skipped) included, recompilations not told.
+    g = 1 if stack_name == "venv" else 4
+    truth = (int(m[g]), [int(v) for v in m[g + 1].split(",")],
+             [int(v) for v in m[g + 2].split(",")])
     return sessions, truth, root
 
 
-@XFAIL
 @pytest.mark.parametrize("stack_name,target,mode,level", COMPILE)
 def test_compile_steps(h, request, stack_name, target, mode, level):
     """Each training step holds its batch, one forward (mode=train), its backward and its
@@ -247,7 +252,11 @@ def test_compile_steps(h, request, stack_name, target, mode, level):
     else:
         epochs, steps = check_training(s)
     check_validation(s, epochs)
-    check_frames(s, level)
+    if target == "step" and level == "always":
+        # the model runs inside the compiled step: its forwards are inferred (below)
+        assert s.root["attrs"]["python_frames"] == "exact"
+    else:
+        check_frames(s, level)
     if level == "off":
         return
     for st in steps:
@@ -263,7 +272,6 @@ def test_compile_steps(h, request, stack_name, target, mode, level):
         assert all(not exact(f) for st in steps for f in children(s, st, "forward"))
 
 
-@XFAIL
 @pytest.mark.parametrize("stack_name,target,mode,level", COMPILE)
 def test_compile_spans(h, request, stack_name, target, mode, level):
     """One `compile` span per frame dynamo compiled (its own count, printed by the job),
@@ -298,9 +306,12 @@ def test_compile_spans(h, request, stack_name, target, mode, level):
         if target == "model":   # inside the evaluation forward it compiled
             for c in mine:
                 assert any(within(c, f) for f in children(s, e, "forward")), c
-    if target in ("model", "function"):
+    if stack_name == "trixie":
+        # nothing in a stripped 2.6 build tells which frame a compile was for
+        assert all("recompile" not in c["attrs"] for c in compiles)
+    elif target in ("model", "function"):
         # one frame: the first compile, then recompilations of it
-        assert [bool(c["attrs"].get("recompile")) for c in compiles] == \
+        assert [c["attrs"].get("recompile") for c in compiles] == \
             [False] + [True] * (total - 1)
     # a model's (or a whole step's) first compile runs inside step 0's forward
     if target != "function":
@@ -309,7 +320,6 @@ def test_compile_spans(h, request, stack_name, target, mode, level):
         assert within(first, fwd), (first, fwd)
 
 
-@XFAIL
 @pytest.mark.parametrize("stack_name,target,mode,level",
                          [p for p in COMPILE if p.values[0] == "venv" and p.values[3] == "off"])
 def test_compile_helpers_are_not_jobs(h, request, stack_name, target, mode, level):
@@ -330,7 +340,6 @@ def test_compile_helpers_are_not_jobs(h, request, stack_name, target, mode, leve
     assert len(re.findall(r"^session ", r.stdout, re.M)) == 1, r.stdout[:3000]
 
 
-@XFAIL
 def test_compile_recompiles_for_a_smaller_batch(h, request):
     """Each epoch's last batch is half a batch: dynamo recompiles the model once for it, in
     epoch 0's last step (automatic dynamic shapes); that compile says it is a recompilation."""
@@ -345,7 +354,6 @@ def test_compile_recompiles_for_a_smaller_batch(h, request):
     assert len(named(s, "compile")) == total
 
 
-@XFAIL
 def test_compile_attach_after_compiling(h, venv_stack):
     """attach to a compiled model's job once it has compiled (its first epoch printed): the
     steps seen are whole (batch, forward, backward, optimizer step), none lost to the
@@ -371,7 +379,7 @@ AMP = [pytest.param(st, lv, id=f"{st}-{lv}") for st in ("venv", "trixie") for lv
 # bf16 without a scaler: right today but for the venv's validation without Python frames
 # (torch 2.13's autocast switches grad on and off in C++ under no_grad: G1)
 AMP_BF16 = [pytest.param(st, lv, id=f"{st}-{lv}",
-                         marks=[XFAIL] if st == "venv" and lv != "always" else [])
+                         )
             for st in ("venv", "trixie") for lv in LEVELS]
 SKIP = 2        # the step whose gradient gets a NaN: GradScaler skips its optimizer step
 
@@ -382,7 +390,6 @@ def amp_run(h, request, stack_name, level, *args):
     return the_job(sessions), out
 
 
-@XFAIL
 @pytest.mark.parametrize("stack_name,level", AMP)
 def test_amp_grad_scaler_skipped_step(h, request, stack_name, level):
     """fp16 autocast + GradScaler; step 2's gradient holds a NaN, so GradScaler skips its
@@ -425,7 +432,6 @@ CKPT = [pytest.param(st, r, lv, id=f"{st}-{r}-{lv}") for st in ("venv", "trixie"
         for r in ("reentrant", "no-reentrant") for lv in LEVELS]
 
 
-@XFAIL
 @pytest.mark.parametrize("stack_name,mode,level", CKPT)
 def test_checkpoint_recompute_inside_backward(h, request, stack_name, mode, level):
     """torch.utils.checkpoint around each of 3 blocks: one step per batch with one forward,
@@ -459,10 +465,10 @@ def test_checkpoint_recompute_inside_backward(h, request, stack_name, mode, leve
 
 # DDP's tree is right today but with Python frames always (its forward's collectives are the
 # step's: G3)
-SHARDED = [pytest.param("venv", "fsdp2", lv, id=f"venv-fsdp2-{lv}", marks=XFAIL)
+SHARDED = [pytest.param("venv", "fsdp2", lv, id=f"venv-fsdp2-{lv}")
            for lv in LEVELS] + \
           [pytest.param(st, "ddp", lv, id=f"{st}-ddp-{lv}",
-                        marks=[XFAIL] if lv == "always" else [])
+                        )
            for st, lv in (("venv", "off"), ("venv", "sampled"), ("venv", "always"),
                           ("trixie", "off"), ("trixie", "always"))]
 
@@ -528,7 +534,6 @@ def test_eval_mode_without_no_grad(h, request, stack_name, level):
                        for f in children(s, e, "forward"))
 
 
-@XFAIL
 @pytest.mark.parametrize("stack_name", ["venv", "trixie"])
 def test_eval_mode_mid_epoch_with_frames(h, request, stack_name):
     """Evaluation every 2 training batches (model.eval(), grad on), with --python-frames

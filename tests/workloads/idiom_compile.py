@@ -26,9 +26,12 @@ evaluation graph at the first validation batch: grad mode and module.training ar
 function: 2 (training, then under no_grad); step: the first batches compile the step in
 pieces (dynamo breaks the graph at backward and inside the optimizer: torch 2.13 compiles
 13 frames, Debian's 2.6 16).
-Prints "DONE compiled_frames=N in_steps=a,b,... in_validation=c,..." at the end: the frames
-dynamo compiled (each a cache entry: first compiles and recompiles), in all, in each training
-step and in each epoch's validation pass.
+Prints "DONE compiled_frames=N in_steps=a,b,... in_validation=c,... compile_runs=M
+runs_in_steps=... runs_in_validation=..." at the end: the frames dynamo compiled into code
+(its cache entries: first compiles and recompiles) and the compiles dynamo ran (each run of its
+compile_inner, those that end without code included: a frame traced, then skipped), in all, in
+each training step and in each epoch's validation pass. dynamo's own counters["frames"]["ok"]
+counts more: every frame its callback looked at without an error, skipped ones included.
 """
 import argparse
 import time
@@ -88,9 +91,24 @@ elif args.target == "function":
 else:
     train_step = torch.compile(train_step, **options)
 
+runs = []
+torch._dynamo.callback_handler.register_start_callback(lambda *args: runs.append(1))
+
+
 def compiled():
-    """frames dynamo has compiled so far (each a cache entry: first compiles and recompiles)"""
-    return torch._dynamo.utils.counters["frames"]["ok"]
+    """(frames compiled into code so far: dynamo's cache entries, first compiles and
+    recompiles; compiles dynamo ran so far)"""
+    entries = 0
+    for ref in torch._dynamo.convert_frame.input_codes.seen:
+        code = ref()
+        if code is not None:
+            entries += len(torch._dynamo.eval_frame._debug_get_cache_entry_list(code))
+    return entries, len(runs)
+
+
+def since(before):
+    now = compiled()
+    return now[0] - before[0], now[1] - before[1]
 
 
 in_steps, in_validation = [], []
@@ -105,7 +123,7 @@ for epoch in range(args.epochs):
             loss.backward()
             opt.step()
             opt.zero_grad()
-        in_steps.append(compiled() - before)
+        in_steps.append(since(before))
         if args.step_sleep:
             time.sleep(args.step_sleep / 1000)
     model.eval()
@@ -116,8 +134,17 @@ for epoch in range(args.epochs):
             out = eval_model(xb)
             correct += (out.argmax(1) == yb).sum().item()
             val_loss = loss_fn(out, yb)
-    in_validation.append(compiled() - before)
+    in_validation.append(since(before))
     print(f"epoch {epoch}: loss {loss.item():.4f} val_loss {val_loss.item():.4f}", flush=True)
-# what dynamo itself counted: frames compiled in each training step and validation pass
-print(f"DONE compiled_frames={compiled()} in_steps={','.join(map(str, in_steps))} "
-      f"in_validation={','.join(map(str, in_validation))}", flush=True)
+
+
+def col(pairs, i):
+    return ",".join(str(p[i]) for p in pairs)
+
+
+# what dynamo itself holds and ran: in all, in each training step and validation pass
+total = compiled()
+print(f"DONE compiled_frames={total[0]} in_steps={col(in_steps, 0)} "
+      f"in_validation={col(in_validation, 0)} compile_runs={total[1]} "
+      f"runs_in_steps={col(in_steps, 1)} runs_in_validation={col(in_validation, 1)}",
+      flush=True)
