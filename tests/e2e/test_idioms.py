@@ -5,8 +5,8 @@
 --python-frames sampled|always: torch.compile (a model, a function, a whole step; inductor's
 default, max-autotune-no-cudagraphs, fullgraph), AMP (autocast + GradScaler, a skipped step),
 activation checkpointing (reentrant and not), FSDP2 and DDP on gloo under torchrun, and
-evaluation with model.eval() but no no_grad(). Exact counts and nesting. Where today's tree
-is wrong the test is xfail(strict): the rules come with issue 26's second part.
+evaluation with model.eval() but no no_grad(). Exact counts and nesting; the rules are in
+docs/tree.md ("PyTorch 2.x idioms").
 
 Stacks: the venv (official torch 2.13 wheel, pyenv's CPython 3.11) and the trixie root
 (Debian's torch 2.6, Python 3.13) where its torch has the feature: trixie has no C++ compiler,
@@ -16,8 +16,9 @@ FSDP2 needs a newer torch than 2.6 on the CPU.
 One traced run serves every test that reads it (RUNS caches the sessions per workload,
 stack and level): a compiled run takes 10-60 s on a 2-core machine.
 
-The names this file expects of the rules to come (issue 26):
-- `compile` spans (attr `recompile`), one per frame dynamo compiled, under the step or the
+The names the rules give (issue 26):
+- `compile` spans (attr `recompile`, where the build tells it), one per frame dynamo compiled
+  (the wheel: each cache entry; Debian's 2.6: each compile dynamo ran), under the step or the
   epoch (validation) where it happened, inside a forward's time; `compile {backward=true}`
   inside a backward for a backward graph compiled there; the step's `compile_ns`.
 - inductor's helper processes: sessions with `role=helper` and `helper_of` (the job's pid),
@@ -376,11 +377,9 @@ def test_compile_attach_after_compiling(h, venv_stack):
 # ---- AMP ---------------------------------------------------------------------------------------
 
 AMP = [pytest.param(st, lv, id=f"{st}-{lv}") for st in ("venv", "trixie") for lv in LEVELS]
-# bf16 without a scaler: right today but for the venv's validation without Python frames
-# (torch 2.13's autocast switches grad on and off in C++ under no_grad: G1)
-AMP_BF16 = [pytest.param(st, lv, id=f"{st}-{lv}",
-                         )
-            for st in ("venv", "trixie") for lv in LEVELS]
+# bf16 without a scaler: torch 2.13's autocast switches grad on and off in C++ under no_grad
+# (the venv's validation without Python frames lost its forwards before the caller rule)
+AMP_BF16 = [pytest.param(st, lv, id=f"{st}-{lv}") for st in ("venv", "trixie") for lv in LEVELS]
 SKIP = 2        # the step whose gradient gets a NaN: GradScaler skips its optimizer step
 
 
@@ -463,12 +462,10 @@ def test_checkpoint_recompute_inside_backward(h, request, stack_name, mode, leve
 
 # ---- FSDP2 and DDP -----------------------------------------------------------------------------
 
-# DDP's tree is right today but with Python frames always (its forward's collectives are the
-# step's: G3)
-SHARDED = [pytest.param("venv", "fsdp2", lv, id=f"venv-fsdp2-{lv}")
-           for lv in LEVELS] + \
-          [pytest.param(st, "ddp", lv, id=f"{st}-ddp-{lv}",
-                        )
+# DDP's forward collectives are the forward's, FSDP2's forward scopes too (an exact forward
+# holds what begins while it runs)
+SHARDED = [pytest.param("venv", "fsdp2", lv, id=f"venv-fsdp2-{lv}") for lv in LEVELS] + \
+          [pytest.param(st, "ddp", lv, id=f"{st}-ddp-{lv}")
            for st, lv in (("venv", "off"), ("venv", "sampled"), ("venv", "always"),
                           ("trixie", "off"), ("trixie", "always"))]
 
@@ -520,8 +517,8 @@ EVAL = [pytest.param(st, lv, id=f"{st}-{lv}") for st in ("venv", "trixie") for l
 def test_eval_mode_without_no_grad(h, request, stack_name, level):
     """model.eval() and a validation loop with grad on (nothing calls backward): its batches
     are validation batches under the epoch, each with an eval forward (inferred without
-    Python frames, from module.training with them); the epochs stay EPOCHS. (Right today,
-    as inference_mode validation is: a guard for the rules to come.)"""
+    Python frames, from module.training with them); the epochs stay EPOCHS (as inference_mode
+    validation's)."""
     stack = stack_of(request, stack_name)
     sessions, _, _, _ = traced(h, stack, level, "idiom_evalmode.py")
     s = the_job(sessions)

@@ -125,7 +125,6 @@ struct torch_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 	uint64_t last_event_ns;	/* the training thread's last event handled */
 	uint64_t nograd_start, nograd_end;	/* the region; end 0: still open */
 	uint64_t nograd_counters[SESSION_NCOUNTERS], nograd_end_counters[SESSION_NCOUNTERS];
-	bool nograd_after_training;	/* the region began right after a trained batch */
 	bool exact_forwards;	/* Python frames gave forwards */
 	bool forward_end_inferred;	/* the open forward ends with what comes next (FSDP) */
 	/* Training loops seen (or, with Python frames, suspected) to end: at most one an epoch,

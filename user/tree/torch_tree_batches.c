@@ -105,6 +105,7 @@ void torch_tree__settle_unconfirmed(struct torch_tree *t, uint64_t next_ts,
 		torch_tree__eval_batch(t);
 		return;
 	}
+	/* the region ended before this __next__: the model call of an evaluation batch */
 	if (t->pending && t->pending_nograd && t->nograd_end) {
 		torch_tree__nograd_eval_batch(t);
 		return;

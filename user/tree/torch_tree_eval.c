@@ -58,8 +58,6 @@ void torch_tree__nograd_eval_batch(struct torch_tree *t)
 
 	memcpy(start_counters, t->nograd_counters, sizeof(start_counters));
 	memcpy(end_counters, t->nograd_end_counters, sizeof(end_counters));
-	if (t->nograd_after_training)	/* right after training: its loop is over either way */
-		torch_tree__count_loop_end(t);
 	torch_tree__eval_batch(t);
 	if (!torch_tree__forwards_measured(t))
 		torch_tree__inferred_eval_forward(t, start, start_counters, end, end_counters);
@@ -74,19 +72,30 @@ void torch_tree__on_grad_mode(struct torch_tree *t, const struct tree_event *ev)
 {
 	bool guard = ev->obj || t->backward || torch_tree__compiling(t);
 
-	if (!guard && !ev->value && !t->nscopes) {
+	/* A region begins where grad goes from on to off: a no_grad() entered with grad already
+	 * off is nested in something that switched it (activation checkpointing's pack hooks
+	 * and its reentrant forward, under Function.apply's guard) and decides nothing. */
+	if (!guard && !ev->value && t->grad_enabled && !t->nscopes) {
 		bool after_training = !t->unconfirmed_run && !t->eval_since_train &&
 				      !t->train_exhausted;
 
-		if (t->pending && t->pending_end && !t->pending_nograd && !t->pending_eval) {
+		/* The first __next__ nothing trained on, then no_grad, and no model
+		 * call to tell (no Python frames): the training loop's end
+		 * (StopIteration) and what follows it (validation on tensors at
+		 * hand), settled below. */
+		bool undecidable = after_training && !torch_tree__forwards_measured(t);
+
+		if (t->pending && t->pending_end && !t->pending_nograd && !t->pending_eval &&
+		    !undecidable) {
 			/* A batch loaded with grad on, then no_grad: the model call of an
-			 * evaluation loop (HF Trainer), validation after the training loop's
-			 * end, or no_grad inside a training forward (activation checkpointing's
-			 * pack hooks). What comes first tells: a backward (a training batch),
-			 * the region's end and then the next __next__ (an evaluation batch), or
-			 * the next __next__ with the region still open (the loop's end). */
+			 * evaluation loop (HF Trainer), or validation after the loop's end.
+			 * What comes first tells: a backward (a training batch after all), the
+			 * region's end and then the next __next__ (an evaluation batch), or the
+			 * next __next__ with the region still open (the loop's end). Right after
+			 * training the training loop is over either way. */
+			if (after_training)
+				torch_tree__count_loop_end(t);
 			t->pending_nograd = true;
-			t->nograd_after_training = after_training;
 			t->nograd_start = ev->ts_ns;
 			t->nograd_end = 0;
 			torch_tree__snapshot(t, t->nograd_counters);
