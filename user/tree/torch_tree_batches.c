@@ -155,6 +155,9 @@ void torch_tree__on_data_enter(struct torch_tree *t, const struct tree_event *ev
 	bool ahead;
 
 	torch_tree__end_inferred_forward(t, ev->ts_ns);
+	/* no compile spans a __next__: a callback's return may have been left out (the end of
+	 * a --python-frames sampled window) */
+	t->compile_open = false;
 	/* the previous batch had no backward; an unconfirmed one has its forward (if it was a
 	 * batch at all) settled with it */
 	if (!t->pending || !t->pending_end)

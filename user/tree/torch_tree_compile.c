@@ -106,14 +106,16 @@ static void compiled(struct torch_tree *t, struct tree_compile *c)
 	place(t, c, torch_tree__innermost(t));
 }
 
-/* 1 when code (a frame's code state) was compiled before, else 0 (and remembered). */
+/* 1 when code (a frame's code state) was compiled before, else 0 (and remembered); -1 once
+ * too many frames were compiled to remember them all. */
 static int seen_code(struct torch_tree *t, uint64_t code)
 {
 	for (int i = 0; i < t->ncodes; i++)
 		if (t->codes[i] == code)
 			return 1;
-	if (t->ncodes < TREE_MAX_CODES)
-		t->codes[t->ncodes++] = code;
+	if (t->ncodes == TREE_MAX_CODES)
+		return -1;
+	t->codes[t->ncodes++] = code;
 	return 0;
 }
 
