@@ -13,6 +13,10 @@
 //   loaded with grad on (issue 13).
 // - torch_tree_prefetch.c: back-to-back __next__ calls (K batches fetched, then trained on),
 //   decided by what follows (issue 13).
+// - torch_tree_compile.c: torch.compile's compiles (issue 26).
+// - torch_tree_amp.c: GradScaler's skipped optimizer steps (issue 26).
+// - torch_tree_recompute.c: inside a backward: activation checkpointing's nested backwards
+//   and recomputed forwards (issue 26).
 // This file: the entry points, dispatch by input, lost events. The files share
 // torch_tree_internal.h.
 #include <stdio.h>
