@@ -401,11 +401,47 @@ static void load_dir_skips(void)
 	unit__rm_rf(dir);
 }
 
+/* A job's helper processes (role=helper, helper_of its pid) are listed under it, not as
+ * sessions; a helper whose job is not in the spool stays a session. */
+static void helpers_under_their_job(void)
+{
+#define HELPER(pid, of) "{\"format\":\"cirron-spool/1\",\"session_id\":\"vm-" #pid "-1\"," \
+	"\"pid\":" #pid ",\"rank\":0,\"local_rank\":0,\"world_size\":1,\"host\":\"vm\"," \
+	"\"seq\":0,\"written_ns\":1795423440200000000,\"final\":true,\"health\":{},\"spans\":[{\"span_id\":1," \
+	"\"parent_id\":null,\"name\":\"cirron.session\",\"index\":null," \
+	"\"start_ns\":1795423440500000000,\"end_ns\":1795423440600000000,\"status\":\"ok\"," \
+	"\"attrs\":{\"role\":\"helper\",\"helper_of\":" #of ",\"helper\":\"inductor\"}," \
+	"\"marks\":[]}]}\n"
+	struct spool_view v = {};
+	struct options o = opts();
+	char why[256], *out;
+
+	ASSERT_OK(spool_view__add_batch(&v, SID ".00000001.json", batch1, why, sizeof(why)), why);
+	ASSERT_OK(spool_view__add_batch(&v, "vm-50-1.00000000.json", HELPER(50, 42), why,
+					sizeof(why)), why);
+	ASSERT_OK(spool_view__add_batch(&v, "vm-51-1.00000000.json", HELPER(51, 42), why,
+					sizeof(why)), why);
+	ASSERT_OK(spool_view__add_batch(&v, "vm-52-1.00000000.json", HELPER(52, 7), why,
+					sizeof(why)), why);
+	ASSERT_OK(spool_view__build(&v), "build");
+	out = print(&v, &o);
+	if (ASSERT_OK_PTR(out, "printed")) {
+		ASSERT_OK_PTR(strstr(out, "session " SID ":"), "the job");
+		ASSERT_OK_PTR(strstr(out, "helpers: 2 (inductor), pids"), "its helpers");
+		ASSERT_TRUE(strstr(out, "session vm-50-1") == NULL, "a helper is no session");
+		ASSERT_OK_PTR(strstr(out, "session vm-52-1"), "a helper without its job is");
+	}
+	free(out);
+	spool_view__free(&v);
+#undef HELPER
+}
+
 int main(void)
 {
 	RUN_TEST(merge_later_batch_wins);
 	RUN_TEST(merge_out_of_order);
 	RUN_TEST(text_tree);
+	RUN_TEST(helpers_under_their_job);
 	RUN_TEST(open_path_first);
 	RUN_TEST(elide_long_runs);
 	RUN_TEST(csv_quoting);

@@ -9,6 +9,7 @@
 #include "attach/py_sample.h"
 #include "observe/observe.h"
 #include "target/cpython.h"
+#include "target/grad_caller.h"
 
 void events__device_count(struct target *t, const struct event *e)
 {
@@ -85,24 +86,44 @@ static int module_training(struct observer *o, struct target *t, const struct ev
 
 /* Tells BPF what to do with calls of this class and, for a module, where `training` is. */
 static bool set_verdict(struct observer *o, struct target *t, const struct py_type *type,
-			bool module)
+			bool report)
 {
 	struct py_type_key key = { .tgid = (__u32)t->pid, .type = type->type };
-	struct py_verdict_val v = { .verdict = module ? PYV_REPORT : PYV_IGNORE };
+	struct py_verdict_val v = { .verdict = report ? PYV_REPORT : PYV_IGNORE };
 
 	v.nderef = (__u8)type->nderef;
 	memcpy(v.off, type->chain, sizeof(v.off));
 	return !bpf_map_update_elem(o->py_verdicts_fd, &key, &v, BPF_ANY);
 }
 
+/* A module call's forward: the module's class, or for torch.compile(module) the class it
+ * wraps (compiled); NULL when it is no forward (a compiled loss). */
+static const char *forward_name(struct target *t, const struct probe_def *d,
+				const struct py_type *type, const struct event *e, bool *compiled)
+{
+	const struct py_type *orig;
+
+	*compiled = false;
+	if (!type->wrapper)
+		return type->name;
+	orig = py_types__wrapped(&t->py_types, t->pid, e->args[0], &d->py_layout);
+	if (!orig)
+		return type->name;
+	*compiled = true;
+	return orig->kind == PYK_LOSS ? NULL : orig->name;
+}
+
 /* CPython slot_tp_call entry/return on the training thread: the outermost call of a torch
- * Module (not a loss) is the forward. Returns true when te holds a tree input. */
+ * Module (not a loss) is the forward; dynamo's frame callback is a compile, and module calls
+ * inside it are the compiler's. Returns true when te holds a tree input. */
 static bool py_call_to_tree(struct observer *o, struct target *t, const struct probe_def *d,
 			    const struct event *e, bool entry, struct tree_event *te)
 {
 	struct py_calls *pc = &t->py_calls;
 	struct py_type *type;
-	bool module;
+	const char *name;
+	bool module, compiled = false;
+	int role = PYR_NONE;
 
 	if (!pc->tid)
 		pc->tid = e->tid;
@@ -112,12 +133,20 @@ static bool py_call_to_tree(struct observer *o, struct target *t, const struct p
 		if (!pc->depth)
 			return false;	/* a call that began before we attached */
 		pc->depth--;
-		module = pc->depth < 256 && pc->is_module[pc->depth];
-		if (!module || --pc->module_depth)
+		role = pc->depth < 256 ? pc->role[pc->depth] : PYR_NONE;
+		if (role == PYR_COMPILE) {
+			if (--pc->compile_depth)
+				return false;
+			te->kind = TI_COMPILE_EXIT;
+			return true;
+		}
+		if (role != PYR_FORWARD || --pc->module_depth)
 			return false;
 		te->kind = TI_FORWARD_EXIT;
 		return true;
 	}
+	if (!pc->depth)		/* nothing open (a sampled window began) */
+		pc->module_depth = pc->compile_depth = 0;
 	/* the class BPF read at the call (args[2]): the object may be gone by now */
 	type = e->args[2] ? py_types__classify_type(&t->py_types, t->pid, e->args[2])
 			  : py_types__classify(&t->py_types, t->pid, e->args[0]);
@@ -125,15 +154,28 @@ static bool py_call_to_tree(struct observer *o, struct target *t, const struct p
 	if (type && !type->verdict_set) {	/* from now on BPF decides for this class */
 		if (module)
 			py_types__find_training(type, t->pid, e->args[0], &d->py_layout);
-		type->verdict_set = set_verdict(o, t, type, module);
+		type->verdict_set = set_verdict(o, t, type, module ||
+						type->kind == PYK_COMPILER);
 	}
+	name = module && type ? forward_name(t, d, type, e, &compiled) : NULL;
+	if (type && type->kind == PYK_COMPILER)
+		role = PYR_COMPILE;
+	else if (name && !pc->compile_depth)
+		role = PYR_FORWARD;
 	if (pc->depth < 256)
-		pc->is_module[pc->depth] = module;
+		pc->role[pc->depth] = (uint8_t)role;
 	pc->depth++;
-	if (!module || pc->module_depth++)
+	if (role == PYR_COMPILE) {
+		if (pc->compile_depth++)
+			return false;
+		te->kind = TI_COMPILE_ENTER;
+		return true;
+	}
+	if (role != PYR_FORWARD || pc->module_depth++)
 		return false;
 	te->kind = TI_FORWARD_ENTER;
-	te->name = type->name;
+	te->name = name;
+	te->obj = compiled;	/* TI_FORWARD_ENTER: 1 = a compiled module (torch.compile) */
 	t->model_obj = e->args[0];	/* --snapshots: the model */
 	te->value = module_training(o, t, e);
 	if (te->value < 0 && (e->args[1] || !type->nderef) && type->refinds < 16) {
@@ -170,7 +212,7 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 		lost.kind = TI_LOST;
 		lost.value = (int)e->lost_before;
 		torch_tree__feed(&t->tree, &lost);
-		t->py_calls.depth = t->py_calls.module_depth = 0;
+		t->py_calls.depth = t->py_calls.module_depth = t->py_calls.compile_depth = 0;
 	}
 	switch (r->def->meaning) {
 	case MEAN_SCOPE:
@@ -190,6 +232,8 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 			return;
 		te.kind = TI_GRAD_MODE;
 		te.value = (int)(e->args[0] & 1);
+		/* C++ guards restore the mode before returning: no region (grad_caller.h) */
+		te.obj = grad_caller__of(t, e->args[1]) == GC_CXX;
 		break;
 	case MEAN_AUTOCAST:
 	case MEAN_GRAD_SCALER:
@@ -202,7 +246,16 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 										 : "grad_scaler");
 			session__touch_root(t->session);
 		}
-		return;
+		if (r->def->meaning == MEAN_AUTOCAST)
+			return;
+		te.kind = TI_SCALER_UPDATE;	/* a skipped optimizer step shows here */
+		break;
+	case MEAN_COMPILED:
+		if (!entry)
+			return;
+		te.kind = TI_COMPILED;
+		te.obj = e->args[0];
+		break;
 	case MEAN_PY_CALL:
 		if (!py_sample__accepts(o, t, te.ts_ns) || !py_call_to_tree(o, t, r->def, e, entry, &te))
 			return;

@@ -78,6 +78,39 @@ void sessions__tag_launchers(struct observer *o)
 			tag_launcher(o, d);
 }
 
+/* torch.compile's helper processes (inductor's): its CPU ISA probes, `python -c` code that
+ * dlopens a library built in its cache (each loads libtorch), and its compile worker pool
+ * (compile_worker/__main__.py, or the binary that replaces it, with --parent= and
+ * --torch-key=). They belong to the job that started them: role=helper, never a job. */
+static const char *helper_kind(int pid)
+{
+	char cmd[4096];
+
+	if (procfs__cmdline(pid, cmd, sizeof(cmd)))
+		return NULL;
+	if ((strstr(cmd, " -c ") && strstr(cmd, "cdll.LoadLibrary(")) ||
+	    strstr(cmd, "torch/_inductor/compile_worker/__main__.py") ||
+	    (strstr(cmd, " --parent=") && strstr(cmd, " --torch-key=")))
+		return "inductor";
+	return NULL;
+}
+
+/* The traced job above pid (its nearest traced ancestor that is no helper). */
+static struct target *job_above(struct observer *o, int pid)
+{
+	int ppid;
+	char state;
+
+	for (int depth = 0; depth < 8 && !procfs__stat(pid, &state, &ppid) && ppid > 1; depth++) {
+		struct target *t = targets__find(o, ppid);
+
+		pid = ppid;
+		if (t && t->session && !t->helper)
+			return t;
+	}
+	return NULL;
+}
+
 /* A process found running may have been traced into this spool before (an earlier attach,
  * the agent before its restart): this observation gets an id of its own, "<id>.N". */
 static int observation(struct observer *o, const struct session_ids *ids)
@@ -102,6 +135,8 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 		.host = o->host,
 	};
 	char comm[64] = "";
+	const char *kind;
+	struct target *job;
 	cJSON *a;
 
 	if (t->mid_run)
@@ -125,9 +160,19 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	cJSON_AddNumberToObject(a, "local_rank", (double)ids.local_rank);
 	cJSON_AddNumberToObject(a, "world_size", (double)ids.world_size);
 	/* rank: one of a distributed job (RANK set, by torchrun or the like); process: a
-	 * job of its own; launcher: see tag_launcher */
+	 * job of its own; launcher: see tag_launcher; helper: see helper_kind */
 	t->ranked = rank >= 0;
-	cJSON_AddStringToObject(a, "role", t->ranked ? "rank" : "process");
+	kind = helper_kind(t->pid);
+	job = kind ? job_above(o, t->pid) : NULL;
+	t->helper = job != NULL;
+	if (t->helper) {
+		t->ranked = false;
+		cJSON_AddStringToObject(a, "role", "helper");
+		cJSON_AddNumberToObject(a, "helper_of", job->pid);
+		cJSON_AddStringToObject(a, "helper", kind);
+	} else {
+		cJSON_AddStringToObject(a, "role", t->ranked ? "rank" : "process");
+	}
 	cJSON_AddStringToObject(a, "host", o->host);
 	cJSON_AddStringToObject(a, "comm", comm);
 	cJSON_AddBoolToObject(a, "attached_mid_run", t->mid_run);

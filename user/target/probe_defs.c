@@ -41,6 +41,7 @@ static const char *const meaning_names[MEAN__COUNT] = {
 	[MEAN_AUTOCAST] = "autocast",
 	[MEAN_GRAD_SCALER] = "grad_scaler",
 	[MEAN_PY_CALL] = "py_call",
+	[MEAN_COMPILED] = "compiled",
 };
 
 const char *probe_meaning__name(enum probe_meaning m)
@@ -191,7 +192,8 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 
 		if (m < 0) {
 			elog("%s: %s: unknown meaning (want scope, scope_enter, scope_exit, "
-			     "backward, grad_mode, autocast, grad_scaler or py_call)", origin, d->symbol);
+			     "backward, grad_mode, autocast, grad_scaler, py_call or compiled)",
+			     origin, d->symbol);
 			return -EINVAL;
 		}
 		d->meaning = m;

@@ -17,10 +17,13 @@ enum probe_meaning {
 	MEAN_SCOPE_ENTER,	/* record_function enter only (str = name) */
 	MEAN_SCOPE_EXIT,	/* record_function exit only */
 	MEAN_BACKWARD,		/* autograd engine: entry and return */
-	MEAN_GRAD_MODE,		/* c10::GradMode::set_enabled(bool): args[0] */
+	MEAN_GRAD_MODE,		/* c10::GradMode::set_enabled(bool): args[0]; args[1] its
+				 * caller's return address (grad_caller.h) */
 	MEAN_AUTOCAST,		/* autocast switched: args[0] = enabled */
 	MEAN_GRAD_SCALER,	/* a GradScaler updated its scale */
 	MEAN_PY_CALL,		/* CPython slot_tp_call: args[0] = the called object (entry, return) */
+	MEAN_COMPILED,		/* torch.compile: dynamo made a cache entry, a frame's compile is
+				 * done; args[0] = the frame's code state (ExtraState *) */
 	MEAN__COUNT,
 };
 

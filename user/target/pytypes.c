@@ -61,6 +61,13 @@ struct py_type *py_types__classify_type(struct py_types *c, int pid, uint64_t ty
 	t->type = type;
 	t->kind = PYK_OTHER;
 	snprintf(t->name, sizeof(t->name), "%s", name);
+	/* dynamo's frame callback (torch._dynamo.convert_frame): called once per frame it
+	 * compiles (or decides to skip), never for a frame it has compiled */
+	if (!strcmp(name, "CatchErrorsWrapper")) {
+		t->kind = PYK_COMPILER;
+		return t;
+	}
+	t->wrapper = !strcmp(name, "OptimizedModule");
 	/* Walk the MRO (tp_base alone misses mixins: a Keras model on torch is a Module only
 	 * through its third base): Module makes it a model part, _Loss a loss function. */
 	if (procfs__read_mem(pid, type + TP_MRO, &mro, sizeof(mro)) && mro &&
@@ -155,4 +162,58 @@ int py_types__read_bool(int pid, uint64_t addr)
 	    !procfs__read_mem(pid, addr + 24, &digit, sizeof(digit)) || digit > 1)
 		return -1;
 	return (int)digit;
+}
+
+uint64_t py_types__dict_get(int pid, uint64_t dict, const char *key, const struct py_layout *l)
+{
+	uint64_t keys, values, nentries, k, entries, v = 0;
+	uint8_t log2_index_bytes, kind = 0;
+	size_t esize, klen = strlen(key);
+	char name[64];
+
+	if (!l->known || !dict || klen >= sizeof(name) ||
+	    !procfs__read_mem(pid, dict + (uint64_t)l->ma_values, &values, sizeof(values)) ||
+	    !procfs__read_mem(pid, dict + (uint64_t)l->ma_keys, &keys, sizeof(keys)) || !keys ||
+	    !procfs__read_mem(pid, keys + (uint64_t)l->dk_log2_index_bytes, &log2_index_bytes, 1) ||
+	    log2_index_bytes > 20 ||
+	    (!values && !procfs__read_mem(pid, keys + (uint64_t)l->dk_log2_index_bytes + 1, &kind, 1)) ||
+	    !procfs__read_mem(pid, keys + (uint64_t)l->dk_nentries, &nentries, sizeof(nentries)))
+		return 0;
+	esize = !values && kind == 0 ? 24 : 16;	/* as in py_types__find_training */
+	entries = keys + (uint64_t)l->dk_indices + (1ull << log2_index_bytes);
+	for (uint64_t i = 0; i < nentries && i < 64; i++) {
+		uint64_t entry = entries + esize * i + (esize - 16);	/* {key, value} */
+
+		if (!procfs__read_mem(pid, entry, &k, sizeof(k)) || !k ||
+		    !procfs__read_mem(pid, k + (uint64_t)l->ascii_data, name, klen + 1) ||
+		    memcmp(name, key, klen + 1) != 0)
+			continue;
+		if (values)
+			procfs__read_mem(pid, values + (uint64_t)l->values_header + 8 * i, &v, sizeof(v));
+		else
+			procfs__read_mem(pid, entry + 8, &v, sizeof(v));
+		return v;
+	}
+	return 0;
+}
+
+/* OptimizedModule registers the module it wraps as a submodule: _modules["_orig_mod"]. */
+struct py_type *py_types__wrapped(struct py_types *c, int pid, uint64_t obj,
+				  const struct py_layout *l)
+{
+	uint64_t dict = 0, orig, type = 0;
+	struct py_wrapped *w;
+
+	for (int i = 0; i < c->nwrapped; i++)
+		if (c->wrapped[i].obj == obj)
+			return c->wrapped[i].orig;
+	w = &c->wrapped[c->nwrapped < PY_WRAPPED_MAX ? c->nwrapped++ : (int)(obj % PY_WRAPPED_MAX)];
+	w->obj = obj;
+	w->orig = NULL;
+	if (l->known && procfs__read_mem(pid, obj + (uint64_t)l->managed_dict, &dict, sizeof(dict)) &&
+	    (orig = py_types__dict_get(pid, py_types__dict_get(pid, dict, "_modules", l),
+				       "_orig_mod", l)) &&
+	    procfs__read_mem(pid, orig + OB_TYPE, &type, sizeof(type)))
+		w->orig = py_types__classify_type(c, pid, type);
+	return w->orig;
 }

@@ -17,8 +17,9 @@ struct py_layout {
 	int64_t ascii_data;	/* first character of a compact ASCII str */
 };
 
-/* What a called Python object is, from its class chain read in the target's memory. */
-enum py_kind { PYK_OTHER, PYK_MODULE, PYK_LOSS };
+/* What a called Python object is, from its class chain read in the target's memory:
+ * PYK_COMPILER is dynamo's frame callback (torch.compile compiling a frame). */
+enum py_kind { PYK_OTHER, PYK_MODULE, PYK_LOSS, PYK_COMPILER };
 
 #define PYTYPES_MAX 512
 
@@ -30,6 +31,14 @@ struct py_type {
 	int32_t chain[3];
 	int refinds;		/* times the chain was looked for again (capped) */
 	bool verdict_set;	/* written to BPF's verdict map */
+	bool wrapper;		/* torch.compile's OptimizedModule: names the module it wraps */
+};
+
+/* OptimizedModule instances seen, and the class of the module each wraps (_orig_mod) */
+#define PY_WRAPPED_MAX 16
+struct py_wrapped {
+	uint64_t obj;
+	struct py_type *orig;	/* NULL: not found */
 };
 
 /* Classes seen in one target, cached: a module's class is read once. */
@@ -38,14 +47,21 @@ struct py_types {
 	int n;
 	uint64_t bools[2];	/* Py_False, Py_True in the target (symbols, else once seen) */
 	bool bools_looked_up;
+	struct py_wrapped wrapped[PY_WRAPPED_MAX];
+	int nwrapped;
 };
+
+/* What a reported call counted as in the tree (struct py_calls.role, per depth). */
+enum py_role { PYR_NONE, PYR_FORWARD, PYR_COMPILE };
 
 /* Calls through CPython's slot_tp_call on the training thread, paired last-in first-out. */
 struct py_calls {
 	uint32_t tid;
 	int depth;		/* all calls */
 	int module_depth;	/* torch Module calls among them */
-	bool is_module[256];	/* per depth */
+	int compile_depth;	/* dynamo callback calls among them: module calls inside are
+				 * the compiler's (traced graphs), not forwards */
+	uint8_t role[256];	/* per depth, enum py_role */
 };
 
 /* The class of obj (a PyObject * in process pid): a torch nn.Module subclass, a loss (also
@@ -59,5 +75,11 @@ struct py_type *py_types__classify_type(struct py_types *c, int pid, uint64_t ty
 void py_types__find_training(struct py_type *t, int pid, uint64_t obj, const struct py_layout *l);
 /* 1 or 0 for Py_True / Py_False at addr, -1 if it is not a bool. */
 int py_types__read_bool(int pid, uint64_t addr);
+/* The value of key in a str-keyed dict (split or combined) at dict, or 0. */
+uint64_t py_types__dict_get(int pid, uint64_t dict, const char *key, const struct py_layout *l);
+/* The class of the module an OptimizedModule (torch.compile(module)) wraps: its
+ * _modules["_orig_mod"], cached per instance. NULL if unreadable. */
+struct py_type *py_types__wrapped(struct py_types *c, int pid, uint64_t obj,
+				  const struct py_layout *l);
 
 #endif

@@ -53,6 +53,18 @@ struct cuda_sample {
 };
 struct sym_table;
 
+/* Who switches grad mode in this target (grad_caller.h): the binding of
+ * torch._C._set_grad_enabled once found, and the return addresses told apart so far. */
+#define GRAD_CALLER_CACHE 16
+struct grad_callers {
+	int tries;		/* lookups of the binding so far (the target may not have it yet) */
+	bool found;
+	uint64_t start, end;	/* the binding's code, as mapped in the target */
+	uint64_t addr[GRAD_CALLER_CACHE];
+	int verdict[GRAD_CALLER_CACHE];	/* enum grad_caller */
+	int n;
+};
+
 /* An ELF file the target maps executable. The fd keeps it readable after the target
  * exits (kernel names are resolved from its symbols at the last flush). */
 struct mapped_file {
@@ -114,6 +126,7 @@ struct target {
 	bool print_spans;	/* the stdout sink */
 	bool ranked;		/* RANK is in its environment: one rank of a distributed job */
 	bool launcher;		/* tagged role=launcher: it started ranks */
+	bool helper;		/* tagged role=helper: a job's helper process (inductor's) */
 	bool mid_run;		/* found running (attach, watch's first scan), not at its start */
 	bool unannounced;	/* its session started and is not armed yet: not logged yet */
 	uint64_t start_ticks;	/* its start time (/proc): a later process with its pid is not it */
@@ -124,6 +137,7 @@ struct target {
 	struct py_types py_types;	/* --python-frames: classes of called objects */
 	struct py_calls py_calls;
 	struct py_sample py_sample;	/* --python-frames sampled */
+	struct grad_callers grad_callers;	/* who switches grad mode (grad_caller.h) */
 	char py_why[160];		/* why the CPython tier could not attach, or "" */
 	bool framework_found;		/* framework= names one from sys.modules */
 	bool framework_unsupported;	/* a CPython whose sys.modules we cannot read */

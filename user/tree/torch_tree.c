@@ -13,8 +13,14 @@
 //   loaded with grad on (issue 13).
 // - torch_tree_prefetch.c: back-to-back __next__ calls (K batches fetched, then trained on),
 //   decided by what follows (issue 13).
+// - torch_tree_compile.c: torch.compile's compiles (issue 26).
+// - torch_tree_amp.c: GradScaler's skipped optimizer steps (issue 26).
+// - torch_tree_recompute.c: inside a backward: activation checkpointing's nested backwards
+//   and recomputed forwards (issue 26).
 // This file: the entry points, dispatch by input, lost events. The files share
 // torch_tree_internal.h.
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "tree/torch_tree_internal.h"
 
@@ -31,13 +37,15 @@ void torch_tree__init(struct torch_tree *t, struct session *s, long epoch_steps)
  * and epoch go on, marked. The next data_load or backward starts cleanly. */
 static void on_lost(struct torch_tree *t, const struct tree_event *ev)
 {
-	struct span *open[TREE_MAX_SCOPES + 2];
+	struct span *open[TREE_MAX_SCOPES + 3];
 	int n = 0;
 
 	t->events_lost += ev->value;
 	for (int i = t->nscopes - 1; i >= 0; i--)
 		if (t->scopes[i].span && t->scopes[i].span->status == SPAN_OPEN)
 			open[n++] = t->scopes[i].span;
+	if (t->recompute)
+		open[n++] = t->recompute;
 	if (t->forward)
 		open[n++] = t->forward;
 	if (t->backward)
@@ -46,12 +54,16 @@ static void on_lost(struct torch_tree *t, const struct tree_event *ev)
 		cJSON_AddNumberToObject(open[i]->attrs, "events_lost", ev->value);
 		session__close(t->s, open[i], ev->ts_ns, SPAN_INCOMPLETE);
 	}
-	t->forward = t->backward = NULL;
+	t->forward = t->backward = t->recompute = NULL;
+	t->backward_depth = 0;
+	t->forward_end_inferred = t->compile_open = false;
+	t->compile_enter_ns = 0;
 	t->nscopes = 0;
 	t->pending = false;
 	t->last_data_end_ns = t->last_boundary_ns = 0;
 	t->exact_forward_seen = false;
 	t->held = false;
+	torch_tree__place_compiles(t, NULL, NULL);
 	if (t->step && !cJSON_GetObjectItemCaseSensitive(t->step->attrs, "events_lost"))
 		cJSON_AddNumberToObject(t->step->attrs, "events_lost", ev->value);
 }
@@ -76,22 +88,59 @@ void torch_tree__dispatch(struct torch_tree *t, const struct tree_event *ev)
 	case TI_FORWARD_EXIT:
 		torch_tree__on_forward(t, ev, ev->kind == TI_FORWARD_ENTER);
 		break;
+	case TI_COMPILE_ENTER:
+	case TI_COMPILE_EXIT:
+	case TI_COMPILED:
+		torch_tree__on_compile(t, ev);
+		break;
+	case TI_SCALER_UPDATE:
+		torch_tree__on_scaler_update(t, ev);
+		break;
 	case TI_LOST:	/* handled above */
 		break;
 	}
 	t->last_event_ns = ev->ts_ns;
 }
 
+/* CIRRON_DEBUG_TREE=1: every input on stderr, one line each, before the rules see it (a run's
+ * inputs, to replay through the rules: tests/unit/test_torch_tree_replay.c). */
+static void debug_input(const struct torch_tree *t, const struct tree_event *ev)
+{
+	static const char *const kinds[] = {
+		[TI_SCOPE_ENTER] = "SCOPE+", [TI_SCOPE_EXIT] = "SCOPE-",
+		[TI_BACKWARD_ENTER] = "BWD+", [TI_BACKWARD_EXIT] = "BWD-", [TI_GRAD_MODE] = "GRAD",
+		[TI_FORWARD_ENTER] = "FWD+", [TI_FORWARD_EXIT] = "FWD-", [TI_LOST] = "LOST",
+		[TI_COMPILE_ENTER] = "COMPILE+", [TI_COMPILE_EXIT] = "COMPILE-",
+		[TI_COMPILED] = "COMPILED", [TI_SCALER_UPDATE] = "SCALER",
+	};
+	static int on = -1;
+
+	if (on < 0)
+		on = getenv("CIRRON_DEBUG_TREE") != NULL;
+	if (!on || ev->kind > TI_SCALER_UPDATE)
+		return;
+	fprintf(stderr, "TREE pid=%d tid=%u ts=%llu %s name=%s obj=%llx val=%d\n",
+		t->s ? t->s->pid : 0, ev->tid, (unsigned long long)ev->ts_ns, kinds[ev->kind],
+		ev->name && *ev->name ? ev->name : "-", (unsigned long long)ev->obj, ev->value);
+}
+
+/* Scopes only the training thread opens: the first one names it. */
+static bool trains(int kind)
+{
+	return kind == SK_DATA_TRAIN || kind == SK_OPTIMIZER || kind == SK_ZERO_GRAD ||
+	       kind == SK_MODEL_FORWARD || kind == SK_ROOT_FORWARD;
+}
+
 void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 {
+	debug_input(t, ev);
 	if (ev->kind == TI_LOST) {	/* from any thread: the gap may hide the training one's */
 		torch_tree__decide_prefetch(t);
 		on_lost(t, ev);
 		return;
 	}
 	if (!t->tid && (ev->kind == TI_BACKWARD_ENTER ||
-			(ev->kind == TI_SCOPE_ENTER && torch_tree__classify(ev->name) != SK_OTHER &&
-			 torch_tree__classify(ev->name) != SK_COLLECTIVE)))
+			(ev->kind == TI_SCOPE_ENTER && trains(torch_tree__classify(ev->name)))))
 		t->tid = ev->tid;
 	if (t->tid && ev->tid != t->tid)
 		return;	/* other threads: their own scopes do not shape the tree */
@@ -106,6 +155,7 @@ void torch_tree__finish(struct torch_tree *t, bool clean_exit)
 {
 	torch_tree__decide_prefetch(t);
 	torch_tree__settle_unconfirmed(t, 0, NULL);
+	torch_tree__place_compiles(t, NULL, NULL);
 	t->last_data_end_ns = 0;
 	/* A clean exit ends the last step and epoch with the last thing seen: the loop ran
 	 * to completion. After a crash or a detach they stay as they are (open). */
@@ -122,7 +172,7 @@ struct span *torch_tree__current(struct torch_tree *t, uint64_t ts)
 	/* After a __next__ that nothing confirmed yet, a finished step has ended where that
 	 * __next__ began (the next batch's step, or the loop's end): the epoch holds now. */
 	if (sp == t->step && t->pending && t->pending_end && t->epoch &&
-	    (t->step_had_optimizer || (!t->optimizer_steps && t->step_updated)))
+	    torch_tree__step_done(t))
 		return t->epoch;
 
 	if (t->forward && t->forward->status == SPAN_OPEN && (sp == t->step || sp == t->epoch))

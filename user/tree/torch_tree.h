@@ -18,12 +18,19 @@ enum tree_input {
 	TI_SCOPE_EXIT,
 	TI_BACKWARD_ENTER,	/* autograd engine execution */
 	TI_BACKWARD_EXIT,
-	TI_GRAD_MODE,		/* value: 1 grad enabled, 0 disabled (torch.no_grad) */
+	TI_GRAD_MODE,		/* value: 1 grad enabled, 0 disabled (torch.no_grad); obj: 0 the
+				 * job's Python switched it, 1 a C++ guard (restores it) */
 	TI_FORWARD_ENTER,	/* outermost Module call seen in Python frames: name = class,
 				 * value = module.training (1/0) or -1 when unknown */
 	TI_FORWARD_EXIT,
 	TI_LOST,		/* value events of this process were dropped just before this
 				 * point: the open scopes may have lost their ends */
+	TI_COMPILE_ENTER,	/* torch.compile: dynamo's frame callback called (Python frames):
+				 * a compile may begin */
+	TI_COMPILE_EXIT,
+	TI_COMPILED,		/* dynamo made a cache entry: a frame's compile is done; obj = the
+				 * frame's code state (the same again: a recompilation) */
+	TI_SCALER_UPDATE,	/* GradScaler.update() (_amp_update_scale_) */
 };
 
 struct tree_event {
@@ -39,6 +46,8 @@ struct tree_event {
 #define TREE_MAX_PREFETCH 32	/* back-to-back __next__ calls kept undecided */
 #define TREE_MAX_BUFFERED 256	/* events held back until they are decided */
 #define TREE_NAME_LEN 128
+#define TREE_MAX_COMPILES 64	/* compiles held until their batch is decided */
+#define TREE_MAX_CODES 64	/* frames compiled so far, told apart for recompilations */
 
 /* A DataLoader __next__ that ended and was followed at once by another one. */
 struct tree_batch {
@@ -51,9 +60,18 @@ struct tree_buffered {
 	char name[TREE_NAME_LEN];	/* ev.name points here */
 };
 
+/* A compile (torch.compile) not placed yet: its batch is still undecided. */
+struct tree_compile {
+	uint64_t start, end;
+	int recompile;		/* 1 a frame compiled again, 0 a first compile, -1 unknown */
+	bool start_inferred;	/* the start is the last point nothing was compiling */
+	bool backward;		/* a backward graph, compiled inside the backward */
+};
+
 struct tree_scope {
 	struct span *span;	/* NULL: a scope we do not make a span of (still nested) */
 	int kind;
+	uint64_t start_ns;	/* compile scopes: made a span at their end */
 };
 
 /* One per target: fields are grouped by the rule they serve, not packed (56 bytes of padding). */
@@ -68,6 +86,9 @@ struct torch_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 	bool grad_enabled;
 	bool eval_since_train;	/* eval batches since the last training batch */
 	bool train_exhausted;	/* a training iterator ran out since the last training batch */
+	bool eval_inside;	/* the evaluation since the last training batch began right after
+				 * it (module.training false): inside the epoch (E1) */
+	bool eval_end_next;	/* the next loop's end is that evaluation's */
 	bool exact_forward_seen;	/* a measured forward covers the window an inferred
 					 * one would have */
 	uint64_t train_iter;	/* iterator of the current training epoch (0: unknown) */
@@ -102,9 +123,10 @@ struct torch_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 	bool pending_eval;	/* the pending batch had a forward in eval (no_grad, or a module
 				 * in eval mode): a validation batch unless a backward follows */
 	uint64_t last_event_ns;	/* the training thread's last event handled */
-	uint64_t nograd_start;
-	uint64_t nograd_counters[SESSION_NCOUNTERS];
+	uint64_t nograd_start, nograd_end;	/* the region; end 0: still open */
+	uint64_t nograd_counters[SESSION_NCOUNTERS], nograd_end_counters[SESSION_NCOUNTERS];
 	bool exact_forwards;	/* Python frames gave forwards */
+	bool forward_end_inferred;	/* the open forward ends with what comes next (FSDP) */
 	/* Training loops seen (or, with Python frames, suspected) to end: at most one an epoch,
 	 * counted when it is known: what --snapshots takes its epoch-end snapshot at. */
 	unsigned long loop_ends;
@@ -120,6 +142,24 @@ struct torch_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 	struct tree_buffered buffered[TREE_MAX_BUFFERED];
 	int nbuffered;
 	bool replaying;
+	/* Mixed precision (torch_tree_amp.c): GradScaler skips the optimizer step of a batch
+	 * whose gradients hold inf/nan, and update() shows it */
+	bool step_skipped;
+	bool optimizer_since_update;
+	/* torch.compile (torch_tree_compile.c) */
+	bool compile_open;		/* dynamo's callback runs (Python frames) */
+	uint64_t compile_enter_ns;	/* its last call began; 0: none since the last compile */
+	uint64_t compile_exit_ns;	/* and returned */
+	uint64_t compile_end_ns;	/* the last compile's end */
+	uint64_t compile_scope_end_ns;	/* the last compile told by dynamo's scope ended */
+	struct tree_compile held_compiles[TREE_MAX_COMPILES];
+	int nheld_compiles;
+	uint64_t codes[TREE_MAX_CODES];	/* frames compiled (their code state) */
+	int ncodes;
+	long compiles;			/* compiles seen, recompilations included */
+	/* Activation checkpointing (torch_tree_recompute.c) */
+	int backward_depth;		/* nested Engine::execute inside the open backward */
+	struct span *recompute;		/* a forward recomputed inside the backward */
 };
 
 void torch_tree__init(struct torch_tree *t, struct session *s, long epoch_steps);

@@ -41,7 +41,8 @@ void torch_tree__confirm_batch(struct torch_tree *t)
 	t->unconfirmed_run = 0;
 	if (torch_tree__take_new_epoch(t, t->pending_obj))
 		torch_tree__open_epoch(t, t->pending_start, t->pending_start_counters);
-	if (!t->step || t->step_had_optimizer || (!t->optimizer_steps && t->step_updated)) {
+	t->eval_inside = t->eval_end_next = false;
+	if (!t->step || torch_tree__step_done(t)) {
 		torch_tree__open_step(t, t->pending_start, t->pending_start_counters, "data_load");
 		t->step_from_data = true;
 	}
@@ -104,7 +105,12 @@ void torch_tree__settle_unconfirmed(struct torch_tree *t, uint64_t next_ts,
 		torch_tree__eval_batch(t);
 		return;
 	}
-	if (t->pending_nograd)	/* grad went off after it, with no model call inside */
+	/* the region ended before this __next__: the model call of an evaluation batch */
+	if (t->pending && t->pending_nograd && t->nograd_end) {
+		torch_tree__nograd_eval_batch(t);
+		return;
+	}
+	if (t->pending_nograd)	/* grad went off after it and stays off: the loop's end */
 		next_ts = 0;
 	t->pending_nograd = false;
 	if (!t->pending || !t->pending_end) {
@@ -114,10 +120,14 @@ void torch_tree__settle_unconfirmed(struct torch_tree *t, uint64_t next_ts,
 	}
 	t->pending = false;
 	t->last_data_end_ns = 0;
-	t->train_exhausted = true;
-	torch_tree__count_loop_end(t);
+	if (t->eval_end_next) {	/* the end of an evaluation inside the epoch (E1) */
+		t->eval_end_next = false;
+	} else {
+		t->train_exhausted = true;
+		torch_tree__count_loop_end(t);
+	}
 	/* the loop's last */
-	if (t->step && (t->step_had_optimizer || (!t->optimizer_steps && t->step_updated)))
+	if (t->step && torch_tree__step_done(t))
 		torch_tree__close_step(t, t->pending_start, t->pending_start_counters);
 	/* another unconfirmed __next__ followed it: a batch */
 	torch_tree__release_held(t, false);
@@ -144,6 +154,10 @@ void torch_tree__on_data_enter(struct torch_tree *t, const struct tree_event *ev
 	struct span *sp;
 	bool ahead;
 
+	torch_tree__end_inferred_forward(t, ev->ts_ns);
+	/* no compile spans a __next__: a callback's return may have been left out (the end of
+	 * a --python-frames sampled window) */
+	t->compile_open = false;
 	/* the previous batch had no backward; an unconfirmed one has its forward (if it was a
 	 * batch at all) settled with it */
 	if (!t->pending || !t->pending_end)
@@ -168,6 +182,7 @@ void torch_tree__on_data_enter(struct torch_tree *t, const struct tree_event *ev
 		t->pending = false;
 	}
 	torch_tree__settle_unconfirmed(t, ev->ts_ns, NULL);
+	torch_tree__place_compiles(t, NULL, NULL);	/* the last batch's, where it ended */
 	if (t->grad_enabled) {
 		t->pending = true;
 		t->pending_start = ev->ts_ns;
@@ -177,7 +192,7 @@ void torch_tree__on_data_enter(struct torch_tree *t, const struct tree_event *ev
 		torch_tree__push_scope(t, NULL, SK_DATA_PENDING);
 		return;
 	}
-	if (t->step && t->step_had_optimizer)
+	if (t->step && (t->step_had_optimizer || t->step_skipped))
 		torch_tree__close_step(t, ev->ts_ns, NULL);
 	t->eval_since_train = true;
 	sp = session__open(t->s, t->step ? t->step : t->epoch, "data_load", -1, ev->ts_ns);

@@ -20,13 +20,14 @@ void torch_tree__inferred_eval_forward(struct torch_tree *t, uint64_t start,
 {
 	struct span *sp;
 
-	if (end <= start || torch_tree__forwards_measured(t))
+	if (end <= start || torch_tree__forwards_measured(t) ||
+	    !(sp = session__open_at(t->s, t->epoch, "forward", -1, start, start_counters))) {
+		torch_tree__place_compiles(t, NULL, t->epoch);
 		return;
-	sp = session__open_at(t->s, t->epoch, "forward", -1, start, start_counters);
-	if (!sp)
-		return;
+	}
 	torch_tree__set_mode(sp, "eval", "inferred_from_backward");
 	cJSON_AddStringToObject(sp->attrs, "timing", "inferred");
+	torch_tree__place_compiles(t, sp, t->epoch);
 	session__close_at(t->s, sp, end, SPAN_OK, end_counters);
 }
 
@@ -37,7 +38,7 @@ void torch_tree__eval_batch(struct torch_tree *t)
 {
 	t->pending = t->pending_nograd = t->pending_eval = false;
 	t->last_data_end_ns = 0;
-	if (t->step && (t->step_had_optimizer || (!t->optimizer_steps && t->step_updated)))
+	if (t->step && torch_tree__step_done(t))
 		torch_tree__close_step(t, t->pending_start, t->pending_start_counters);
 	torch_tree__release_held(t, false);	/* another __next__ followed it: a batch */
 	t->unconfirmed_run = 0;	/* the next unconfirmed __next__ is this loop's end */
@@ -47,11 +48,34 @@ void torch_tree__eval_batch(struct torch_tree *t)
 					  false);
 }
 
+/* The pending batch had a no_grad region that ended before the next __next__ and no backward:
+ * an evaluation batch whose model call disabled grad (HF Trainer's prediction_step); without
+ * a model call seen, the region was its forward. */
+void torch_tree__nograd_eval_batch(struct torch_tree *t)
+{
+	uint64_t start = t->nograd_start, end = t->nograd_end;
+	uint64_t start_counters[SESSION_NCOUNTERS], end_counters[SESSION_NCOUNTERS];
+
+	memcpy(start_counters, t->nograd_counters, sizeof(start_counters));
+	memcpy(end_counters, t->nograd_end_counters, sizeof(end_counters));
+	torch_tree__eval_batch(t);
+	if (!torch_tree__forwards_measured(t))
+		torch_tree__inferred_eval_forward(t, start, start_counters, end, end_counters);
+}
+
 /* Grad mode set outside any scope (torch.no_grad and its end): what the batch before it was,
- * and an update by hand. */
+ * and an update by hand. Only switches the job's Python made count (value ev->obj == 0):
+ * C++ guards (autograd.Function.apply, autocast's cache: docs/tree.md "Grad switches") and
+ * switches inside a backward or a compile restore the mode before returning, so they only
+ * keep the mode the tree mirrors. */
 void torch_tree__on_grad_mode(struct torch_tree *t, const struct tree_event *ev)
 {
-	if (!ev->value && !t->nscopes) {
+	bool guard = ev->obj || t->backward || torch_tree__compiling(t);
+
+	/* A region begins where grad goes from on to off: a no_grad() entered with grad already
+	 * off is nested in something that switched it (activation checkpointing's pack hooks
+	 * and its reentrant forward, under Function.apply's guard) and decides nothing. */
+	if (!guard && !ev->value && t->grad_enabled && !t->nscopes) {
 		bool after_training = !t->unconfirmed_run && !t->eval_since_train &&
 				      !t->train_exhausted;
 
@@ -63,14 +87,17 @@ void torch_tree__on_grad_mode(struct torch_tree *t, const struct tree_event *ev)
 
 		if (t->pending && t->pending_end && !t->pending_nograd && !t->pending_eval &&
 		    !undecidable) {
-			/* a batch loaded with grad on, then no_grad: the model call of
-			 * an evaluation loop (HF Trainer), or validation after the loop's
-			 * end; what runs inside tells (and, right after training, the
-			 * training loop is over either way) */
+			/* A batch loaded with grad on, then no_grad: the model call of an
+			 * evaluation loop (HF Trainer), or validation after the loop's end.
+			 * What comes first tells: a backward (a training batch after all), the
+			 * region's end and then the next __next__ (an evaluation batch), or the
+			 * next __next__ with the region still open (the loop's end). Right after
+			 * training the training loop is over either way. */
 			if (after_training)
 				torch_tree__count_loop_end(t);
 			t->pending_nograd = true;
 			t->nograd_start = ev->ts_ns;
+			t->nograd_end = 0;
 			torch_tree__snapshot(t, t->nograd_counters);
 		} else if (!t->pending_nograd && !t->pending_eval) {
 			/* validation begins after the last batch */
@@ -79,17 +106,13 @@ void torch_tree__on_grad_mode(struct torch_tree *t, const struct tree_event *ev)
 		if (t->step_had_backward && !t->backward)
 			t->step_updated = true;	/* or an update by hand */
 	}
-	if (ev->value && !t->grad_enabled && !t->nscopes) {
-		if (t->pending_nograd && !torch_tree__forwards_measured(t)) {
-			/* no model call seen: the no_grad region was its forward */
-			uint64_t now[SESSION_NCOUNTERS];
-
-			torch_tree__snapshot(t, now);
-			torch_tree__eval_batch(t);
-			torch_tree__inferred_eval_forward(t, t->nograd_start, t->nograd_counters,
-							  ev->ts_ns, now);
+	if (!guard && ev->value && !t->grad_enabled && !t->nscopes) {
+		if (t->pending_nograd && !t->nograd_end) {
+			t->nograd_end = ev->ts_ns;	/* decided by what follows */
+			torch_tree__snapshot(t, t->nograd_end_counters);
+		} else {
+			t->last_data_end_ns = 0;	/* validation is over: no forward spans it */
 		}
-		t->last_data_end_ns = 0;	/* validation is over: no forward spans it */
 		if (t->step_updated && !t->step_had_optimizer) {
 			t->last_boundary_ns = ev->ts_ns;	/* the update ended here */
 			torch_tree__mark_boundary(t, ev->ts_ns);

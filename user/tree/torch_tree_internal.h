@@ -13,6 +13,9 @@ enum scope_kind {
 	SK_OTHER, SK_DATA_TRAIN, SK_DATA_EVAL, SK_DATA_PENDING, SK_OPTIMIZER, SK_ZERO_GRAD,
 	SK_MODEL_FORWARD,	/* a model's own forward scope (DistributedDataParallel) */
 	SK_COLLECTIVE,		/* waiting for a collective: part of a step, never a batch's start */
+	SK_ROOT_FORWARD,	/* FSDP2's root module begins its forward (FSDP::root_pre_forward) */
+	SK_COMPILE,		/* torch 2.6's dynamo names a frame's compile (dynamo_timed) */
+	SK_COMPILE_BACKWARD,	/* ... and the backward graph's, compiled in the first backward */
 };
 
 /* torch_tree.c: one event into the rules (held-back events are replayed through it) */
@@ -27,6 +30,8 @@ void torch_tree__open_epoch(struct torch_tree *t, uint64_t ts, const uint64_t *c
 void torch_tree__set_boundary(struct torch_tree *t, const char *boundary);
 void torch_tree__open_step(struct torch_tree *t, uint64_t ts, const uint64_t *counters,
 			   const char *boundary);
+/* The step has what ends it (an optimizer step, skipped or not, or an update by hand). */
+bool torch_tree__step_done(const struct torch_tree *t);
 struct span *torch_tree__open_optimizer(struct torch_tree *t);
 struct span *torch_tree__innermost(struct torch_tree *t);
 void torch_tree__set_mode(struct span *sp, const char *mode, const char *source);
@@ -64,6 +69,7 @@ void torch_tree__inferred_eval_forward(struct torch_tree *t, uint64_t start,
 				       const uint64_t *start_counters, uint64_t end,
 				       const uint64_t *end_counters);
 void torch_tree__eval_batch(struct torch_tree *t);
+void torch_tree__nograd_eval_batch(struct torch_tree *t);
 void torch_tree__on_grad_mode(struct torch_tree *t, const struct tree_event *ev);
 
 /* torch_tree_prefetch.c: runs of back-to-back __next__ calls */
@@ -71,5 +77,26 @@ void torch_tree__on_grad_mode(struct torch_tree *t, const struct tree_event *ev)
 void torch_tree__decide_prefetch(struct torch_tree *t);
 /* Returns true when ev was held back (it runs later, from decide_prefetch). */
 bool torch_tree__hold_back(struct torch_tree *t, const struct tree_event *ev);
+
+/* torch_tree_compile.c: torch.compile's compiles */
+void torch_tree__on_compile(struct torch_tree *t, const struct tree_event *ev);
+/* A compile is known to run now (dynamo's scope or callback open): what it runs (tracing
+ * the model, its backward) is not the job's. */
+bool torch_tree__compiling(const struct torch_tree *t);
+/* A compile scope (SK_COMPILE*) ended: its compile, as create_cache_entry's would be. */
+void torch_tree__compile_scope_end(struct torch_tree *t, const struct tree_scope *sc,
+				   uint64_t end_ns);
+/* Compiles held while the forward they ran in is not known yet: under fwd when within it,
+ * else under fallback (NULL: the innermost span). */
+void torch_tree__place_compiles(struct torch_tree *t, struct span *fwd, struct span *fallback);
+/* A forward FSDP's root began (SK_ROOT_FORWARD) ends when the next thing does. */
+void torch_tree__end_inferred_forward(struct torch_tree *t, uint64_t ts);
+
+/* torch_tree_recompute.c: inside a backward. Each returns true when it took the event. */
+bool torch_tree__nested_backward(struct torch_tree *t, const struct tree_event *ev, bool enter);
+bool torch_tree__recompute_forward(struct torch_tree *t, const struct tree_event *ev, bool enter);
+
+/* torch_tree_amp.c: GradScaler */
+void torch_tree__on_scaler_update(struct torch_tree *t, const struct tree_event *ev);
 
 #endif

@@ -27,7 +27,7 @@ static bool starts_with(const char *s, const char *prefix)
 void torch_tree__push_scope(struct torch_tree *t, struct span *sp, int kind)
 {
 	if (t->nscopes < TREE_MAX_SCOPES)
-		t->scopes[t->nscopes++] = (struct tree_scope){ sp, kind };
+		t->scopes[t->nscopes++] = (struct tree_scope){ sp, kind, 0 };
 }
 
 int torch_tree__classify(const char *name)
@@ -42,7 +42,40 @@ int torch_tree__classify(const char *name)
 		return SK_MODEL_FORWARD;
 	if (!strcmp(name, "collective_wait") || starts_with(name, "nccl."))
 		return SK_COLLECTIVE;
+	if (!strcmp(name, "FSDP::root_pre_forward"))
+		return SK_ROOT_FORWARD;
+	if (starts_with(name, "_compile.compile_inner"))
+		return SK_COMPILE;
+	if (starts_with(name, "backward._backward_impl"))
+		return SK_COMPILE_BACKWARD;
 	return SK_OTHER;
+}
+
+/* FSDP2's root announces its forward (FSDP::root_pre_forward) and nothing its end (the root
+ * holds no parameters of its own here, so it has no post_forward): an exact forward without
+ * Python frames, ended by what comes next (end_inferred): a backward, the next batch, an
+ * optimizer step. */
+static void root_forward(struct torch_tree *t, const struct tree_event *ev)
+{
+	struct tree_event f = *ev;
+
+	if (t->forward)
+		return;	/* Python frames opened it */
+	f.name = "FSDP";
+	f.value = -1;
+	f.obj = 0;
+	torch_tree__on_forward(t, &f, true);
+	t->forward_end_inferred = t->forward != NULL;
+}
+
+void torch_tree__end_inferred_forward(struct torch_tree *t, uint64_t ts)
+{
+	if (!t->forward || !t->forward_end_inferred)
+		return;
+	t->forward_end_inferred = false;
+	cJSON_AddBoolToObject(t->forward->attrs, "end_inferred", true);
+	t->exact_forward_seen = true;
+	torch_tree__close_span(t, &t->forward, ts, NULL);
 }
 
 void torch_tree__on_scope_enter(struct torch_tree *t, const struct tree_event *ev)
@@ -50,10 +83,21 @@ void torch_tree__on_scope_enter(struct torch_tree *t, const struct tree_event *e
 	int kind = torch_tree__classify(ev->name);
 	struct span *sp = NULL;
 
+	/* a compile: its span is made at its end, where it belongs (torch_tree_compile.c);
+	 * the compiler's own scopes inside it are none of the job's */
+	if (kind == SK_COMPILE || kind == SK_COMPILE_BACKWARD || torch_tree__compiling(t)) {
+		if (kind != SK_COMPILE && kind != SK_COMPILE_BACKWARD)
+			kind = SK_OTHER;
+		if (t->nscopes < TREE_MAX_SCOPES)
+			t->scopes[t->nscopes++] = (struct tree_scope){ NULL, kind, ev->ts_ns };
+		return;
+	}
 	if (kind == SK_DATA_TRAIN) {
 		torch_tree__on_data_enter(t, ev);
 		return;
 	}
+	if (kind == SK_ROOT_FORWARD)
+		root_forward(t, ev);
 	/* DDP announces its forward through record_function: an exact forward without
 	 * Python frames (unless those already opened one) */
 	if (kind == SK_MODEL_FORWARD) {
@@ -73,12 +117,14 @@ void torch_tree__on_scope_enter(struct torch_tree *t, const struct tree_event *e
 	if (kind == SK_OPTIMIZER) {
 		const char *hash = strchr(ev->name, '#');
 
+		torch_tree__end_inferred_forward(t, ev->ts_ns);
 		torch_tree__infer_forward(t, ev->ts_ns, false);
 		/* without a batch to tell by, each optimizer.step call is a step (LBFGS) */
 		if (!t->step || (t->step_had_optimizer && !t->step_from_data &&
 				 !torch_tree__open_optimizer(t)))
 			torch_tree__open_step(t, ev->ts_ns, NULL, "optimizer_step");
 		t->step_had_optimizer = true;
+		t->optimizer_since_update = true;
 		t->optimizer_steps++;
 		torch_tree__set_boundary(t, "optimizer_step");
 		sp = session__open(t->s, torch_tree__innermost(t), "optimizer_step", -1, ev->ts_ns);
@@ -108,6 +154,10 @@ void torch_tree__on_scope_exit(struct torch_tree *t, const struct tree_event *ev
 	if (!t->nscopes)
 		return;	/* entered before we attached */
 	sc = t->scopes[--t->nscopes];
+	if (sc.kind == SK_COMPILE || sc.kind == SK_COMPILE_BACKWARD) {
+		torch_tree__compile_scope_end(t, &sc, ev->ts_ns);
+		return;
+	}
 	if (sc.kind == SK_DATA_PENDING) {
 		if (t->pending && !t->pending_end)
 			t->pending_end = ev->ts_ns;
@@ -133,7 +183,8 @@ void torch_tree__on_scope_exit(struct torch_tree *t, const struct tree_event *ev
 	session__close(t->s, sc.span, ev->ts_ns, SPAN_OK);
 	if (sc.kind == SK_OPTIMIZER)
 		t->optimizer_end_ns = ev->ts_ns;
-	if (sc.kind == SK_OPTIMIZER || (sc.kind == SK_ZERO_GRAD && t->step_had_optimizer)) {
+	if (sc.kind == SK_OPTIMIZER ||
+	    (sc.kind == SK_ZERO_GRAD && (t->step_had_optimizer || t->step_skipped))) {
 		t->last_data_end_ns = 0;	/* what follows is not a forward of this batch */
 		t->last_boundary_ns = ev->ts_ns;
 		torch_tree__mark_boundary(t, ev->ts_ns);
@@ -142,8 +193,12 @@ void torch_tree__on_scope_exit(struct torch_tree *t, const struct tree_event *ev
 
 void torch_tree__on_backward(struct torch_tree *t, const struct tree_event *ev, bool enter)
 {
+	/* a compile traces the model's backward (AOTAutograd, torch 2.6): not the job's */
+	if (torch_tree__compiling(t) || torch_tree__nested_backward(t, ev, enter))
+		return;
 	if (!enter) {
 		if (t->backward) {
+			torch_tree__close_span(t, &t->recompute, ev->ts_ns, NULL);
 			session__close(t->s, t->backward, ev->ts_ns, SPAN_OK);
 			t->backward = NULL;
 			t->last_boundary_ns = ev->ts_ns;	/* accumulation: next forward */
@@ -152,11 +207,13 @@ void torch_tree__on_backward(struct torch_tree *t, const struct tree_event *ev, 
 		return;
 	}
 	torch_tree__confirm_batch(t);
+	torch_tree__end_inferred_forward(t, ev->ts_ns);
 	/* A loop without DataLoader: a backward after an optimizer step begins the next step,
 	 * and so does every backward while no optimizer step has been seen. A backward inside
 	 * an open optimizer step (a closure) is part of it. */
 	if (!t->step || (!torch_tree__open_optimizer(t) && !t->step_from_data &&
-			 (t->step_had_optimizer || (!t->optimizer_steps && t->step_had_backward))))
+			 (t->step_had_optimizer || t->step_skipped ||
+			  (!t->optimizer_steps && t->step_had_backward))))
 		torch_tree__open_step(t, t->last_boundary_ns ? t->last_boundary_ns : ev->ts_ns,
 			  t->last_boundary_ns ? t->boundary_counters : NULL, "backward");
 	torch_tree__infer_forward(t, ev->ts_ns, true);
@@ -167,6 +224,8 @@ void torch_tree__on_backward(struct torch_tree *t, const struct tree_event *ev, 
 
 void torch_tree__on_forward(struct torch_tree *t, const struct tree_event *ev, bool enter)
 {
+	if (torch_tree__recompute_forward(t, ev, enter))
+		return;
 	if (!enter) {
 		if (t->forward)
 			t->exact_forward_seen = true;
@@ -175,14 +234,20 @@ void torch_tree__on_forward(struct torch_tree *t, const struct tree_event *ev, b
 	}
 	if (t->forward)
 		return;	/* a nested module call */
+	t->forward_end_inferred = false;
 	if (ev->name)
 		t->exact_forwards = true;
 	if (t->pending && t->pending_end && (!t->grad_enabled || ev->value == 0)) {
 		/* an evaluation forward of the batch just loaded (grad was on for the load):
 		 * the step before it is over; a validation batch unless a backward follows */
+		/* module.training false right after a trained batch, with no end of the
+		 * training loop between: an evaluation inside the epoch (E1, docs/tree.md) */
+		if (ev->value == 0 && !t->unconfirmed_run && !t->eval_since_train &&
+		    !t->train_exhausted && !t->pending_eval)
+			t->eval_inside = t->eval_end_next = true;
 		t->pending_eval = true;
 		t->pending_nograd = false;
-		if (t->step && (t->step_had_optimizer || (!t->optimizer_steps && t->step_updated)))
+		if (t->step && torch_tree__step_done(t))
 			torch_tree__close_step(t, t->pending_start, t->pending_start_counters);
 	} else if (t->grad_enabled && ev->value != 0) {	/* a module in eval mode trains nothing */
 		torch_tree__confirm_batch(t);
@@ -198,4 +263,6 @@ void torch_tree__on_forward(struct torch_tree *t, const struct tree_event *ev, b
 		torch_tree__set_mode(t->forward, t->grad_enabled ? "train" : "eval", "grad_mode");
 	if (ev->name)
 		cJSON_AddStringToObject(t->forward->attrs, "module", ev->name);
+	if (ev->obj)	/* torch.compile(module): module is the class it wraps */
+		cJSON_AddBoolToObject(t->forward->attrs, "compiled", true);
 }

@@ -65,6 +65,7 @@ void torch_tree__open_epoch(struct torch_tree *t, uint64_t ts, const uint64_t *c
 	t->steps_in_epoch = 0;
 	t->eval_since_train = false;
 	t->train_exhausted = false;
+	t->eval_inside = t->eval_end_next = false;
 }
 
 /* What began the step: an optimizer step, a DataLoader batch, or a backward (no optimizer
@@ -91,8 +92,16 @@ void torch_tree__open_step(struct torch_tree *t, uint64_t ts, const uint64_t *co
 	t->step = session__open_at(t->s, t->epoch, "step", t->step_index++, ts, counters);
 	t->steps_in_epoch++;
 	t->step_had_optimizer = t->step_from_data = false;
-	t->step_had_backward = t->step_updated = false;
+	t->step_had_backward = t->step_updated = t->step_skipped = false;
 	torch_tree__set_boundary(t, t->optimizer_steps ? "optimizer_step" : boundary);
+}
+
+/* The step has what ends it: an optimizer step (or one GradScaler skipped), or, while no
+ * optimizer step was ever seen, an update by hand. The next batch begins a new one. */
+bool torch_tree__step_done(const struct torch_tree *t)
+{
+	return t->step_had_optimizer || t->step_skipped ||
+	       (!t->optimizer_steps && t->step_updated);
 }
 
 /* The innermost open optimizer step: closures run their forward and backward inside it. */
@@ -105,14 +114,29 @@ struct span *torch_tree__open_optimizer(struct torch_tree *t)
 	return NULL;
 }
 
-/* The innermost open span: user scopes nest inside whatever runs when they begin. */
+static struct span *later(struct span *a, struct span *b)
+{
+	if (!b || b->status != SPAN_OPEN)
+		return a;
+	return !a || b->start_ns >= a->start_ns ? b : a;
+}
+
+/* The innermost open span: user scopes nest inside whatever runs when they begin, and so
+ * do the scopes and collectives of a forward seen as it runs (an exact one: Python frames,
+ * DDP's and FSDP's own scopes) and a forward recomputed in a backward. Open spans nest, so
+ * the one that began last is the innermost. */
 struct span *torch_tree__innermost(struct torch_tree *t)
 {
-	for (int i = t->nscopes - 1; i >= 0; i--)
+	struct span *sp = NULL;
+
+	for (int i = t->nscopes - 1; i >= 0 && !sp; i--)
 		if (t->scopes[i].span && t->scopes[i].span->status == SPAN_OPEN)
-			return t->scopes[i].span;
-	if (t->backward)
-		return t->backward;
+			sp = t->scopes[i].span;
+	sp = later(sp, t->backward);
+	sp = later(sp, t->forward);
+	sp = later(sp, t->recompute);
+	if (sp)
+		return sp;
 	if (t->step)
 		return t->step;
 	return t->epoch;
@@ -157,18 +181,26 @@ void torch_tree__infer_forward(struct torch_tree *t, uint64_t ts, bool train)
 	t->last_data_end_ns = t->last_boundary_ns = 0;
 	if (t->exact_forward_seen) {	/* this batch's forward was measured, not guessed */
 		t->exact_forward_seen = false;
+		torch_tree__place_compiles(t, NULL, parent);
 		return;
 	}
-	if (!start || ts <= start || torch_tree__forwards_measured(t))
+	/* With Python frames always, every model call is seen: none to infer, but for a
+	 * training batch no model call covered (the model runs inside a compiled graph) */
+	if (!start || ts <= start || (torch_tree__forwards_measured(t) && (!train || !t->compiles))) {
+		torch_tree__place_compiles(t, NULL, parent);
 		return;
+	}
 	if (parent && start < parent->start_ns)
 		start = parent->start_ns;
 	/* It began at the boundary, not now: its counters start from there. */
 	sp = session__open_at(t->s, parent, "forward", -1, start, t->boundary_counters);
-	if (!sp)
+	if (!sp) {
+		torch_tree__place_compiles(t, NULL, parent);
 		return;
+	}
 	torch_tree__set_mode(sp, train ? "train" : "eval", "inferred_from_backward");
 	cJSON_AddStringToObject(sp->attrs, "timing", "inferred");
+	torch_tree__place_compiles(t, sp, parent);
 	session__close(t->s, sp, ts, SPAN_OK);
 }
 
@@ -179,7 +211,7 @@ bool torch_tree__take_new_epoch(struct torch_tree *t, uint64_t obj)
 	if (obj && obj != t->train_iter) {
 		new_epoch |= t->train_iter != 0;
 		t->train_iter = obj;
-	} else if (!obj && (t->eval_since_train || t->train_exhausted)) {
+	} else if (!obj && (t->train_exhausted || (t->eval_since_train && !t->eval_inside))) {
 		new_epoch = true;	/* the last iterator ran out, or validation came between */
 	}
 	return new_epoch;
