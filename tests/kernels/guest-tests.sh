@@ -11,7 +11,8 @@ export HOME=/root PYTHONDONTWRITEBYTECODE=1 CI=true
 export CIRRON_TEST_TIME_SCALE=${CIRRON_TEST_TIME_SCALE:-4}
 echo "guest: kernel $(uname -r), $(nproc) cpus"
 # The share is read-only: what the tests run must be built (make test-kernels does it first)
-if ! make -q cirron-probe .output/cirron-probe-san .output/tests/cuda_calls .output/tests/spin; then
+if ! make -q cirron-probe .output/cirron-probe-san .output/tests/cuda_calls .output/tests/spin \
+	.output/tests/cuda_steps; then
 	echo "guest: the binaries are older than their sources; build them on the host first" >&2
 	exit 1
 fi

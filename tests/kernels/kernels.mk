@@ -3,6 +3,7 @@
 # and 5.10 kernels, booted under qemu with this machine's root shared read-only.
 .PHONY: test-kernels
 
-test-kernels: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin
+test-kernels: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin \
+		$(OUTPUT)/tests/cuda_steps
 	$(Q)tests/kernels/install-deps.sh
 	$(Q)tests/kernels/run-matrix.sh

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include "attach/py_sample.h"
 #include "common/log.h"
 #include "observe/observe.h"
 #include "target/procfs.h"
@@ -134,8 +135,10 @@ void targets__scan(struct observer *o, struct target *t)
 		versions__detect(o->syms, t);
 		attrs__libraries(o, t);
 	}
-	if (n > 0)
+	if (n > 0) {
 		targets__arm(o, t);
+		cuda_sample__head(o, t);	/* before a held target goes on */
+	}
 }
 
 void targets__end(struct observer *o, struct target *t, const char *cause)

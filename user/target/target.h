@@ -49,6 +49,19 @@ struct cuda_sample {
 	uint64_t timed_ns;		/* closed windows counted by time (no progress calls) */
 	uint64_t phase_ns;		/* when the open window entered its current state */
 	uint64_t link_ns, last_window_ns;	/* the last window's linking time and length */
+	/* The exact head: the per-call probes linked from attach on and counted call by call
+	 * for the process's first second (or first CUDA_HEAD_CALLS calls); a run that ends
+	 * inside it has exact totals, a longer one estimates = head + windows scaled to the
+	 * rest. */
+	bool head_on;		/* counting every call now */
+	bool head_done;		/* over, its counts kept below; windows follow */
+	uint64_t head_opened_ns, head_ns;
+	struct cuda_counts head;	/* the totals when it ended */
+	uint64_t head_progress;	/* progress calls when it ended */
+	struct cuda_head_kernel {
+		uint64_t func, count;
+	} *head_kernels;	/* launches per kernel when it ended */
+	size_t nhead_kernels;
 };
 struct sym_table;
 
