@@ -210,6 +210,8 @@ void attrs__cuda(struct observer *o, struct target *t)
 		if (!sampled || cuda_total_exact(cuda_totals[i].off)) {
 			attrs__set_num(a, cuda_totals[i].name, v);
 		} else if (scale > 0) {
+			/* what the head said while it lasted is superseded */
+			cJSON_DeleteItemFromObjectCaseSensitive(a, cuda_totals[i].name);
 			snprintf(name, sizeof(name), "%s_est", cuda_totals[i].name);
 			attrs__set_num(a, name,
 				       (double)(uint64_t)(cuda_estimate(&cs, scale, v, hv) + 0.5));
@@ -241,6 +243,9 @@ void attrs__cuda(struct observer *o, struct target *t)
 		cJSON_Delete(kernels);
 	} else {
 		const char *key = sampled ? "cuda.kernels_est" : "cuda.kernels";
+
+		if (sampled)
+			cJSON_DeleteItemFromObjectCaseSensitive(a, "cuda.kernels");
 
 		if (!cJSON_ReplaceItemInObjectCaseSensitive(a, key, kernels))
 			cJSON_AddItemToObject(a, key, kernels);
