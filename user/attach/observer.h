@@ -70,6 +70,7 @@ struct observer {
 	struct metrics *metrics;	/* --metrics: the /metrics endpoint, or NULL */
 	int cuda_windows_fd, runtime_text_fd;	/* --cuda-calls sampled gate; libcudart code */
 	int images_fd;		/* execs per traced process (PROBE_F_IMAGE) */
+	int snap_states_fd, snap_wakes_fd, snap_roles_fd;	/* --snapshots (bpf/snap.h) */
 };
 
 /* attach.c */

@@ -109,6 +109,7 @@ int targets__track(struct observer *o, struct target *t, bool armed)
 
 void targets__arm(struct observer *o, struct target *t)
 {
+	snapshots__arm(o, t);	/* before its events flow */
 	if (targets__track(o, t, true))
 		wlog("pid %d: cannot arm probes: %s", t->pid, strerror(errno));
 	/* Said only now: whoever waits for this line (a test that lets its job finish, a

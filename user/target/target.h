@@ -15,7 +15,7 @@
 #include "tree/torch_tree.h"
 
 struct bpf_link;
-struct snap_job;	/* observe/snapshots.c */
+struct snap_ctl;	/* observe/snapshots.c */
 
 /* --python-frames sampled: where a target is in its cycle of sampled steps. */
 struct py_sample {
@@ -158,11 +158,15 @@ struct target {
 	/* --snapshots (observe/snapshots.c) */
 	uint64_t model_obj;	/* the outermost forward's Module (Python frames), 0: unknown */
 	uint64_t snap_main_dict;	/* __main__'s globals once found, 0: not yet */
+	uint32_t snap_seen;	/* the update count (bpf/snap.h) the last anchor event carried */
+	bool snap_seen_valid;
 	cJSON *snapshots;	/* snapshot records for the next batch, or NULL */
-	struct snap_job *snap_job;	/* the snapshot being read on its thread, or NULL */
-	long snapshots_skipped_busy;	/* epochs that ended while one was still read */
+	struct snap_ctl *snap;	/* reads, the models, the epoch ends waiting for theirs */
+	long snapshots_skipped_busy;	/* epochs whose end came before their state was read */
 	bool snap_refused;	/* the torch layout failed its checks: no more snapshots */
-	long snapshots_taken;
+	long snapshots_taken;	/* records */
+	long snap_reads, snap_reads_torn;	/* reads made (every one costs), torn ones */
+	uint64_t snap_wakeups;	/* loader wakeups BPF forced for them */
 	uint64_t snap_bytes_last, snap_bytes_total;	/* target memory read */
 	double snap_ms_last, snap_ms_total;
 };
