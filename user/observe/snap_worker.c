@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include "snap.h"
 #include "cirron.h"
 #include "common/log.h"
@@ -455,6 +457,7 @@ static void run(struct snap_worker *w)
 static void *worker_main(void *arg)
 {
 	struct snap_worker *w = arg;
+	pid_t tid = gettid();
 
 	for (;;) {
 		pthread_mutex_lock(&w->mu);
@@ -466,6 +469,10 @@ static void *worker_main(void *arg)
 		}
 		w->has_req = false;
 		pthread_mutex_unlock(&w->mu);
+		/* looking for the models is short and comes as training begins, with the first
+		 * epoch's end close: at the loop's priority; a large read at the process's */
+		setpriority(PRIO_PROCESS, (id_t)tid, w->req.kind == SNAP_REQ_FIND ? w->find_nice
+									    : w->nice);
 		run(w);
 	}
 	py_models__free(&w->models);

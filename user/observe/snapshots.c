@@ -30,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include "snap.h"
 #include "common/log.h"
 #include "observe/observe.h"
@@ -39,9 +41,9 @@
 
 #define SNAP_ATTEMPTS		3		/* reads of an epoch's end before it is torn */
 #define FIND_REFRESH_NS		5000000000ull	/* the models are looked for again after */
-#define FIND_RETRY_NS		10000000ull	/* none found: again after, doubled each time
+#define FIND_RETRY_NS		1000000ull	/* none found: again after, doubled each time
 						 * up to a second (frames read while they change
-						 * can miss a local) */
+						 * can miss a local; the first epoch may be short) */
 #define FIND_RETRY_MAX_NS	1000000000ull
 /* Reading after every optimizer step (before the first epoch's length is known) costs the
  * job a loader wakeup each (tens of us on a busy VM, docs/observer-effects.md): for the
@@ -51,6 +53,7 @@
  * wakeup can take milliseconds on a busy machine); larger ones on the worker, so the loop
  * keeps draining the ring meanwhile. */
 #define INLINE_READ_BYTES	(4ull << 20)
+#define LOOP_NICE		-20
 #define EVERY_STEP_FREE		64
 #define EVERY_STEP_MIN_NS	5000000ull
 #define EVERY_STEP_READ_SHARE	10
@@ -58,6 +61,7 @@
 /* A finished read kept: the newest exact one. */
 struct snap_read {
 	bool valid;
+	bool fresh;		/* made once the epoch's end was known */
 	uint32_t seq;		/* the update count it reflects */
 	long after_step;
 	cJSON *records, *model_attr;
@@ -101,6 +105,10 @@ struct snap_ctl {
 		int attempts;
 		bool late;
 		struct snap_read torn;	/* the last torn read, kept in case none is exact */
+		/* a read made right after the last step, at the same update count: what the
+		 * record holds unless one made now (which also sees what no probe tells, such
+		 * as Module.zero_grad()) is exact */
+		struct snap_read kept;
 	} pend;
 	struct snap_read cand;
 	uint32_t last_read_seq;
@@ -118,6 +126,15 @@ static void read_free(struct snap_read *r)
 	cJSON_Delete(r->records);
 	cJSON_Delete(r->model_attr);
 	memset(r, 0, sizeof(*r));
+}
+
+static struct snap_read read_dup(const struct snap_read *r)
+{
+	struct snap_read d = *r;
+
+	d.records = cJSON_Duplicate(r->records, true);
+	d.model_attr = cJSON_Duplicate(r->model_attr, true);
+	return d;
 }
 
 static void set_wake(struct observer *o, struct target *t, uint64_t every, uint64_t base)
@@ -161,16 +178,59 @@ static void set_roles(struct observer *o, struct target *t, bool clear)
 	}
 }
 
+/* The loop's thread reads small models itself, and must do so in the moment between two
+ * updates the wakeup came for: on a busy machine a thread at the default priority waits
+ * milliseconds for a CPU (bench: docs/observer-effects.md). It runs at nice -20 where it
+ * may (root, CAP_SYS_NICE); its work per wakeup is a fraction of a millisecond. The worker
+ * thread, for large models, goes back to the process's priority. */
+static int base_nice, loop_nice;
+
+static void raise_priority(void)
+{
+	static bool done;
+	pid_t tid = gettid();
+
+	if (done)
+		return;
+	done = true;
+	errno = 0;
+	base_nice = getpriority(PRIO_PROCESS, (id_t)tid);
+	if (errno)
+		base_nice = 0;
+	loop_nice = LOOP_NICE;
+	if (setpriority(PRIO_PROCESS, (id_t)tid, LOOP_NICE)) {
+		dlog("snapshots: the loop's thread stays at nice %d: %s", base_nice,
+		     strerror(errno));
+		loop_nice = base_nice;
+	}
+}
+
+static bool start_worker(struct target *t)
+{
+	int err;
+
+	if (t->snap->w.started)
+		return true;
+	t->snap->w.nice = base_nice;
+	t->snap->w.find_nice = loop_nice;
+	err = snap_worker__start(&t->snap->w);
+	if (err)
+		elog("pid %d: cannot start the snapshot thread: %s", t->pid, strerror(err));
+	return !err;
+}
+
 void snapshots__arm(struct observer *o, struct target *t)
 {
 	if (o->opts->snapshots == SNAP_OFF || t->snap_refused || !t->session)
 		return;
+	raise_priority();
 	if (!t->snap) {
 		t->snap = calloc(1, sizeof(*t->snap));
 		if (!t->snap)
 			return;
 	}
 	set_roles(o, t, false);
+	start_worker(t);	/* ready when training begins: a thread's start takes a while */
 	/* the first epoch: every step's end, until plan_wakeups knows better */
 	set_wake(o, t, t->snap->wake.flags ? t->snap->wake.every : 1, t->snap->wake.base);
 }
@@ -251,17 +311,6 @@ static bool prepare(struct observer *o, struct target *t, struct snap_req *q)
 	return true;
 }
 
-static bool start_worker(struct target *t)
-{
-	int err;
-
-	if (t->snap->w.started)
-		return true;
-	err = snap_worker__start(&t->snap->w);
-	if (err)
-		elog("pid %d: cannot start the snapshot thread: %s", t->pid, strerror(err));
-	return !err;
-}
 
 /* A backward was seen: the models and their optimizers exist by now. */
 static bool training(const struct target *t)
@@ -437,9 +486,12 @@ static void settle(struct observer *o, struct target *t, const char *why_none)
 		return;
 	c->pend.want = false;
 	c->refresh = c->found && clock__mono_ns() >= c->find_after_ns;
-	if (c->cand.valid && c->cand.seq == c->pend.end_seq)
+	if (c->cand.valid && c->cand.seq == c->pend.end_seq && c->cand.fresh)
 		records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step, &c->cand,
 			     true, c->pend.attempts ? c->pend.attempts : 1, NULL);
+	else if (c->pend.kept.valid)
+		records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step,
+			     &c->pend.kept, true, c->pend.attempts + 1, NULL);
 	else if (c->pend.torn.valid)
 		records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step,
 			     &c->pend.torn, false, c->pend.attempts, "every read was torn: an "
@@ -448,6 +500,7 @@ static void settle(struct observer *o, struct target *t, const char *why_none)
 		error_record(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step,
 			     c->why[0] ? c->why : why_none);
 	read_free(&c->pend.torn);
+	read_free(&c->pend.kept);
 }
 
 /* The wakeups for the coming epoch ends: at each epoch-length-th step's end once the length
@@ -492,6 +545,7 @@ static void epoch_ended(struct observer *o, struct target *t, uint64_t span_id, 
 		if (c->pend.span_id == span_id) {
 			c->pend.want = false;
 			read_free(&c->pend.torn);
+			read_free(&c->pend.kept);
 		}
 	}
 	if (c->pend.want) {	/* the last one's state was never read */
@@ -508,11 +562,13 @@ static void epoch_ended(struct observer *o, struct target *t, uint64_t span_id, 
 	c->pend.last_step = last_step;
 	c->pend.attempts = 0;
 	c->pend.late = late;
+	read_free(&c->pend.kept);
+	if (c->cand.valid && c->cand.seq == end_seq)	/* read right after the last step */
+		c->pend.kept = read_dup(&c->cand);
+	c->cand.fresh = false;
 	plan_wakeups(o, t, last_step);
 	c->prev_end_steps = last_step;
-	if (c->cand.valid && c->cand.seq == c->pend.end_seq && c->busy != SNAP_REQ_READ)
-		settle(o, t, NULL);	/* read already, right after the last step */
-	else if (late)	/* the next epoch's updates have begun: that state is gone */
+	if (late)	/* the next epoch's updates have begun: that state is gone */
 		settle(o, t, "the epoch's end was seen only when the next epoch began, and its "
 		       "state after its last step had not been read");
 }
@@ -591,7 +647,7 @@ static void collect(struct observer *o, struct target *t)
 		if (c->pend.want && c->read_for_epoch) {
 			c->pend.attempts++;
 			read_free(&c->pend.torn);
-			c->pend.torn = rd;	/* as good as it gets: its error */
+			c->pend.torn = rd;	/* as good as it gets (but a kept one): its error */
 			c->pend.torn.valid = true;
 			settle(o, t, NULL);
 			return;
@@ -606,23 +662,27 @@ static void collect(struct observer *o, struct target *t)
 	if (r->exact) {
 		read_free(&c->cand);
 		c->cand = rd;
+		c->cand.fresh = c->pend.want && c->read_for_epoch;
 	}
 	if (!c->pend.want || !c->read_for_epoch) {	/* made ahead */
 		if (!r->exact)
 			read_free(&rd);
-		else if (c->pend.want && rd.seq == c->pend.end_seq)
-			settle(o, t, NULL);
+		else if (c->pend.want && rd.seq == c->pend.end_seq && !c->pend.kept.valid)
+			c->pend.kept = read_dup(&c->cand);	/* begun before the end was known */
 		return;
 	}
 	c->pend.attempts++;
-	if (r->exact && rd.seq == c->pend.end_seq) {
-		settle(o, t, NULL);
+	if ((r->exact && rd.seq == c->pend.end_seq) || c->pend.kept.valid) {
+		if (!r->exact)
+			read_free(&rd);
+		settle(o, t, NULL);	/* this read, or the one kept from the step's end */
 	} else if (r->exact) {	/* the epoch's end state was gone before the read began */
 		records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step, &c->cand,
 			     true, c->pend.attempts, "the state after the epoch's last step "
 			     "changed before it could be read: this is a later one");
 		c->pend.want = false;
 		read_free(&c->pend.torn);
+		read_free(&c->pend.kept);
 	} else {
 		read_free(&c->pend.torn);
 		c->pend.torn = rd;
@@ -666,6 +726,11 @@ static void decide(struct observer *o, struct target *t)
 	if (!c->found) {
 		if (c->pend.want && c->why[0])
 			settle(o, t, NULL);	/* no model: its record says so */
+		return;
+	}
+	if (c->pend.want && c->pend.kept.valid && t->snap_seen_valid &&
+	    t->snap_seen != c->pend.end_seq) {
+		settle(o, t, NULL);	/* moved on: the read from the step's end it is */
 		return;
 	}
 	if (!t->snap_seen_valid || torch_tree__updating(&t->tree))
@@ -741,6 +806,7 @@ void snapshots__end(struct observer *o, struct target *t)
 	flush_held(t);
 	read_free(&c->cand);
 	read_free(&c->pend.torn);
+	read_free(&c->pend.kept);
 	set_roles(o, t, true);
 	bpf_map_delete_elem(o->snap_wakes_fd, &pid);
 	bpf_map_delete_elem(o->snap_states_fd, &pid);

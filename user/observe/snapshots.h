@@ -54,6 +54,7 @@ struct snap_worker {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool started;
+	int nice, find_nice;	/* the thread's priority for reads, and for FIND */
 	bool has_req;		/* under mu: a request waits */
 	bool quit;		/* under mu */
 	atomic_bool cancel;	/* stop a read between tensors */

@@ -52,8 +52,13 @@ static void add(struct search *s, uint64_t obj, const char *name, const char *fo
 		return;
 	for (size_t i = 0; i < s->n; i++)
 		if (s->c[i].obj == obj) {	/* found already, by an earlier (better) way */
-			if (!s->c[i].name[0])	/* that had no name for it */
+			/* that had no name for it: a method's `self`, a value on a frame's
+			 * stack, the forward's Module */
+			if (!s->c[i].name[0] && name[0]) {
 				snprintf(s->c[i].name, sizeof(s->c[i].name), "%s", name);
+				if (strcmp(s->c[i].found_by, "forward"))
+					s->c[i].found_by = found_by;
+			}
 			return;
 		}
 	c = &s->c[s->n++];
@@ -307,8 +312,8 @@ static void classify(struct search *s, struct py_models *out, size_t from, bool 
 			continue;
 		}
 		m->module = module;
-		snprintf(m->name, sizeof(m->name), "%s", c.name[0] ? c.name : t->name);
-		m->found_by = c.found_by;
+		m->cand = i;	/* named once all are in: a later one may name it */
+		snprintf(m->name, sizeof(m->name), "%s", t->name);
 		out->n++;
 next:;
 	}
@@ -407,6 +412,13 @@ int py_models__find(int pid, const struct py_layout *l, struct py_types *types,
 	out->roots = s.n;
 	classify_all(&s, out);
 	out->candidates = s.n;
+	for (size_t k = 0; k < out->n; k++) {
+		const struct candidate *c = &s.c[out->v[k].cand];
+
+		if (c->name[0])
+			snprintf(out->v[k].name, sizeof(out->v[k].name), "%s", c->name);
+		out->v[k].found_by = c->found_by;
+	}
 	choose(&s, out);
 	out->optimizers = s.optimizers;
 	free(s.opt);

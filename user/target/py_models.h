@@ -13,6 +13,7 @@ struct py_model {
 	char name[128];		/* its namespace: the name it was found by (a global, a local,
 				 * trainer.model), else its class */
 	const char *found_by;	/* forward, main_globals, frame_locals, attribute */
+	size_t cand;		/* (while looking) the object it was found as */
 	struct py_params params;
 };
 
