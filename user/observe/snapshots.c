@@ -55,7 +55,7 @@
 #define INLINE_READ_BYTES	(4ull << 20)
 #define LOOP_NICE		-20
 #define EVERY_STEP_FREE		64
-#define EVERY_STEP_MIN_NS	5000000ull
+#define EVERY_STEP_MIN_NS	20000000ull
 #define EVERY_STEP_READ_SHARE	10
 
 /* A finished read kept: the newest exact one. */
