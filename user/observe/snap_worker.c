@@ -256,7 +256,7 @@ static cJSON *param_json(struct snap_worker *w, struct snap_param *p, uint64_t e
 	}
 	for (int k = 0; k < (p->has_grad ? 2 : 1); k++) {
 		const struct tensor_desc *d = k ? &p->g : wd;
-		struct tensor_stats s;
+		struct tensor_stats s = {};
 		uint64_t n = 0;
 
 		if (read_stats(w, d, full ? 1 : every, STATS_BLOCK, &n, &s))
@@ -308,7 +308,7 @@ static void do_read(struct snap_worker *w)
 {
 	const struct snap_req *q = &w->req;
 	struct snap_result *r = &w->res;
-	struct snap_param **ps = calloc(w->models.n + 1, sizeof(*ps));
+	struct snap_param **ps = calloc(w->models.n + 1, sizeof(struct snap_param *));
 	cJSON *recs = cJSON_CreateArray(), *by = cJSON_CreateObject();
 	uint64_t total = 0, every = 1;
 	double nparams = 0;
@@ -317,11 +317,13 @@ static void do_read(struct snap_worker *w)
 	bool ok = true;
 
 	r->records = recs;
-	if (!w->models.n) {
-		ok = false;
-		r->err = -ENOENT;
+	if (!w->models.n || !ps) {
+		r->err = w->models.n ? -ENOMEM : -ENOENT;
+		cJSON_Delete(by);
+		free(ps);
+		return;
 	}
-	for (size_t k = 0; ps && k < w->models.n && !atomic_load(&w->cancel); k++) {
+	for (size_t k = 0; k < w->models.n && !atomic_load(&w->cancel); k++) {
 		const struct py_model *m = &w->models.v[k];
 		cJSON *rec = cJSON_CreateObject();
 
@@ -343,10 +345,12 @@ static void do_read(struct snap_worker *w)
 	}
 	if (q->mode != SNAP_FULL && total > q->max_bytes)
 		every = (total + q->max_bytes - 1) / q->max_bytes;
-	for (size_t k = 0; ps && k < w->models.n && ok && !atomic_load(&w->cancel); k++) {
+	for (size_t k = 0; k < w->models.n && ok && !atomic_load(&w->cancel); k++) {
 		const struct py_model *m = &w->models.v[k];
 		cJSON *rec = cJSON_GetArrayItem(recs, (int)k), *params;
 
+		if (!ps[k])
+			continue;
 		if (every > 1) {
 			cJSON_AddNumberToObject(rec, "sampled_fraction", 1.0 / (double)every);
 			cJSON_AddStringToObject(rec, "sample", "over --snapshot-max-mb: each tensor "
@@ -375,9 +379,10 @@ static void do_read(struct snap_worker *w)
 	if (atomic_load(&w->cancel)) {
 		cJSON *rec;
 
-		cJSON_ArrayForEach(rec, recs)
+		cJSON_ArrayForEach(rec, recs) {
 			cJSON_AddStringToObject(rec, "cancelled", "the session ended while the "
 						"snapshot was read (exit, exec or detach)");
+		}
 	}
 	/* nothing began to change the parameters since the loader looked, and they are still
 	 * there (a process that ends frees them without an update): an exact read */
@@ -400,7 +405,7 @@ static void do_read(struct snap_worker *w)
 		by = NULL;
 	}
 	cJSON_Delete(by);
-	for (size_t k = 0; ps && k < w->models.n; k++)
+	for (size_t k = 0; k < w->models.n; k++)
 		free(ps[k]);
 	free(ps);
 }

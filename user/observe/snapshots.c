@@ -53,7 +53,7 @@
  * wakeup can take milliseconds on a busy machine); larger ones on the worker, so the loop
  * keeps draining the ring meanwhile. */
 #define INLINE_READ_BYTES	(4ull << 20)
-#define LOOP_NICE		-20
+#define LOOP_NICE		(-20)
 #define EVERY_STEP_FREE		64
 #define EVERY_STEP_MIN_NS	20000000ull
 #define EVERY_STEP_READ_SHARE	10
@@ -455,8 +455,9 @@ static void records_from(struct observer *o, struct target *t, uint64_t span_id,
 		cJSON_AddNumberToObject(rec, "attempts", attempts);
 		if (note)
 			cJSON_AddStringToObject(rec, "note", note);
-		cJSON_ArrayForEach(it, m)
+		cJSON_ArrayForEach(it, m) {
 			cJSON_AddItemToObject(rec, it->string, cJSON_Duplicate(it, true));
+		}
 		cJSON_AddNumberToObject(rec, "bytes_read", (double)rd->bytes);
 		cJSON_AddNumberToObject(rec, "duration_ms", rd->ms);
 		add_record(t, span_id, rec);

@@ -265,10 +265,12 @@ static void snapshot_chart(FILE *f, const struct rsession *s, size_t idx)
 
 		if (!cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r, "params")))
 			continue;	/* an error record: no numbers */
-		if (cJSON_IsString(m) && !first_model)
-			first_model = m;
-		else if (cJSON_IsString(m) && strcmp(m->valuestring, first_model->valuestring))
-			several = true;
+		if (cJSON_IsString(m)) {
+			if (!first_model)
+				first_model = m;
+			else if (strcmp(m->valuestring, first_model->valuestring) != 0)
+				several = true;
+		}
 		for (x = 0; x < n && ep[x] != e; x++)
 			;
 		if (x < n)

@@ -56,7 +56,7 @@ static void add(struct search *s, uint64_t obj, const char *name, const char *fo
 			 * stack, the forward's Module */
 			if (!s->c[i].name[0] && name[0]) {
 				snprintf(s->c[i].name, sizeof(s->c[i].name), "%s", name);
-				if (strcmp(s->c[i].found_by, "forward"))
+				if (strcmp(s->c[i].found_by, "forward") != 0)
 					s->c[i].found_by = found_by;
 			}
 			return;
@@ -349,7 +349,8 @@ static void choose(struct search *s, struct py_models *out)
 
 	if (!keep)
 		return;
-	qsort(s->opt, s->nopt, 8, cmp_u64);
+	if (s->nopt)
+		qsort(s->opt, s->nopt, 8, cmp_u64);
 	for (size_t i = 0; i < out->n; i++) {
 		keep[i] = s->nopt ? overlap(&out->v[i].params, s->opt, s->nopt) > 0 : false;
 		if (out->v[i].params.n > out->v[best].params.n)
@@ -364,11 +365,12 @@ static void choose(struct search *s, struct py_models *out)
 			continue;
 		mine = sorted_objs(&out->v[i].params);
 		for (size_t j = 0; mine && j < out->n; j++) {
-			if (j == i || !keep[j] || out->v[j].params.n < out->v[i].params.n ||
-			    (out->v[j].params.n == out->v[i].params.n && j > i))
+			size_t ni = out->v[i].params.n, nj = out->v[j].params.n;
+
+			/* only a larger one, or an equal one found earlier, takes it in */
+			if (j == i || !keep[j] || nj < ni || (nj == ni && i < j))
 				continue;
-			if (overlap(&out->v[j].params, mine, out->v[i].params.n) ==
-			    out->v[i].params.n) {
+			if (overlap(&out->v[j].params, mine, ni) == ni) {
 				keep[i] = false;	/* all of it is in model j */
 				break;
 			}

@@ -158,17 +158,17 @@ struct target {
 	/* --snapshots (observe/snapshots.c) */
 	uint64_t model_obj;	/* the outermost forward's Module (Python frames), 0: unknown */
 	uint64_t snap_main_dict;	/* __main__'s globals once found, 0: not yet */
-	uint32_t snap_seen;	/* the update count (bpf/snap.h) the last anchor event carried */
-	bool snap_seen_valid;
 	cJSON *snapshots;	/* snapshot records for the next batch, or NULL */
 	struct snap_ctl *snap;	/* reads, the models, the epoch ends waiting for theirs */
 	long snapshots_skipped_busy;	/* epochs whose end came before their state was read */
-	bool snap_refused;	/* the torch layout failed its checks: no more snapshots */
 	long snapshots_taken;	/* records */
 	long snap_reads, snap_reads_torn;	/* reads made (every one costs), torn ones */
 	uint64_t snap_wakeups;	/* loader wakeups BPF forced for them */
 	uint64_t snap_bytes_last, snap_bytes_total;	/* target memory read */
 	double snap_ms_last, snap_ms_total;
+	uint32_t snap_seen;	/* the update count (bpf/snap.h) the last anchor event carried */
+	bool snap_seen_valid;
+	bool snap_refused;	/* the torch layout failed its checks: no more snapshots */
 };
 
 struct target *target__new(int pid);
