@@ -122,6 +122,7 @@ static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_
 		count(&stats, STAT_RB_DROPS);
 		if (ti)
 			__sync_fetch_and_add(&ti->lost, 1);
+		snap_sent(tgid);
 		return;
 	}
 	event_init(e);
@@ -154,6 +155,7 @@ static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_
 		}
 	}
 	bpf_ringbuf_submit(e, wake ? wake : wakeup_flags());
+	snap_sent(tgid);
 }
 
 #endif /* __CIRRON_EMIT_BPF_H */

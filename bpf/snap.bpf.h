@@ -30,6 +30,25 @@ struct {
 	__type(value, __u32);	/* enum snap_role */
 } snap_roles SEC(".maps") __weak;
 
+/* The update an event announces is counted once the event is in the ring (snap_sent):
+ * another thread's event stamped with the new count then comes after it, so a loader that
+ * has seen that count has seen the event too. Kept here from snap_note to emit's submit
+ * (a uprobe's program runs on one CPU, start to end). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} snap_pending SEC(".maps") __weak;
+
+static __always_inline void snap_update_begins(void)
+{
+	__u32 zero = 0, *p = bpf_map_lookup_elem(&snap_pending, &zero);
+
+	if (p)
+		*p = 1;
+}
+
 #define SNAP_NAME_LEN 24
 
 /* The scope's name, as copy_str finds it, its first SNAP_NAME_LEN - 1 bytes. */
@@ -85,7 +104,7 @@ static __always_inline void snap_scope_enter(struct snap_state *st, const struct
 		st->depth++;
 	if (!snap_prefix(name, "Optimizer.", 10))
 		return;
-	__sync_fetch_and_add(&st->updates, 1);	/* a step, or zero_grad */
+	snap_update_begins();	/* a step, or zero_grad */
 	if (!snap_prefix(name + 10, "step#", 5) || (st->flags & SNAP_S_IN_STEP))
 		return;
 	st->flags |= SNAP_S_IN_STEP;
@@ -137,7 +156,7 @@ static __always_inline void snap_note(__u32 id, const struct probe_spec *spec, _
 	case SNAP_ROLE_BACKWARD:
 		if (!(st->flags & SNAP_S_TRAINING) && (w->flags & SNAP_W_TRAINING))
 			st->flags |= SNAP_S_TRAINING | SNAP_S_WAKE_PENDING;
-		__sync_fetch_and_add(&st->updates, 1);
+		snap_update_begins();
 		st->flags = (st->flags | SNAP_S_BACKWARD) & ~SNAP_S_STEPPED;
 		st->nexts = 0;
 		break;
@@ -145,7 +164,7 @@ static __always_inline void snap_note(__u32 id, const struct probe_spec *spec, _
 		if (args[0] & 1)
 			break;
 		if (!(st->flags & SNAP_S_IN_STEP) && (st->flags & SNAP_S_BACKWARD)) {
-			__sync_fetch_and_add(&st->updates, 1);	/* maybe an update by hand */
+			snap_update_begins();	/* maybe an update by hand */
 			st->flags &= ~SNAP_S_BACKWARD;
 		}
 		if (!(st->flags & SNAP_S_IN_STEP))
@@ -154,8 +173,22 @@ static __always_inline void snap_note(__u32 id, const struct probe_spec *spec, _
 	}
 }
 
-/* emit(): the update count for the event, and BPF_RB_FORCE_WAKEUP when snap_note asked
- * for a wakeup (0: the ring's usual flags). */
+/* emit(), once the event is submitted (or dropped): the update it announces counts. */
+static __always_inline void snap_sent(__u32 tgid)
+{
+	__u32 zero = 0, *p = bpf_map_lookup_elem(&snap_pending, &zero);
+	struct snap_state *st;
+
+	if (!p || !*p)
+		return;
+	*p = 0;
+	st = bpf_map_lookup_elem(&snap_states, &tgid);
+	if (st)
+		__sync_fetch_and_add(&st->updates, 1);
+}
+
+/* emit(): the update count for the event (its own update not in it yet), and
+ * BPF_RB_FORCE_WAKEUP when snap_note asked for a wakeup (0: the ring's usual flags). */
 static __always_inline __u64 snap_stamp(__u32 tgid, __u32 *updates)
 {
 	struct snap_state *st = bpf_map_lookup_elem(&snap_states, &tgid);

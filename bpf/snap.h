@@ -36,7 +36,8 @@ enum snap_role {
 /* BPF's, per process (snap_states): made by BPF for processes the loader named in
  * snap_wakes; the loader only reads it. */
 struct snap_state {
-	__u64 updates;		/* updates begun (wraps; events carry the low 32 bits) */
+	__u64 updates;		/* updates begun, each counted once its event is in the ring
+				 * (wraps; events carry the low 32 bits) */
 	__u64 steps;		/* optimizer steps begun */
 	__u64 wakes;		/* wakeups given */
 	__u32 flags;		/* SNAP_S_* */

@@ -421,6 +421,10 @@ static void do_find(struct snap_worker *w)
 	if (!r->err) {
 		py_models__free(&w->models);
 		w->models = found;
+	} else if (r->err == -EAGAIN) {
+		py_models__free(&found);
+		r->models = w->models.n;
+		return;	/* looked for again at once */
 	} else {
 		py_models__free(&found);	/* the ones found before stay */
 	}

@@ -12,18 +12,22 @@
 // the job had between two updates, after `after_step` optimizer steps. Otherwise it is torn
 // and read again at the next quiet moment, a bounded number of times.
 //
-// Which state is an epoch's: the one of the update count the loop's end was seen at. The
-// loop's end is known late (the tree learns it from what follows the last __next__), so
-// reads are also made ahead, right after the optimizer steps that may end an epoch (every
-// step while the first epoch's length is unknown and steps are long enough, then every
-// epoch-length-th), and the newest exact one is kept: when the loop's end comes with the
-// same count, that read is the epoch's. BPF wakes the loader at the end of those steps and
-// where a loop seems to end (bpf/snap.h), so it reads while the job is still between them,
-// however short the epoch: a few wakeups per epoch instead of one per event.
+// Which state is an epoch's: the one of the update count the loop's end was seen at (or, where
+// the tree sees no loop's end, right after the epoch's last step). The loop's end is known
+// late (the tree learns it from what follows the last __next__), so reads are also made
+// ahead, right after the optimizer steps that may end an epoch (every step while the first
+// epoch's length is unknown, then every epoch-length-th), and the newest exact one is kept.
+// At the loop's end the state is read again (that read also sees what no probe tells, such as
+// Module.zero_grad()); if the job has moved on, the read kept from right after the last step,
+// at the same count, is the epoch's. BPF wakes the loader at the end of those steps, where a
+// loop seems to end and at the first backward (bpf/snap.h), so it reads while the job is
+// still between two updates however short the epoch: a few wakeups an epoch, not one an
+// event. The loop's thread runs at nice -20 and makes small reads itself, at once.
 //
-// The models are found ahead too, on the worker thread (snap_worker.c), once training has
-// begun and again now and then; the reads and their stats run there as well. An epoch
-// whose state could not be read has a record that says why (the process ended first).
+// The models are found ahead too, on the worker thread (snap_worker.c), as training begins
+// and again between epochs now and then; large reads run there as well. An epoch's records
+// wait until the next epoch begins (a loop's end seen too early gives way to the later one);
+// an epoch whose state could not be read has a record that says why.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -45,18 +49,19 @@
 						 * up to a second (frames read while they change
 						 * can miss a local; the first epoch may be short) */
 #define FIND_RETRY_MAX_NS	1000000000ull
+#define FIND_WHOLE_TRIES	8		/* looks that want every thread's frames whole */
 /* Reading after every optimizer step (before the first epoch's length is known) costs the
- * job a loader wakeup each (tens of us on a busy VM, docs/observer-effects.md): for the
+ * job a loader wakeup each (~50 us on the 2-core VM, docs/observer-effects.md): for the
  * first EVERY_STEP_FREE steps (an epoch of a few ms is over by then), beyond only for steps
  * this long, and reads this cheap relative to them. */
+#define EVERY_STEP_FREE		64
+#define EVERY_STEP_MIN_NS	20000000ull
+#define EVERY_STEP_READ_SHARE	10
 /* A read this small is made on the loop's thread, the moment it wakes (the worker's own
  * wakeup can take milliseconds on a busy machine); larger ones on the worker, so the loop
  * keeps draining the ring meanwhile. */
 #define INLINE_READ_BYTES	(4ull << 20)
 #define LOOP_NICE		(-20)
-#define EVERY_STEP_FREE		64
-#define EVERY_STEP_MIN_NS	20000000ull
-#define EVERY_STEP_READ_SHARE	10
 
 /* A finished read kept: the newest exact one. */
 struct snap_read {
@@ -82,6 +87,7 @@ struct snap_ctl {
 	bool refresh;		/* look again (new models, wrappers), now that an epoch's record
 				 * is out and the next end is far */
 	uint64_t bytes_estimate;	/* what the models' tensors and grads hold */
+	int find_partial;	/* looks in a row that found frames in flux */
 	uint64_t find_after_ns, found_ns, find_retry_ns;
 	char why[320];		/* why none was found, or why snapshots cannot be */
 	/* epoch ends */
@@ -304,6 +310,7 @@ static bool prepare(struct observer *o, struct target *t, struct snap_req *q)
 	q->roots.main_dict = t->snap_main_dict;
 	q->roots.minor = hex >> 16 & 0xff;
 	q->roots.forward = t->model_obj;
+	q->roots.whole_frames = t->snap->find_partial < FIND_WHOLE_TRIES;
 	if (cpython__interp(o->syms, t->pid, f, hex, &q->roots.interp))
 		q->roots.interp = 0;
 	q->states_fd = o->snap_states_fd;
@@ -613,6 +620,12 @@ static void collect(struct observer *o, struct target *t)
 	if (c->w.req.kind == SNAP_REQ_FIND) {
 		c->found = r->models > 0;	/* a failed refresh keeps the models */
 		c->bytes_estimate = r->bytes;
+		if (r->err == -EAGAIN) {	/* frames in flux: at once, a few times */
+			c->find_partial++;
+			c->find_after_ns = now;
+			return;
+		}
+		c->find_partial = 0;
 		c->found_ns = now;
 		c->find_retry_ns = c->found ? 0 : !c->find_retry_ns ? FIND_RETRY_NS
 				   : c->find_retry_ns * 2 > FIND_RETRY_MAX_NS ? FIND_RETRY_MAX_NS

@@ -389,6 +389,7 @@ int py_frames__each(int pid, const struct py_layout *l, uint32_t minor, uint64_t
 {
 	const struct frame_layout *fl = NULL;
 	uint64_t ts = 0, code_type = 0;
+	int partial = 0;
 
 	for (size_t i = 0; i < sizeof(frame_layouts) / sizeof(frame_layouts[0]); i++)
 		if (frame_layouts[i].minor == minor)
@@ -399,12 +400,14 @@ int py_frames__each(int pid, const struct py_layout *l, uint32_t minor, uint64_t
 		return -EIO;
 	for (int t = 0; ts && t < THREADS_MAX; t++) {
 		struct frame_slots best = {}, fs = {};
+		bool whole_seen = false;
 
 		for (int tries = 0; tries < WALK_TRIES; tries++) {
 			bool whole;
 
 			fs.n = 0;
 			whole = walk_thread(pid, l, fl, ts, &code_type, &fs);
+			whole_seen |= whole;
 			if (whole || fs.n > best.n) {
 				struct frame_slots tmp = best;
 
@@ -414,6 +417,8 @@ int py_frames__each(int pid, const struct py_layout *l, uint32_t minor, uint64_t
 			if (whole)
 				break;
 		}
+		if (!whole_seen)
+			partial++;
 		for (size_t i = 0; i < best.n; i++)
 			fn(best.v[i].value, best.v[i].name, ctx);
 		free(best.v);
@@ -421,5 +426,5 @@ int py_frames__each(int pid, const struct py_layout *l, uint32_t minor, uint64_t
 		if (!procfs__read_mem(pid, ts + fl->ts_next, &ts, 8))
 			break;
 	}
-	return 0;
+	return partial;
 }

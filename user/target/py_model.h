@@ -40,7 +40,8 @@ void py_params__free(struct py_params *p);
 
 /* Calls fn(value, name, ctx) for every local (name: its variable name) and saved value-stack
  * entry (name "") of every thread's Python frames. CPython 3.11 to 3.13 (minor); interp: the
- * PyInterpreterState. Returns 0, -ENOTSUP (another version) or -EIO. */
+ * PyInterpreterState. A thread whose frames changed under every walk gives the longest
+ * part seen. Returns how many threads did, -ENOTSUP (another version) or -EIO. */
 int py_frames__each(int pid, const struct py_layout *l, uint32_t minor, uint64_t interp,
 		    void (*fn)(uint64_t value, const char *name, void *ctx), void *ctx);
 

@@ -407,6 +407,12 @@ int py_models__find(int pid, const struct py_layout *l, struct py_types *types,
 
 		out->frames_err = py_frames__each(pid, l, r->minor, r->interp, add_local, &ls);
 		out->locals = ls.n;
+		if (out->frames_err > 0 && r->whole_frames) {	/* a callee's `self` alone might
+								 * pass for the model: again */
+			free(ls.v);
+			free(s.c);
+			return -EAGAIN;
+		}
 		for (size_t i = ls.n; i-- > 0;)
 			add(&s, ls.v[i].value, ls.v[i].name, "frame_locals", 0);
 		free(ls.v);

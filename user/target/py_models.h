@@ -22,7 +22,7 @@ struct py_models {
 	size_t n;
 	size_t optimizers;	/* torch optimizers found: their parameters chose the models */
 	size_t roots, candidates, locals;	/* objects looked at (for -vv) */
-	int frames_err;		/* the frames' walk: 0, or -errno */
+	int frames_err;		/* the frames' walk: threads seen in part, or -errno */
 };
 
 /* Where to look. */
@@ -31,9 +31,11 @@ struct py_roots {
 	uint64_t main_dict;	/* __main__'s globals, 0: not found */
 	uint64_t interp;	/* the PyInterpreterState: frames' locals, 0: not read */
 	uint32_t minor;		/* CPython 3.minor */
+	bool whole_frames;	/* -EAGAIN when a thread's frames changed under every walk */
 };
 
-/* Finds the models (target/py_models.c says how). Returns 0, or -ENOENT when none. */
+/* Finds the models (target/py_models.c says how). Returns 0, -ENOENT when none, or
+ * -EAGAIN (r->whole_frames: a thread's frames could not be walked whole). */
 int py_models__find(int pid, const struct py_layout *l, struct py_types *types,
 		    const struct py_roots *r, struct py_models *out);
 void py_models__free(struct py_models *m);
