@@ -106,8 +106,8 @@ def check_stats(got, want, what):
 
 
 def brief(s):
-    """A record without its parameters, for assertion messages."""
-    return {k: v for k, v in s.items() if k != "params"}
+    """A record without its parameters, for assertion messages (whole: pytest shortens)."""
+    return json.dumps({k: v for k, v in s.items() if k != "params"})
 
 
 def check_record(s, want, steps, name=lambda n: n, zeroed_unseen=False):
@@ -115,8 +115,8 @@ def check_record(s, want, steps, name=lambda n: n, zeroed_unseen=False):
     zeroed_unseen: the job zeroes grads right after each step with Module.zero_grad() (HF,
     Lightning), which no probe sees: a record read right after the last step still has the
     grads the job printed as None."""
-    assert "error" not in s and s["consistency"] == "exact", brief(s)
-    assert s["after_step"] == s["epoch_last_step"] == steps, (brief(s), steps)
+    assert "error" not in s and s["consistency"] == "exact", f"{brief(s)}"
+    assert s["after_step"] == s["epoch_last_step"] == steps, f"{brief(s)}, job: {steps}"
     assert s["mode"] == "stats" and s["bytes_read"] > 0 and s["duration_ms"] >= 0
     got = {name(p["name"]): p for p in s["params"]}
     assert set(got) == set(want), (set(got), set(want))
@@ -140,7 +140,7 @@ def check_epochs(job, models=None, zeroed_unseen=False):
     for epoch, steps in job.steps.items():
         recs = [s for s in job.snaps if s["epoch"] == epoch]
         printed = {m: v for (e, m), v in job.printed.items() if e == epoch}
-        assert len(recs) == len(printed), (epoch, [brief(r) for r in recs], job.err[-3000:])
+        assert len(recs) == len(printed), f"epoch {epoch}: {[brief(r) for r in recs]}"
         for r in recs:
             m = "-" if models is None else models[r["model"]]
             check_record(r, printed[m], steps, zeroed_unseen=zeroed_unseen)
