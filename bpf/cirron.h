@@ -190,7 +190,8 @@ struct event {
 	__u32 tid;
 	__u32 lost_before;	/* anchor events of this process dropped (ring buffer full)
 				 * since its previous anchor event that got through */
-	__u32 pad;
+	__u32 snap_updates;	/* anchor events: updates of its parameters begun so far
+				 * (--snapshots, bpf/snap.h), low 32 bits */
 	__u64 ts_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u64 dur_ns;		/* EV_RETURN: time since the matching entry */
 	__u64 args[CIRRON_NARGS];

@@ -6,6 +6,7 @@
 #define __CIRRON_EMIT_BPF_H
 
 #include "maps.bpf.h"
+#include "snap.bpf.h"
 
 static __always_inline void copy_str(char dst[CIRRON_STR_LEN], const struct probe_spec *spec,
 				     const __u64 args[CIRRON_NARGS])
@@ -113,6 +114,7 @@ static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_
 	struct target_info *ti = spec->action == ACT_EMIT ? bpf_map_lookup_elem(&targets, &tgid)
 							  : NULL;
 	struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	__u64 wake = 0;
 
 	/* A gap in a process's anchors breaks the pairing of scope enters and exits: the
 	 * next anchor that gets through says how many went missing before it. */
@@ -120,6 +122,7 @@ static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_
 		count(&stats, STAT_RB_DROPS);
 		if (ti)
 			__sync_fetch_and_add(&ti->lost, 1);
+		snap_sent(tgid);
 		return;
 	}
 	event_init(e);
@@ -140,6 +143,8 @@ static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_
 	if (spec->action == ACT_EMIT) {
 		struct cuda_counts *c = bpf_map_lookup_elem(&cuda_totals, &tgid);
 
+		wake = snap_stamp(tgid, &e->snap_updates);
+
 		if (c) {
 			e->counters[0] = c->launches;
 			e->counters[1] = c->memcpy_bytes_h2d + c->memcpy_bytes_d2h +
@@ -149,7 +154,8 @@ static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_
 			e->counters[4] = c->malloc_bytes;
 		}
 	}
-	bpf_ringbuf_submit(e, wakeup_flags());
+	bpf_ringbuf_submit(e, wake ? wake : wakeup_flags());
+	snap_sent(tgid);
 }
 
 #endif /* __CIRRON_EMIT_BPF_H */

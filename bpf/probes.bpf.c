@@ -90,6 +90,8 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 		return 0;
 	if ((spec->flags & PROBE_F_PY_CALL) && !py_call_enter(args))
 		return 0;
+	if (spec->action == ACT_EMIT)
+		snap_note(id, spec, tgid, args);
 	if (spec->action == ACT_EMIT || (spec->flags & PROBE_F_DETAIL))
 		emit(EV_CALL, id, spec, args, 0, 0);
 

@@ -7,10 +7,10 @@ OUT=${DEMO_PATH:-./.cirron-demo}
 rm -rf "$OUT"
 
 echo "== 1. a CUDA runtime client (no GPU needed: the calls fail, their probes fire)"
-# --cuda-calls always: every call counted exactly; the default (sampled) needs a run longer
-# than this client's 0.1 s to open a window
+# the default --cuda-calls sampled counts a process's first second call by call: this short
+# client's totals are exact (cuda.launches=57, cuda.sampled says totals exact)
 make --no-print-directory -s .output/tests/cuda_calls
-./cirron-probe run --path "$OUT" --output spool,stdout --cuda-calls always -- .output/tests/cuda_calls
+./cirron-probe run --path "$OUT" --output spool,stdout -- .output/tests/cuda_calls
 
 echo
 echo "== 2. an unmodified PyTorch training script (examples/train_mlp.py), traced from its start"

@@ -62,10 +62,12 @@ const char cli_top_doc[] =
 #define CUDA_CALLS_OPTION \
 	{ "cuda-calls", OPT_CUDA_CALLS, "LEVEL", 0, \
 	  "Per-call CUDA probes (kernel launches, memcpy, malloc/free, graph launches; runtime " \
-	  "and driver API): sampled (default): attached during one training step in every " \
-	  "--sample-every (at most one window a second; 20 ms windows for processes without " \
-	  "torch steps), totals scaled to the whole run as cuda.*_est; always: every call, exact " \
-	  "totals (implied by --cuda-detail); off: none (synchronize and device count stay)", 0 }
+	  "and driver API): sampled (default): every call in a process's first second (or " \
+	  "first 20000 calls; a shorter run has exact totals), then attached during one " \
+	  "training step in every --sample-every (at most one window a second; 20 ms windows " \
+	  "for processes without torch steps), totals estimated as cuda.*_est; always: every " \
+	  "call, exact totals (implied by --cuda-detail); off: none (synchronize and device " \
+	  "count stay)", 0 }
 
 /* What attach, run and watch share. */
 #define OBSERVE_OPTIONS \
@@ -118,8 +120,9 @@ const char cli_top_doc[] =
 	  "every SEC seconds into the spool; 0: off (default: 1)", 0 }, \
 	CUDA_CALLS_OPTION, \
 	{ "snapshots", OPT_SNAPSHOTS, "MODE", 0, \
-	  "Weights and gradients at each epoch's end, read from the target's memory (CPU " \
-	  "tensors; CUDA ones are listed only): stats (default): per parameter mean, std, min, " \
+	  "Weights and gradients after each epoch's last optimizer step, read from the " \
+	  "target's memory between two updates, without stopping it, for each model it trains " \
+	  "(CPU tensors; CUDA ones are listed only): stats (default): per parameter mean, std, min, " \
 	  "max, norm and a 16-bin histogram into the spool; sampled: also --sample-rate of each " \
 	  "tensor's elements, full: also every element, as safetensors files under " \
 	  "DIR/snapshots/<epoch span id>/; off: none", 0 }, \

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Copyright (c) 2026 cirron-probe authors
 """--cuda-calls: sampled windows (the default) estimate the totals of a launch-bound loop
-with a known count per step at a few hits per step; off attaches no per-call probe; the
-driver API (a stand-in libcuda.so.1) is counted with a runtime/driver split, and a runtime's
-own driver calls are not counted twice."""
+with a known count per step at a few hits per step, after an exact head (the process's first
+second, or first 20000 calls): a run that ends inside the head has exact totals; off attaches
+no per-call probe; the driver API (a stand-in libcuda.so.1) is counted with a runtime/driver
+split, and a runtime's own driver calls are not counted twice."""
 import os
 import signal
 
@@ -57,6 +58,51 @@ def test_sampled_estimates(h, bpf):
     # Counted calls never exceed the probes' hits: a call is counted at its entry or not.
     launch_hits = s.probe("cudaLaunchKernel")["hits"]
     assert round(est / sampled["scale"]) <= launch_hits
+
+
+def run_for(h, root, per_step, launch_ns, seconds):
+    """cuda_steps at the default level, stopping by itself after `seconds`; returns its
+    printed totals and the session."""
+    obs = h.observer("run", "-vv", "--output", "spool", "--", CUDA_STEPS, per_step, launch_ns,
+                     seconds, path=root)
+    m = obs.out.wait_for(r"^steps=(\d+) launches=(\d+) rate=", timeout=60 + 2 * seconds)
+    assert obs.finish() == 0, obs.err.text
+    return int(m.group(1)), int(m.group(2)), only_session(root)
+
+
+@pytest.mark.timeout(60)
+def test_default_short_run_exact(h, bpf):
+    """A 0.1 s client (10 launches, a copy and a synchronize per 1 ms step) ends inside the
+    exact head: exact totals at the default level, no estimates."""
+    root = h.spool_root()
+    steps, launches, s = run_for(h, root, 10, 100000, 0.1)
+    a = s.root["attrs"]
+    assert launches == 10 * steps and steps >= 10, (steps, launches)
+    assert a["cuda.launches"] == launches and a["cuda.memcpy_calls"] == steps, a
+    assert a["cuda.memcpy_bytes_h2d"] == 256 * steps and a["cuda.sync_calls"] == steps
+    assert a["cuda.kernels"] == {"cirron_step_kernel": launches}
+    assert not any(k.endswith("_est") for k in a), a
+    sampled = a["cuda.sampled"]
+    assert sampled["totals"] == "exact" and sampled["windows"] == 0, sampled
+    assert 0 < sampled["exact_head_ns"] <= sampled["span_ns"], sampled
+
+
+@pytest.mark.timeout(120)
+def test_default_long_run_estimates(h, bpf):
+    """A 10 s launch-bound client: the exact head, then windows; estimates within 10% of
+    what it printed, and they say how they were made."""
+    root = h.spool_root()
+    steps, launches, s = run_for(h, root, 1000, 0, 10)
+    a = s.root["attrs"]
+    assert "cuda.launches" not in a and "cuda.kernels" not in a, a
+    sampled = a["cuda.sampled"]
+    assert sampled["totals"] == "estimated" and sampled["windows"] >= 1, sampled
+    assert sampled["estimate"] == "head + (count - head) x scale", sampled
+    assert 0 < sampled["exact_head_ns"] < 1.5e9, sampled
+    assert abs(a["cuda.launches_est"] - launches) <= 0.1 * launches, (a, launches)
+    assert abs(a["cuda.kernels_est"]["cirron_step_kernel"] - launches) <= 0.1 * launches
+    assert abs(a["cuda.memcpy_calls_est"] - steps) <= 0.1 * steps, (a, steps)
+    assert a["cuda.sync_calls"] == steps
 
 
 @pytest.mark.timeout(120)

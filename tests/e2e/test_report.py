@@ -102,8 +102,9 @@ def test_report_of_a_training_job(h, torch_ok, tmp_path):
     assert printed, "train.py prints its loss: there are marks to chart"
     marks = sorted((v[0][0], v[0][1]) for k, v in got.items() if k.startswith("s0-mark"))
     assert marks == sorted(printed.items()), (marks, printed)
+    # and the weight norms of each epoch's snapshot (--snapshots stats, the default)
     assert set(got) - {k for k in got if k.startswith("s0-mark")} == \
-        {"s0-step-time", "s0-phases", "s0-stall"}, sorted(got)
+        {"s0-step-time", "s0-phases", "s0-stall", "s0-weight-norms"}, sorted(got)
     assert got["s0-step-time"] == [("step", steps, steps)]
     assert [x[0] for x in got["s0-phases"]] == [
         "data_load", "forward", "backward", "optimizer_step", "collective_wait"]

@@ -1,100 +1,97 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Copyright (c) 2026 cirron-probe authors
-"""--snapshots: weights and gradients read from a running job's memory at each epoch's end
-(tests/workloads/snapshots.py prints its own stats with torch there, then waits in a no_grad
-region until the test has seen the snapshot). Stats match torch's for float32 and bfloat16
-parameters, a non-contiguous view, with and without a grad, on Debian's torch 1.13, trixie's
-2.6 and the official 2.13 wheel; sampled/full safetensors files open with the safetensors
-package and hold the job's values."""
+"""--snapshots: each epoch's weights and gradients as they were after its last optimizer step,
+read from the running job's memory without stopping it. The workloads
+(tests/workloads/snapshots.py, frameworks.py --norms) print their own stats with torch right
+after each epoch's last step and never wait for the observer: every epoch's record must be
+`exact` (no update began before the read ended), with `after_step` the job's own step count,
+and its stats equal to torch's (1e-5). Epochs of a few ms and of about a second; the model a
+global, a local of main(), an attribute of a trainer object, wrapped in DDP or torch.compile,
+two models (a GAN), HF Trainer, Lightning and Keras; Debian's torch 1.13, trixie's 2.6 and
+the official 2.13 wheel; with --python-frames off and always. sampled/full safetensors files
+open with the safetensors package and hold the job's values."""
 import json
 import math
 import os
-import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, TIME_SCALE, assert_no_sanitizer_report, only_session, unavailable
+from conftest import ROOT, assert_no_sanitizer_report, only_session, unavailable
 from test_torch_tree import HOST_PYTHON, trixie_root  # noqa: F401 (trixie_root is a fixture)
 
 WORKLOAD = ROOT / "tests" / "workloads" / "snapshots.py"
-EPOCHS = 2
+FRAMEWORKS = ROOT / "tests" / "workloads" / "frameworks.py"
 PARAMS = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "mix_bf16", "tview", "unused"}
+FAST = ("--epochs", "4", "--batches", "8")     # epochs of a few ms
+SLOW = ("--epochs", "3", "--batches", "4", "--batch-sleep", "0.25")    # about a second each
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = pytest.mark.timeout(300)
 
 
 class Env:
-    def __init__(self, argv, script, gate_host, gate_target, save_host=None, save_target=None):
-        self.argv, self.script = argv, script
-        self.gate_host, self.gate_target = gate_host, gate_target
-        self.save_host, self.save_target = save_host, save_target
+    def __init__(self, name, argv, script):
+        self.name, self.argv, self.script = name, argv, script
 
 
 @pytest.fixture(params=["host", "trixie", "venv"])
-def env(request, bpf, tmp_path):
+def env(request, bpf):
     if request.param == "host":
         if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
             unavailable("python3-torch is not installed")
-        gate = tmp_path / "gate"
-        return Env([HOST_PYTHON], str(WORKLOAD), gate, str(gate))
+        return Env("host", [HOST_PYTHON], str(WORKLOAD))
     if request.param == "venv":
         venv = request.getfixturevalue("venv")
-        gate = tmp_path / "gate"
-        return Env([str(venv / "bin" / "python")], str(WORKLOAD), gate, str(gate),
-                   tmp_path, str(tmp_path))
+        return Env("venv", [str(venv / "bin" / "python")], str(WORKLOAD))
     root = request.getfixturevalue("trixie_root")
     shutil.copy(WORKLOAD, root / "work" / "snapshots.py")
-    gate = root / "work" / f"gate-{os.getpid()}"
-    if gate.exists():
-        gate.unlink()
-    return Env(["chroot", str(root), "python3"], "/work/snapshots.py", gate,
-               f"/work/{gate.name}")
+    return Env("trixie", ["chroot", str(root), "python3"], "/work/snapshots.py")
 
 
 def spool_snapshots(root):
     out = []
     for f in sorted((root / "spool").glob("*.json")):
-        try:
-            out += json.loads(f.read_text()).get("snapshots", [])
-        except (json.JSONDecodeError, FileNotFoundError):
-            pass    # renamed into place whole: a partial read is a file replaced meanwhile
+        out += json.loads(f.read_text()).get("snapshots", [])
     return out
 
 
-def run_gated(h, env, *observer_args, extra=()):
-    """Runs the workload under the observer; at each epoch's end waits for the epoch's
-    snapshot in the spool, then lets the job go on. Returns (spool root, printed stats)."""
-    os.mkfifo(env.gate_host)
+class Job:
+    """A finished run: the spool and what the job printed."""
+
+    def __init__(self, root, out, err):
+        self.root, self.out, self.err = root, out, err
+        self.printed, self.steps = {}, {}
+        for line in out.splitlines():
+            if line.startswith("STATS "):
+                _, epoch, model, name, js = line.split(" ", 4)
+                self.printed.setdefault((int(epoch), model), {})[name] = json.loads(js)
+            elif line.startswith("EPOCH_END "):
+                _, epoch, _, steps = line.split()
+                self.steps[int(epoch)] = int(steps)
+        self.snaps = spool_snapshots(root)
+
+
+def run_job(h, argv, *observer_args, san=False, env=None):
     root = h.spool_root()
-    p = h.observer("run", "--output", "spool", *observer_args, "--", *env.argv, env.script,
-                   "--epochs", str(EPOCHS), "--gate", env.gate_target, *extra, path=root)
-    try:
-        for epoch in range(EPOCHS):
-            p.out.wait_for(rf"^EPOCH_END {epoch}$", timeout=120)
-            deadline = time.monotonic() + 30 * TIME_SCALE
-            while not any(s["epoch"] == epoch for s in spool_snapshots(root)):
-                assert time.monotonic() < deadline, f"no snapshot of epoch {epoch}:\n{p.err.text}"
-                time.sleep(0.05)    # polls the spool for the record: an event, not a delay
-            with open(env.gate_host, "w") as g:
-                g.write("go\n")
-        rc = p.finish(120)
-    finally:
-        os.unlink(env.gate_host)
-    assert rc == 0, f"run exited {rc}:\n{p.err.text}"
+    kw = {"env": env} if env else {}
+    p = h.observer("run", "--output", "spool", *observer_args, "--", *argv, san=san, path=root,
+                   **kw)
+    rc = p.finish(280)
+    assert rc == 0, f"run exited {rc}:\n{p.err.text[-3000:]}"
     assert "DONE" in p.out.text
-    printed = {}
-    for line in p.out.lines:
-        if line.startswith("STATS "):
-            _, epoch, name, js = line.split(" ", 3)
-            printed[(int(epoch), name)] = json.loads(js)
-    return root, printed
+    return Job(root, p.out.text, p.err.text)
+
+
+def run(h, env, *args, observer=()):
+    return run_job(h, [*env.argv, env.script, *args], *observer)
 
 
 def close(a, b, what):
+    if isinstance(b, float) and math.isnan(b):     # a 1-element std: torch nan, JSON null
+        assert a is None or math.isnan(a), f"{what}: {a} != nan"
+        return
     assert math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-8), f"{what}: {a} != {b}"
 
 
@@ -108,49 +105,153 @@ def check_stats(got, want, what):
         f"{what} histogram {got['histogram']} vs {want['histogram']}")
 
 
-def test_stats_match_torch(h, env):
-    root, printed = run_gated(h, env)
-    snaps = spool_snapshots(root)
-    assert sorted(s["epoch"] for s in snaps) == list(range(EPOCHS))
+def brief(s):
+    """A record without its parameters, for assertion messages (whole: pytest shortens)."""
+    return json.dumps({k: v for k, v in s.items() if k != "params"})
+
+
+def check_record(s, want, steps, name=lambda n: n, zeroed_unseen=False):
+    """One exact record: the state after the epoch's last step, as torch printed it.
+    zeroed_unseen: the job zeroes grads right after each step with Module.zero_grad() (HF,
+    Lightning), which no probe sees: a record read right after the last step still has the
+    grads the job printed as None."""
+    assert "error" not in s and s["consistency"] == "exact", f"{brief(s)}"
+    assert s["after_step"] == s["epoch_last_step"] == steps, f"{brief(s)}, job: {steps}"
+    assert s["mode"] == "stats" and s["bytes_read"] > 0 and s["duration_ms"] >= 0
+    got = {name(p["name"]): p for p in s["params"]}
+    assert set(got) == set(want), (set(got), set(want))
+    for n, p in got.items():
+        w = want[n]
+        what = f"epoch {s['epoch']} {s.get('model')} {n}"
+        check_stats(p["weights"], w["weights"], what)
+        if zeroed_unseen and w["grad"] is None:
+            continue
+        assert p["has_grad"] == (w["grad"] is not None), what
+        if w["grad"] is None:
+            assert "grad" not in p, what
+        else:
+            check_stats(p["grad"], w["grad"], f"{what} grad")
+
+
+def check_epochs(job, models=None, zeroed_unseen=False):
+    """Every epoch the job printed has one exact record per model, equal to torch's; models:
+    the record's namespace for each printed model name (None: one model, any name)."""
+    assert sorted(job.steps) == list(range(len(job.steps))) and job.steps, job.out[-2000:]
+    for epoch, steps in job.steps.items():
+        recs = [s for s in job.snaps if s["epoch"] == epoch]
+        printed = {m: v for (e, m), v in job.printed.items() if e == epoch}
+        assert len(recs) == len(printed), f"epoch {epoch}: {[brief(r) for r in recs]}"
+        for r in recs:
+            m = "-" if models is None else models[r["model"]]
+            check_record(r, printed[m], steps, zeroed_unseen=zeroed_unseen)
+    return job.snaps
+
+
+@pytest.mark.parametrize("frames", ["off", "always"])
+@pytest.mark.parametrize("speed", ["fast", "slow"])
+def test_every_epoch_exact(h, env, speed, frames):
+    """A global of __main__, epochs of a few ms or of a second, no gate: every epoch's
+    record is the state after its last optimizer step."""
+    job = run(h, env, *(FAST if speed == "fast" else SLOW),
+              observer=("--python-frames", frames))
+    snaps = check_epochs(job)
     for s in snaps:
-        assert s["consistency"] == "live" and s["mode"] == "stats" and "error" not in s, s
-        assert s["model_found_by"] == "main_globals"
-        assert s["bytes_read"] > 0 and s["duration_ms"] >= 0
-        assert {p["name"] for p in s["params"]} == PARAMS
-        for p in s["params"]:
-            want = printed[(s["epoch"], p["name"])]
-            check_stats(p["weights"], want["weights"], f"epoch {s['epoch']} {p['name']}")
-            assert p["has_grad"] == (want["grad"] is not None), p["name"]
-            if want["grad"] is None:
-                assert "grad" not in p
-            else:
-                check_stats(p["grad"], want["grad"], f"epoch {s['epoch']} {p['name']} grad")
+        assert s["model"] == "model" and {p["name"] for p in s["params"]} == PARAMS
+        assert s["model_found_by"] == ("forward" if frames == "always" else "main_globals")
         by = {p["name"]: p for p in s["params"]}
         assert by["mix_bf16"]["dtype"] == "bfloat16" and by["tview"]["shape"] == [8, 12]
         assert not by["unused"]["has_grad"] and by["fc1.weight"]["has_grad"]
-    sess = only_session(root)
+    sess = only_session(job.root)
     model = sess.root["attrs"]["model"]
     assert model["parameters"] == 12 * 16 + 16 + 16 * 4 + 4 + 16 + 96 + 5
     assert model["by_dtype_device"] == {"float32/cpu": model["parameters"] - 16,
                                         "bfloat16/cpu": 16}
     health = sess.health
-    assert health["snapshots"] == EPOCHS and health["snapshot_bytes_total"] > 0
+    assert health["snapshots"] == len(job.steps) and health["snapshot_bytes_total"] > 0
+    assert health["snapshot_reads"] >= len(job.steps)
+    # the wakeups cost the job: a few per epoch once its length is known
+    assert 0 < health["snapshot_wakeups"] <= 64 + 3 * len(job.steps), health
 
 
-def test_model_from_forward(h, env):
-    """With Python frames the model is the outermost forward's Module."""
-    root, printed = run_gated(h, env, "--python-frames", "always")
-    snaps = spool_snapshots(root)
-    assert [s["model_found_by"] for s in snaps] == ["forward"] * EPOCHS
-    for s in snaps:
-        for p in s["params"]:
-            check_stats(p["weights"], printed[(s["epoch"], p["name"])]["weights"], p["name"])
+@pytest.mark.parametrize("where,found_by,names", [
+    ("local", "frame_locals", {"net"}),
+    ("attr", "attribute", {"trainer.model"}),
+    ("ddp", "frame_locals", {"net"}),
+    ("gan", "frame_locals", {"gen", "critic"}),
+])
+def test_model_where_code_keeps_it(h, env, where, found_by, names):
+    """A local of main(), an attribute of a trainer object (its loop uses self.model: no
+    frame holds the model itself), wrapped in DDP (its inner module's names), a GAN's two
+    models each in its own namespace."""
+    job = run(h, env, *FAST, "--where", where)
+    models = {"gen": "gen", "critic": "critic"} if where == "gan" else None
+    snaps = check_epochs(job, models)
+    assert {s["model"] for s in snaps} == names, snaps
+    assert {s["model_found_by"] for s in snaps} == {found_by}
+    if where == "gan":
+        a = only_session(job.root).root["attrs"]["model"]
+        assert sorted(a["models"]) == ["critic", "gen"], a
+
+
+def test_torch_compile(h, venv):
+    """torch.compile's OptimizedModule: the module under _orig_mod, its own names."""
+    env = Env("venv", [str(venv / "bin" / "python")], str(WORKLOAD))
+    job = run(h, env, *FAST, "--where", "compile")
+    for s in check_epochs(job):
+        assert {p["name"] for p in s["params"]} == PARAMS
+
+
+def test_last_epoch_then_exit(h, env):
+    """The job exits right after its last epoch's stats: that epoch's record is the state
+    after its last step (read when the step ended, the epoch's length known by then), or
+    says why not."""
+    job = run(h, env, *FAST, "--exit-at-end")
+    last = max(job.steps)
+    job.steps.pop(last)
+    check_epochs(job)
+    (rec,) = [s for s in job.snaps if s["epoch"] == last]
+    if "error" in rec:
+        assert "ended before" in rec["error"], rec
+    else:
+        check_record(rec, job.printed[(last, "-")], job.steps.get(last, rec["epoch_last_step"]))
+
+
+FRAMEWORK_NAMES = {"transformers": "transformer.wte.weight", "lightning": "net.0.weight"}
+
+
+@pytest.mark.parametrize("framework", ["transformers", "lightning"])
+def test_frameworks(h, venv, framework):
+    """HF Trainer (the model in its Trainer and the training loop's locals) and Lightning
+    (the LightningModule its Trainer holds): every epoch exact, torch's own numbers; grads
+    where the job still had them at its epoch-end callback (both zero them right after each
+    step: HF with Module.zero_grad(), which no probe sees; Lightning's epoch end is seen only
+    when the next epoch begins, so its record is the read made right after the last step)."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_NO_ADVISORY_WARNINGS="1")
+    job = run_job(h, [str(venv / "bin" / "python"), str(FRAMEWORKS), framework, "--epochs",
+                      "3", "--batches", "8", "--norms"], env=env)
+    for s in check_epochs(job, zeroed_unseen=True):
+        assert FRAMEWORK_NAMES[framework] in {p["name"] for p in s["params"]}
+
+
+def test_keras_model_found(h, venv):
+    """A Keras 3 model on the torch backend (no torch optimizer: Keras updates by hand):
+    found, with the torch parameters that hold its variables."""
+    env = dict(os.environ, KERAS_BACKEND="torch")
+    job = run_job(h, [str(venv / "bin" / "python"), str(FRAMEWORKS), "keras", "--epochs", "2",
+                      "--batches", "8", "--norms"], env=env)
+    assert job.snaps, job.err[-3000:]
+    want = {n for (e, m), v in job.printed.items() for n in v}
+    for s in job.snaps:
+        assert "error" not in s, s
+        names = {p["name"].rsplit(".", 1)[-1] for p in s["params"]}
+        assert names == want, (names, want)
 
 
 def test_cap_samples_and_says_so(h, env):
     """A cap below the model's bytes: stats from a sample, and the record says so."""
-    root, printed = run_gated(h, env, "--snapshot-max-mb", "0.001")
-    for s in spool_snapshots(root):
+    job = run(h, env, *FAST, observer=("--snapshot-max-mb", "0.001"))
+    assert job.snaps
+    for s in job.snaps:
         assert s["sampled_fraction"] < 1 and s["sample_every_blocks"] >= 2
         assert s["bytes_read"] <= 1048 + 8 * 1024 * len(PARAMS) * 2
 
@@ -176,63 +277,42 @@ print("SAFETENSORS_OK")
 
 
 @pytest.mark.parametrize("mode,every", [("full", 1), ("sampled", 10)])
-def test_safetensors_files(h, bpf, venv, tmp_path, mode, every):
-    """In the venv: it has the safetensors package (a pinned dependency of transformers)."""
-    gate = tmp_path / "gate"
-    env = Env([str(venv / "bin" / "python")], str(WORKLOAD), gate, str(gate), tmp_path,
-              str(tmp_path))
-    root, printed = run_gated(h, env, "--snapshots", mode, "--sample-rate", str(1 / every),
-                              extra=("--save", env.save_target))
-    snaps = spool_snapshots(root)
-    python = env.argv[0]
-    for s in snaps:
+def test_safetensors_files(h, venv, tmp_path, mode, every):
+    """In the venv: it has the safetensors package (a pinned dependency of transformers). The
+    files of every record of the state after its epoch's last step hold the job's tensors."""
+    python = str(venv / "bin" / "python")
+    job = run_job(h, [python, str(WORKLOAD), *FAST, "--save", str(tmp_path)], "--snapshots",
+                  mode, "--sample-rate", str(1 / every))
+    # read at the loop's end only (not ahead): an epoch whose end passed before that read
+    # has a later state, which the job's own file of that epoch does not hold
+    exact = [s for s in job.snaps if s.get("consistency") == "exact" and
+             s["after_step"] == s["epoch_last_step"]]
+    assert exact, job.snaps
+    for s in exact:
+        assert s["after_step"] == job.steps[s["epoch"]]
         files = s["files"]
         assert files["weights"].endswith(f"/snapshots/{s['span_id']}/weights.safetensors")
         r = subprocess.run([python, "-c", COMPARE, json.dumps(files),
-                            str(Path(env.save_host) / f"epoch{s['epoch']}.pt"), str(every)],
+                            str(tmp_path / f"epoch{s['epoch']}.pt"), str(every)],
                            capture_output=True, text=True, timeout=120)
         assert "SAFETENSORS_OK" in r.stdout, r.stderr[-2000:]
 
 
-def test_worker_thread_under_sanitizers(h, bpf, tmp_path):
-    """Epochs end while the last one's snapshot may still be read on its thread (then
-    skipped and counted): the ASan/UBSan build reports nothing, every epoch's end is a
-    record or a skip, and every record is whole. The job waits at its last epoch's end until
-    all are accounted for, then exits (the session's end joins the thread)."""
+def test_worker_thread_under_sanitizers(h, bpf):
+    """Reads on the worker thread and on the loop's, files written, the session ending while
+    one may be under way: the ASan/UBSan build reports nothing, and every record is whole."""
     if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
         unavailable("python3-torch is not installed")
-    epochs = 6
-    gate = tmp_path / "gate"
-    os.mkfifo(gate)
-    root = h.spool_root()
-    p = h.observer("run", "--output", "spool", "--snapshots", "full", "--", HOST_PYTHON,
-                   str(WORKLOAD), "--epochs", str(epochs), "--gate", str(gate), "--gate-last",
-                   san=True, path=root)
-    p.out.wait_for(rf"^EPOCH_END {epochs - 1}$", timeout=120)
-    deadline = time.monotonic() + 30 * TIME_SCALE
-    while True:
-        health = {}
-        for f in sorted((root / "spool").glob("*.json")):
-            try:
-                health = json.loads(f.read_text()).get("health", health)
-            except (json.JSONDecodeError, FileNotFoundError):
-                pass
-        if health.get("snapshots", 0) + health.get("snapshots_skipped_busy", 0) == epochs:
-            break
-        assert time.monotonic() < deadline, f"{health}\n{p.err.text}"
-        time.sleep(0.05)    # polls the spool for the count: an event, not a delay
-    with open(gate, "w") as g:
-        g.write("go\n")
-    assert p.finish(120) == 0, p.err.text
-    assert_no_sanitizer_report(p.err.text)
-    snaps = spool_snapshots(root)
-    health = only_session(root).health
-    assert health["snapshots"] == len(snaps) >= 1
-    assert health["snapshots"] + health["snapshots_skipped_busy"] == epochs, health
-    for s in snaps:
-        assert "error" not in s and "cancelled" not in s, s
-        assert {p["name"] for p in s["params"]} == PARAMS, s
-        assert set(s["files"]) == {"weights", "gradients"}, s
+    job = run_job(h, [HOST_PYTHON, str(WORKLOAD), "--epochs", "6", "--batches", "8"],
+                  "--snapshots", "full", san=True)
+    assert_no_sanitizer_report(job.err)
+    health = only_session(job.root).health
+    assert health["snapshots"] == len(job.snaps) == 6, (health, job.snaps)
+    for s in job.snaps:
+        assert "cancelled" not in s, s
+        if "error" not in s:
+            assert {p["name"] for p in s["params"]} == PARAMS, s
+            assert set(s["files"]) == {"weights", "gradients"}, s
 
 
 SHAPES = {"fc1.weight": "16x12", "fc1.bias": "16", "fc2.weight": "4x16", "fc2.bias": "4",
@@ -240,16 +320,19 @@ SHAPES = {"fc1.weight": "16x12", "fc1.bias": "16", "fc2.weight": "4x16", "fc2.bi
 
 
 def test_trace_shows_snapshots(h, env):
-    """trace: per epoch a line and a table of parameter, shape, dtype, mean, std, norm and
-    grad norm, the numbers torch printed (to the table's 4 significant digits)."""
-    root, printed = run_gated(h, env)
-    rc, out, err = h.run_to_end([str(ROOT / "cirron-probe"), "trace", str(root)])
+    """trace: per epoch a line (model, exact after step N) and a table of parameter, shape,
+    dtype, mean, std, norm and grad norm, the numbers torch printed (to the table's 4
+    significant digits)."""
+    job = run(h, env, *FAST)
+    check_epochs(job)
+    rc, out, err = h.run_to_end([str(ROOT / "cirron-probe"), "trace", str(job.root)])
     assert rc == 0, err
     lines = out.splitlines()
-    for epoch in range(EPOCHS):
-        head = [i for i, l in enumerate(lines) if l.startswith(f"snapshot: epoch {epoch} (")]
+    for epoch, steps in job.steps.items():
+        head = [i for i, l in enumerate(lines) if l.startswith(f"snapshot: epoch {epoch}, ")]
         assert len(head) == 1, out
-        assert "(stats, consistency=live, 7 parameters" in lines[head[0]], lines[head[0]]
+        assert (f"snapshot: epoch {epoch}, model (stats, exact after step {steps}, "
+                "7 parameters") in lines[head[0]], lines[head[0]]
         assert lines[head[0] + 1].split() == ["parameter", "shape", "dtype", "mean", "std",
                                               "norm", "grad", "norm"]
         rows = {}
@@ -258,7 +341,7 @@ def test_trace_shows_snapshots(h, env):
             rows[cols[0]] = cols
         assert set(rows) == PARAMS, out
         for name, cols in rows.items():
-            want = printed[(epoch, name)]
+            want = job.printed[(epoch, "-")][name]
             assert cols[1] == SHAPES[name] and cols[2] == ("bfloat16" if name == "mix_bf16"
                                                             else "float32"), cols
             for got, key in zip(cols[3:6], ("mean", "std", "norm")):
@@ -270,37 +353,37 @@ def test_trace_shows_snapshots(h, env):
                 assert math.isclose(float(cols[6]), want["grad"]["norm"], rel_tol=1e-3), cols
     # --format json carries the records themselves, full precision
     rc, out, err = h.run_to_end([str(ROOT / "cirron-probe"), "trace", "--format", "json",
-                                 str(root)])
+                                 str(job.root)])
     assert rc == 0, err
     (session,) = json.loads(out)
     records = session["snapshots"]
-    assert sorted(r["epoch"] for r in records) == list(range(EPOCHS)), records
+    assert sorted(r["epoch"] for r in records) == sorted(job.steps), records
     for r in records:
-        params = {p["name"]: p for p in r["params"]}
-        assert set(params) == PARAMS
-        for name, p in params.items():
-            want = printed[(r["epoch"], name)]
-            assert math.isclose(p["weights"]["norm"], want["weights"]["norm"], rel_tol=1e-5,
-                                abs_tol=1e-6), (name, p, want)
+        check_record(r, job.printed[(r["epoch"], "-")], job.steps[r["epoch"]])
 
 
 def test_report_norm_per_layer(h, env, tmp_path):
     """report: a chart of each layer's weight norm at each epoch's end, drawn where torch's
-    own numbers put it (the chart is 200 high, 24 below the axis, the maximum 8 from the top)."""
-    from test_report import CHROMIUM, charts, check_page, report
+    own numbers put it (the chart is 200 high, 24 below the axis, the maximum 8 from the top),
+    and how many epochs are exact."""
+    import re
+
+    from test_report import CHROMIUM, check_page, report
     if not CHROMIUM.exists():
         unavailable("chromium is not installed (scripts/install-deps.sh installs it)")
-    root, printed = run_gated(h, env)
+    job = run(h, env, *FAST)
+    check_epochs(job)
     page = tmp_path / "report.html"
-    report(h, root, page)
+    report(h, job.root, page)
     dom, got = check_page(tmp_path, page, 1, "snapshots.png")
     series = got["s0-weight-norms"]
     layers = {"fc1", "fc2", "mix_bf16", "tview", "unused"}
+    epochs = len(job.steps)
     assert {name for name, _, _ in series} == layers, series
-    assert all(pts == pairs == EPOCHS for _, pts, pairs in series), series
-    want = {(layer, e): math.sqrt(sum(printed[(e, n)]["weights"]["norm"] ** 2 for n in PARAMS
-                                      if n.split(".")[0] == layer))
-            for layer in layers for e in range(EPOCHS)}
+    assert all(pts == pairs == epochs for _, pts, pairs in series), series
+    want = {(layer, e): math.sqrt(sum(job.printed[(e, "-")][n]["weights"]["norm"] ** 2
+                                      for n in PARAMS if n.split(".")[0] == layer))
+            for layer in layers for e in range(epochs)}
     top = max(want.values())
     svg = re.search(r'<svg class="chart" id="s0-weight-norms".*?</svg>', dom, re.S).group(0)
     for name, pts in re.findall(r'data-name="([^"]*)" data-points="\d+" stroke="[^"]*" '
@@ -308,17 +391,4 @@ def test_report_norm_per_layer(h, env, tmp_path):
         for e, xy in enumerate(pts.split()):
             y = float(xy.split(",")[1])
             assert abs(y - (176 - want[(name, e)] / top * 168)) < 0.2, (name, e, y)
-
-
-def test_model_in_a_local(h, env):
-    """`def main(): model = Net(); train(model)`, no Python frames: the model is found among
-    the running frames' locals (CPython 3.11 on the host and in the venv, 3.13 in trixie),
-    and its stats are torch's."""
-    root, printed = run_gated(h, env, extra=("--local",))
-    snaps = spool_snapshots(root)
-    assert sorted(s["epoch"] for s in snaps) == list(range(EPOCHS))
-    for s in snaps:
-        assert "error" not in s and s["model_found_by"] == "frame_locals", s
-        assert {p["name"] for p in s["params"]} == PARAMS
-        for p in s["params"]:
-            check_stats(p["weights"], printed[(s["epoch"], p["name"])]["weights"], p["name"])
+    assert f"{epochs} of {epochs} exactly the state after the epoch's last optimizer step" in dom

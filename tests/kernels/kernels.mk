@@ -6,7 +6,8 @@
 # What the e2e tests' `built` fixture (tests/e2e/conftest.py) makes: built here, since the
 # guest's share is read-only. guest-tests.sh checks `make -q kernel-test-bins` inside.
 kernel-test-bins: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls \
-	$(OUTPUT)/tests/spin $(OUTPUT)/tests/with_pid $(OUTPUT)/tests/sigcount
+	$(OUTPUT)/tests/spin $(OUTPUT)/tests/with_pid $(OUTPUT)/tests/sigcount \
+	$(OUTPUT)/tests/cuda_steps
 
 test-kernels: kernel-test-bins
 	$(Q)tests/kernels/install-deps.sh

@@ -5,12 +5,13 @@
 // (cudaMemcpyAsync, 256 bytes) and synchronizes once, until SIGUSR1; then it prints its
 // exact totals, which --cuda-calls sampled estimates. Without a GPU the calls fail fast.
 //
-//   cuda_steps N [LAUNCH_NS]
+//   cuda_steps N [LAUNCH_NS [SECONDS]]
 //                    prints "ready" after its first step, "steps=S launches=L rate=R" at
 //                    the end (R: launches per second over the whole run). LAUNCH_NS: busy
 //                    CPU time after each launch, standing in for what a launch costs the
 //                    host on a GPU (~2-5 us in the driver); 0 (default): a failing launch
-//                    alone (~30 ns)
+//                    alone (~30 ns). SECONDS: stop by itself after that long (a step
+//                    ends first), not only at SIGUSR1
 #include <cuda_runtime_api.h>
 #include <signal.h>
 #include <stdio.h>
@@ -48,6 +49,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	long n = argc > 1 ? atol(argv[1]) : 1000, steps = 0, launches = 0;
 	double launch_s = argc > 2 ? atof(argv[2]) / 1e9 : 0;
+	double run_s = argc > 3 ? atof(argv[3]) : 0;
 	dim3 grid = { 1, 1, 1 }, block = { 32, 1, 1 };
 	static char host[256], host2[256];
 	void *args[1] = { NULL };
@@ -67,6 +69,8 @@ int main(int argc, char **argv)
 		cudaStreamSynchronize(0);
 		if (!steps++)
 			printf("ready\n");
+		if (run_s > 0 && now_s() - t0 >= run_s)
+			break;
 	}
 	printf("steps=%ld launches=%ld rate=%.0f\n", steps, launches, launches / (now_s() - t0));
 	return 0;

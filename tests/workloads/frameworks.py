@@ -21,6 +21,10 @@ Lightning logs train_loss (per step and per epoch), val_loss and val_acc to its 
 and model summary, then runs trainer.validate() (its results table);
 Keras prints model.summary() and fits with verbose=1 (a redrawn bar; --verbose 2: a line an
 epoch).
+--norms: at each epoch's end (HF's on_epoch_end, Lightning's on_train_epoch_end, Keras'
+on_epoch_end callbacks) print, with torch, per parameter of the model
+  STATS <epoch> - <name> {"weights": {...}, "grad": {...} or null}
+and then EPOCH_END <epoch> STEPS <optimizer steps so far> (tests/e2e/test_snapshots.py).
 Prints "DONE" at the end.
 """
 import argparse
@@ -37,8 +41,27 @@ ap.add_argument("--progress", action="store_true")
 ap.add_argument("--bar", choices=["tqdm", "rich"])
 ap.add_argument("--verbose", type=int, default=1)
 ap.add_argument("--log-dir")
+ap.add_argument("--norms", action="store_true")
 args = ap.parse_args()
 BS = 4
+
+
+def print_stats(epoch, steps, named_params):
+    import json
+
+    import torch
+
+    def stats(t):
+        t = t.detach().double().flatten()
+        return {"mean": t.mean().item(), "std": t.std().item(), "min": t.min().item(),
+                "max": t.max().item(), "norm": t.norm().item(), "count": t.numel(),
+                "histogram": [int(v) for v in torch.histc(t, bins=16, min=t.min().item(),
+                                                         max=t.max().item()).tolist()]}
+    for name, p in named_params:
+        g = stats(p.grad) if p.grad is not None else None
+        print("STATS", epoch, "-", name, json.dumps({"weights": stats(p), "grad": g}),
+              flush=True)
+    print("EPOCH_END", epoch, "STEPS", steps, flush=True)
 
 
 def hf():
@@ -68,8 +91,20 @@ def hf():
             eval_strategy="epoch", logging_strategy="steps" if args.progress else "no",
             logging_steps=2, save_strategy="no", report_to=[], use_cpu=True,
             disable_tqdm=not args.progress, dataloader_num_workers=0, learning_rate=1e-3)
+        callbacks = []
+        if args.norms:
+            from transformers import TrainerCallback
+
+            class Norms(TrainerCallback):
+                def __init__(self):
+                    self.epoch = 0
+
+                def on_epoch_end(self, targs, state, control, model=None, **kw):
+                    print_stats(self.epoch, state.global_step, model.named_parameters())
+                    self.epoch += 1
+            callbacks.append(Norms())
         trainer = Trainer(model=model, args=targs, train_dataset=Tokens(args.batches * BS),
-                          eval_dataset=Tokens(args.val_batches * BS))
+                          eval_dataset=Tokens(args.val_batches * BS), callbacks=callbacks)
         trainer.train()
         if args.progress:
             print(trainer.evaluate(), flush=True)
@@ -123,6 +158,11 @@ def lightning():
                   log_every_n_steps=1)
     else:
         kw = dict(logger=False, enable_progress_bar=False, enable_model_summary=False)
+    if args.norms:
+        class Norms(L.Callback):
+            def on_train_epoch_end(self, trainer, module):
+                print_stats(trainer.current_epoch, trainer.global_step, module.named_parameters())
+        kw["callbacks"] = kw.get("callbacks", []) + [Norms()]
     trainer = L.Trainer(max_epochs=args.epochs, accumulate_grad_batches=args.accumulate,
                         accelerator="cpu", devices=1, num_sanity_val_steps=0,
                         enable_checkpointing=False, **kw)
@@ -147,8 +187,15 @@ def keras():
     model.compile(optimizer="sgd", loss="mse", metrics=["mae"] if args.progress else None)
     if args.progress:
         model.summary()
+    callbacks = []
+    if args.norms:
+        class Norms(K.callbacks.Callback):
+            def on_epoch_end(self, epoch, logs=None):
+                print_stats(epoch, 0, ((w.path, w.value) for w in self.model.weights))
+        callbacks.append(Norms())
     model.fit(x, x[:, :1], batch_size=BS, epochs=args.epochs, shuffle=False,
-              verbose=args.verbose if args.progress else 0, validation_data=(xv, xv[:, :1]))
+              verbose=args.verbose if args.progress else 0, validation_data=(xv, xv[:, :1]),
+              callbacks=callbacks)
 
 
 {"transformers": hf, "lightning": lightning, "keras": keras}[args.framework]()

@@ -1,19 +1,31 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """A training job whose parameters are known at each epoch's end (tests/e2e/test_snapshots.py).
+It knows nothing of the observer and never waits for it.
 
 The model has float32 Linear layers, a bfloat16 parameter, a parameter that is a
-non-contiguous view (a transposed tensor), and one the loss never uses (no .grad). At each
-epoch's end the script prints, with torch, per parameter: one line
-  STATS <epoch> <name> {"weights": {...}, "grad": {...} or null}
-then enters torch.no_grad() (what validation does; where the observer sees the epoch end)
-and, with --gate FIFO, waits there until the test writes a line to the FIFO: the weights
-stay as printed while the observer reads them. With --save DIR it also saves each epoch's
-tensors (torch.save) for the safetensors comparison. Prints DONE at the end.
+non-contiguous view (a transposed tensor), and one the loss never uses (no .grad). Right
+after each epoch's last optimizer step the script prints, with torch, per model and
+parameter one line
+  STATS <epoch> <model> <name> {"weights": {...}, "grad": {...} or null}
+and then
+  EPOCH_END <epoch> STEPS <optimizer steps so far>
+then validates under torch.no_grad() (8 batches), as real loops do. Prints DONE at the
+end, after a last validation (the job lives on after its last epoch) unless --exit-at-end.
+
+    snapshots.py [--epochs E] [--batches B] [--batch-sleep S] [--where PLACE]
+                 [--exit-at-end] [--save DIR]
+--where: where the job keeps its model: global (a global of __main__), local (a local of
+main()), attr (an attribute of a trainer object, itself a local), ddp (wrapped in
+DistributedDataParallel, one gloo rank), compile (torch.compile), gan (a generator and a
+discriminator, each with its optimizer, each trained every batch).
+--batch-sleep: seconds of work per batch (time.sleep), for epochs of seconds.
+--save DIR: also saves each epoch's tensors (torch.save) for the safetensors comparison.
 """
 import argparse
 import json
 import os
+import time
 
 import torch
 from torch import nn
@@ -21,11 +33,13 @@ from torch.utils.data import DataLoader, TensorDataset
 
 
 class Net(nn.Module):
-    def __init__(self):
+    def __init__(self, bf16=True):
         super().__init__()
         self.fc1 = nn.Linear(12, 16)
         self.fc2 = nn.Linear(16, 4)
-        self.mix_bf16 = nn.Parameter(torch.randn(4, 4).to(torch.bfloat16))
+        # gloo (DistributedDataParallel here) has no bfloat16: float32 there, same name
+        self.mix_bf16 = nn.Parameter(torch.randn(4, 4).to(torch.bfloat16 if bf16 else
+                                                          torch.float32))
         self.tview = nn.Parameter(torch.randn(12, 8).t())    # strides (1, 8)
         self.unused = nn.Parameter(torch.randn(5))           # never gets a grad
 
@@ -33,7 +47,16 @@ class Net(nn.Module):
         h = torch.relu(self.fc1(x))
         h = h + (x @ self.tview.t()).sum(dim=1, keepdim=True) * 0.01
         y = self.fc2(h)
-        return y + (y.to(torch.bfloat16) @ self.mix_bf16).float() * 0.01
+        return y + (y.to(self.mix_bf16.dtype) @ self.mix_bf16).float() * 0.01
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+
+    def forward(self, y):
+        return self.body(y)
 
 
 def stats(t):
@@ -44,58 +67,141 @@ def stats(t):
                                                      max=t.max().item()).tolist()]}
 
 
+def print_stats(epoch, name, model):
+    for pname, p in model.named_parameters():
+        g = stats(p.grad) if p.grad is not None else None
+        print("STATS", epoch, name, pname, json.dumps({"weights": stats(p), "grad": g}),
+              flush=True)
+
+
 model = None
+
+
+class Trainer:
+    """A trainer object that holds the model and its optimizer, as frameworks do; its loop
+    reaches them through self only."""
+
+    def __init__(self, a, net):
+        self.a = a
+        self.model = net
+        self.optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+
+    def fit(self):
+        a = self.a
+        data = TensorDataset(torch.randn(8 * a.batches, 12), torch.randn(8 * a.batches, 4))
+        loader = DataLoader(data, batch_size=8)
+        val = DataLoader(TensorDataset(torch.randn(64, 12), torch.randn(64, 4)), batch_size=8)
+        steps = 0
+        for epoch in range(a.epochs):
+            for x, y in loader:
+                self.optimizer.zero_grad()
+                nn.functional.mse_loss(self.model(x), y).backward()
+                self.optimizer.step()
+                steps += 1
+                if a.batch_sleep:
+                    time.sleep(a.batch_sleep)
+            print_stats(epoch, "-", self.model)
+            print("EPOCH_END", epoch, "STEPS", steps, flush=True)
+            if epoch < a.epochs - 1 or not a.exit_at_end:
+                validate(self.model, val)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--batches", type=int, default=4)
-    ap.add_argument("--gate", default=None)
-    ap.add_argument("--gate-last", action="store_true", help="--gate at the last epoch only")
-    ap.add_argument("--local", action="store_true",
-                    help="keep the model in main()'s locals only, not in a global")
+    ap.add_argument("--batch-sleep", type=float, default=0)
+    ap.add_argument("--where", default="global",
+                    choices=["global", "local", "attr", "ddp", "compile", "gan"])
+    ap.add_argument("--exit-at-end", action="store_true")
     ap.add_argument("--save", default=None)
     a = ap.parse_args()
+    torch.set_num_threads(1)    # a core left for the observer on a 2-core test machine
     torch.manual_seed(0)
-    (in_a_local if a.local else in_a_global)(a)
+    if a.where == "global":
+        global model
+        model = Net()    # a global of __main__
+        train(a, model, torch.optim.SGD(model.parameters(), lr=0.1))
+    elif a.where == "local":
+        net = Net()      # only in main()'s locals (and train's), as in most scripts
+        train(a, net, torch.optim.SGD(net.parameters(), lr=0.1))
+    elif a.where == "attr":
+        trainer = Trainer(a, Net())
+        trainer.fit()
+    elif a.where == "ddp":
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel
+        # USE_LIBUV=0: Debian's torch 2.6 has no libuv for its TCP store
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(29500 + os.getpid() % 1000),
+                          RANK="0", WORLD_SIZE="1", USE_LIBUV="0")
+        dist.init_process_group("gloo")
+        net = DistributedDataParallel(Net(bf16=False), find_unused_parameters=True)
+        train(a, net, torch.optim.SGD(net.parameters(), lr=0.1), inner=net.module)
+        dist.destroy_process_group()
+    elif a.where == "compile":
+        net = Net()
+        train(a, torch.compile(net), torch.optim.SGD(net.parameters(), lr=0.1), inner=net)
+    else:
+        gan(a)
     print("DONE", flush=True)
 
 
-def in_a_global(a):
-    global model
-    model = Net()    # a global of __main__: found there without Python frames
-    train(a, model)
+def validate(model, loader):
+    with torch.no_grad():
+        for x, _ in loader:
+            model(x)
 
 
-def in_a_local(a):
-    model = Net()    # only in this frame's locals (and train's), as in most scripts
-    train(a, model)
-
-
-def train(a, model):
-    assert not model.tview.is_contiguous()
+def train(a, net, opt, inner=None):
     data = TensorDataset(torch.randn(8 * a.batches, 12), torch.randn(8 * a.batches, 4))
     loader = DataLoader(data, batch_size=8)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    val = DataLoader(TensorDataset(torch.randn(64, 12), torch.randn(64, 4)), batch_size=8)
+    steps = 0
     for epoch in range(a.epochs):
         for x, y in loader:
             opt.zero_grad()
-            loss = nn.functional.mse_loss(model(x), y)
+            loss = nn.functional.mse_loss(net(x), y)
             loss.backward()
             opt.step()
-        for name, p in model.named_parameters():
-            g = stats(p.grad) if p.grad is not None else None
-            print("STATS", epoch, name, json.dumps({"weights": stats(p), "grad": g}), flush=True)
+            steps += 1
+            if a.batch_sleep:
+                time.sleep(a.batch_sleep)
+        print_stats(epoch, "-", inner or net)
         if a.save:
             torch.save({n: (p.detach().clone(), None if p.grad is None else p.grad.clone())
-                        for n, p in model.named_parameters()},
+                        for n, p in (inner or net).named_parameters()},
                        os.path.join(a.save, f"epoch{epoch}.pt"))
-        with torch.no_grad():
-            print("EPOCH_END", epoch, flush=True)
-            if a.gate and (not a.gate_last or epoch == a.epochs - 1):
-                with open(a.gate) as f:
-                    f.readline()
+        print("EPOCH_END", epoch, "STEPS", steps, flush=True)
+        if epoch < a.epochs - 1 or not a.exit_at_end:
+            validate(net, val)
+
+
+def gan(a):
+    gen, critic = Net(), Critic()
+    opt_g = torch.optim.SGD(gen.parameters(), lr=0.05)
+    opt_c = torch.optim.SGD(critic.parameters(), lr=0.05)
+    loader = DataLoader(TensorDataset(torch.randn(8 * a.batches, 12),
+                                      torch.randn(8 * a.batches, 4)), batch_size=8)
+    val = DataLoader(TensorDataset(torch.randn(64, 12), torch.randn(64, 4)), batch_size=8)
+    steps = 0
+    for epoch in range(a.epochs):
+        for x, real in loader:
+            opt_c.zero_grad()
+            loss_c = critic(gen(x).detach()).mean() - critic(real).mean()
+            loss_c.backward()
+            opt_c.step()
+            opt_g.zero_grad()
+            loss_g = -critic(gen(x)).mean()
+            loss_g.backward()
+            opt_g.step()
+            steps += 2
+            if a.batch_sleep:
+                time.sleep(a.batch_sleep)
+        print_stats(epoch, "gen", gen)
+        print_stats(epoch, "critic", critic)
+        print("EPOCH_END", epoch, "STEPS", steps, flush=True)
+        if epoch < a.epochs - 1 or not a.exit_at_end:
+            validate(gen, val)
 
 
 if __name__ == "__main__":

@@ -82,6 +82,7 @@ struct observer {
 	int cuda_windows_fd, runtime_text_fd;	/* --cuda-calls sampled gate; libcudart code */
 	int images_fd;		/* execs per traced process (PROBE_F_IMAGE) */
 	struct write_hooks writes;	/* marks */
+	int snap_states_fd, snap_wakes_fd, snap_roles_fd;	/* --snapshots (bpf/snap.h) */
 };
 
 /* attach.c */

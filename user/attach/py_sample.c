@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "attach/observer.h"
 #include "attach/py_sample.h"
 #include "common/log.h"
@@ -147,6 +148,8 @@ bool py_sample__active(const struct observer *o)
 #define CUDA_WINDOW_MAX_NS	2000000000ull	/* a step that never ends (a hang): stop */
 #define CUDA_ARMED_MAX_NS	100000000ull	/* no progress call as long: count by time */
 #define CUDA_GAP_FACTOR		20	/* gap >= 20 x (linking time + window) */
+#define CUDA_HEAD_NS		1000000000ull	/* the exact head: the first second, */
+#define CUDA_HEAD_CALLS		20000		/* or this many per-call probe hits */
 
 /* Calls of the probes that mark progress (anchors, synchronize), exact. */
 static uint64_t progress_hits(const struct observer *o, const struct target *t)
@@ -253,6 +256,86 @@ static void cuda_window_step(struct observer *o, struct target *t, uint64_t now)
 	}
 }
 
+static uint64_t head_calls(const struct cuda_counts *c)
+{
+	return c->launches + c->memcpy_calls + c->malloc_calls + c->free_calls + c->graph_launches;
+}
+
+void cuda_sample__head(struct observer *o, struct target *t)
+{
+	struct cuda_sample *c = &t->cuda_sample;
+	struct cuda_window w = { .state = CW_TIMED };
+	__u32 pid = (__u32)t->pid;
+
+	if (o->opts->cuda_calls != CUDA_CALLS_SAMPLED || !c->any || c->head_on || c->head_done ||
+	    c->on)
+		return;
+	/* linked with the gate armed, then open at once: the process is held (run) or was
+	 * just found (attach), so no call falls between the two */
+	if (attach__cuda_sample(o, t, true) <= 0 ||
+	    bpf_map_update_elem(o->cuda_windows_fd, &pid, &w, BPF_ANY)) {
+		attach__cuda_sample(o, t, false);
+		c->head_done = true;	/* windows only, as before */
+		return;
+	}
+	c->head_on = true;
+	c->head_opened_ns = clock__mono_ns();
+	dlog("pid %d: CUDA exact head on", t->pid);
+}
+
+/* The launches per kernel BPF has counted for this process so far. */
+static void keep_head_kernels(struct observer *o, struct target *t)
+{
+	struct cuda_sample *c = &t->cuda_sample;
+	struct kernel_key key, next;
+	bool first = true;
+	__u64 n;
+
+	while (!bpf_map_get_next_key(o->kernels_fd, first ? NULL : &key, &next)) {
+		struct cuda_head_kernel *v;
+
+		first = false;
+		key = next;
+		if (next.tgid != (__u32)t->pid || bpf_map_lookup_elem(o->kernels_fd, &next, &n))
+			continue;
+		v = realloc(c->head_kernels, (c->nhead_kernels + 1) * sizeof(*v));
+		if (!v)
+			break;
+		c->head_kernels = v;
+		v[c->nhead_kernels++] = (struct cuda_head_kernel){ next.func, n };
+	}
+}
+
+/* The head ends after a second or CUDA_HEAD_CALLS calls (a launch-bound job pays a probe
+ * hit per call while it lasts), or with the process. */
+static void cuda_head_step(struct observer *o, struct target *t, uint64_t now)
+{
+	struct cuda_sample *c = &t->cuda_sample;
+	struct cuda_counts counts = {};
+
+	bpf_map_lookup_elem(o->cuda_fd, &t->pid, &counts);
+	if (t->exited) {	/* the whole run was counted call by call */
+		c->head_on = false;
+		c->head_ns = now - c->head_opened_ns;
+		c->until_ns = now;
+		return;
+	}
+	if (now - c->head_opened_ns < CUDA_HEAD_NS && head_calls(&counts) < CUDA_HEAD_CALLS)
+		return;
+	attach__cuda_sample(o, t, false);	/* the gate closes before a probe goes */
+	bpf_map_lookup_elem(o->cuda_fd, &t->pid, &counts);
+	c->head = counts;
+	c->head_progress = progress_hits(o, t);
+	keep_head_kernels(o, t);
+	c->head_on = false;
+	c->head_done = true;
+	c->ended_ns = clock__mono_ns();
+	c->head_ns = c->ended_ns - c->head_opened_ns;
+	c->link_ns = c->last_window_ns = 0;
+	dlog("pid %d: CUDA exact head off after %llu calls", t->pid,
+	     (unsigned long long)head_calls(&counts));
+}
+
 void cuda_sample__tick(struct observer *o)
 {
 	if (o->opts->cuda_calls != CUDA_CALLS_SAMPLED)
@@ -264,6 +347,10 @@ void cuda_sample__tick(struct observer *o)
 
 		if (!c->any || c->until_ns)
 			continue;
+		if (c->head_on) {
+			cuda_head_step(o, t, now);
+			continue;
+		}
 		if (t->exited) {
 			if (c->on)
 				cuda_window_step(o, t, now);
@@ -294,7 +381,7 @@ void cuda_sample__tick(struct observer *o)
 bool cuda_sample__active(const struct observer *o)
 {
 	for (const struct target *t = o->targets; t; t = t->next)
-		if (t->cuda_sample.on)
+		if (t->cuda_sample.on || t->cuda_sample.head_on)
 			return true;
 	return false;
 }
@@ -305,12 +392,30 @@ double cuda_sample__scale(const struct observer *o, const struct target *t,
 	const struct cuda_sample *c = &t->cuda_sample;
 	uint64_t end = c->until_ns ? c->until_ns : clock__mono_ns();
 
+	memset(s, 0, sizeof(*s));
 	s->window_ns = c->window_ns + (c->on ? end - c->opened_ns : 0);
 	s->span_ns = end - c->since_ns;
+	s->head_ns = c->head_on ? end - c->head_opened_ns : c->head_ns;
 	s->progress = progress_hits(o, t);
 	s->window_progress = c->window_progress;
-	s->by_progress = s->window_progress > 0;
-	if (s->by_progress)
-		return (double)s->progress / (double)s->window_progress;
-	return c->timed_ns ? (double)s->span_ns / (double)c->timed_ns : 0;
+	s->exact = c->head_on || (c->head_ns && !c->head_done);
+	if (s->exact)
+		return 1;
+	if (!c->head_done) {	/* no head (its probes could not be linked): windows only */
+		s->by_progress = s->window_progress > 0;
+		if (s->by_progress)
+			return (double)s->progress / (double)s->window_progress;
+		return c->timed_ns ? (double)s->span_ns / (double)c->timed_ns : 0;
+	}
+	/* After the head: windows stand for the rest of the run; with none yet, the head
+	 * stands for all of it */
+	s->by_progress = s->window_progress > 0 || (!c->timed_ns && c->head_progress > 0);
+	if (s->window_progress > 0)
+		return (double)(s->progress - c->head_progress) / (double)s->window_progress;
+	if (c->timed_ns)
+		return (double)(s->span_ns - c->head_ns) / (double)c->timed_ns;
+	s->head_only = true;
+	if (c->head_progress > 0)
+		return (double)s->progress / (double)c->head_progress;
+	return c->head_ns ? (double)s->span_ns / (double)c->head_ns : 0;
 }

@@ -199,6 +199,8 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 
 	memcpy(name, e->str, CIRRON_STR_LEN);
 	name[CIRRON_STR_LEN] = 0;
+	t->snap_seen = e->snap_updates;	/* --snapshots: updates begun up to this event */
+	t->snap_seen_valid = true;
 	memcpy(t->event_counters, e->counters, sizeof(t->event_counters));
 	if (o->opts->cuda_calls != CUDA_CALLS_ALWAYS) {
 		/* counted in windows only (or not at all): no per-span launches, bytes, memcpy
@@ -266,6 +268,5 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 	hang__progress(&t->hang, te.ts_ns);
 	loop_ends = t->tree.loop_ends;
 	torch_tree__feed(&t->tree, &te);
-	if (t->tree.loop_ends != loop_ends)	/* the epoch's training loop ended */
-		snapshots__take(o, t);
+	snapshots__after_event(o, t, t->tree.loop_ends != loop_ends);
 }

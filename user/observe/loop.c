@@ -279,8 +279,8 @@ int observer__main(const struct options *opts)
 	while (!stop_requested) {
 		uint64_t now;
 
-		err = ring_buffer__poll(o->rb, py_sample__active(o) || cuda_sample__active(o) ?
-					       2 : 100 /* ms */);
+		err = ring_buffer__poll(o->rb, py_sample__active(o) || cuda_sample__active(o) ||
+					       snapshots__active(o) ? 2 : 100 /* ms */);
 		/* High-rate events do not wake us (it would cost the target an IPI each):
 		 * drain them on every round. */
 		if (err >= 0 || err == -EINTR)
@@ -290,11 +290,11 @@ int observer__main(const struct options *opts)
 			err = EXIT_FAILURE_RUNTIME;
 			goto out;
 		}
+		snapshots__poll(o);	/* first: a wakeup for a read came with this round */
 		launch__reap(o);
 		check_alive(o);
 		discovery__round(o);
 		check_hangs(o);
-		snapshots__poll(o);
 		cuda_sample__tick(o);
 		now = clock__mono_ns();
 		metrics__serve(o->metrics, now);

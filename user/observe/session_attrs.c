@@ -118,24 +118,48 @@ static bool cuda_total_exact(size_t off)
 	       off == offsetof(struct cuda_counts, sync_ns);
 }
 
-/* --cuda-calls sampled: the window counts scaled to the span, as cuda.<name>_est, and how
- * they were sampled (cuda.sampled). Nothing until some window time has passed. */
-static double cuda_estimates(const struct observer *o, cJSON *a, const struct target *t)
+/* --cuda-calls sampled: how the totals were made (cuda.sampled): counted call by call in
+ * the exact head (the first second, or CUDA_HEAD_CALLS calls), then in windows scaled to
+ * the rest of the run. */
+static double cuda_estimates(const struct observer *o, cJSON *a, const struct target *t,
+			     struct cuda_scale *cs)
 {
-	struct cuda_scale cs;
-	double scale = cuda_sample__scale(o, t, &cs);
+	double scale = cuda_sample__scale(o, t, cs);
 	cJSON *s = cJSON_CreateObject();
 
+	cJSON_AddStringToObject(s, "totals", cs->exact ? "exact" : "estimated");
+	cJSON_AddNumberToObject(s, "exact_head_ns", (double)cs->head_ns);
 	cJSON_AddNumberToObject(s, "windows", (double)t->cuda_sample.windows);
-	cJSON_AddNumberToObject(s, "window_ns", (double)cs.window_ns);
-	cJSON_AddNumberToObject(s, "span_ns", (double)cs.span_ns);
-	cJSON_AddNumberToObject(s, "progress_calls", (double)cs.progress);
-	cJSON_AddNumberToObject(s, "progress_calls_in_windows", (double)cs.window_progress);
-	cJSON_AddStringToObject(s, "scaled_by", cs.by_progress ? "calls" : "time");
-	cJSON_AddNumberToObject(s, "scale", scale);
+	cJSON_AddNumberToObject(s, "window_ns", (double)cs->window_ns);
+	cJSON_AddNumberToObject(s, "span_ns", (double)cs->span_ns);
+	cJSON_AddNumberToObject(s, "progress_calls", (double)cs->progress);
+	cJSON_AddNumberToObject(s, "progress_calls_in_windows", (double)cs->window_progress);
+	if (!cs->exact) {
+		cJSON_AddStringToObject(s, "scaled_by", cs->by_progress ? "calls" : "time");
+		cJSON_AddStringToObject(s, "estimate", cs->head_only
+					? "head x scale (no window after the head yet)"
+					: "head + (count - head) x scale");
+		cJSON_AddNumberToObject(s, "scale", scale);
+	}
 	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "cuda.sampled", s))
 		cJSON_AddItemToObject(a, "cuda.sampled", s);
 	return scale;
+}
+
+/* A total counted in the head (h) and after it (v - h, in windows only): estimated. */
+static double cuda_estimate(const struct cuda_scale *cs, double scale, double v, double h)
+{
+	if (cs->head_only)
+		return v * scale;
+	return h + (v > h ? v - h : 0) * scale;
+}
+
+static double head_launches(const struct target *t, uint64_t func)
+{
+	for (size_t i = 0; i < t->cuda_sample.nhead_kernels; i++)
+		if (t->cuda_sample.head_kernels[i].func == func)
+			return (double)t->cuda_sample.head_kernels[i].count;
+	return 0;
 }
 
 struct kernel_key *attrs__kernel_keys(const struct observer *o, int pid, size_t *n)
@@ -168,13 +192,17 @@ void attrs__cuda(struct observer *o, struct target *t)
 	double scale = 1;
 	bool sampled = o->opts->cuda_calls == CUDA_CALLS_SAMPLED && t->cuda_sample.any;
 	bool off = o->opts->cuda_calls == CUDA_CALLS_OFF;
+	struct cuda_scale cs = { .exact = true };
 
 	if (bpf_map_lookup_elem(o->cuda_fd, &t->pid, &c))
 		return;	/* no CUDA call yet */
 	if (sampled)
-		scale = cuda_estimates(o, a, t);
+		scale = cuda_estimates(o, a, t, &cs);
+	sampled = sampled && !cs.exact;	/* a run inside the exact head: exact totals */
 	for (size_t i = 0; i < sizeof(cuda_totals) / sizeof(cuda_totals[0]); i++) {
 		double v = (double)*(const __u64 *)((const char *)&c + cuda_totals[i].off);
+		double hv = (double)*(const __u64 *)((const char *)&t->cuda_sample.head +
+						      cuda_totals[i].off);
 		char name[64];
 
 		if (off && !cuda_total_exact(cuda_totals[i].off))
@@ -182,8 +210,11 @@ void attrs__cuda(struct observer *o, struct target *t)
 		if (!sampled || cuda_total_exact(cuda_totals[i].off)) {
 			attrs__set_num(a, cuda_totals[i].name, v);
 		} else if (scale > 0) {
+			/* what the head said while it lasted is superseded */
+			cJSON_DeleteItemFromObjectCaseSensitive(a, cuda_totals[i].name);
 			snprintf(name, sizeof(name), "%s_est", cuda_totals[i].name);
-			attrs__set_num(a, name, (double)(uint64_t)(v * scale + 0.5));
+			attrs__set_num(a, name,
+				       (double)(uint64_t)(cuda_estimate(&cs, scale, v, hv) + 0.5));
 		}
 	}
 
@@ -202,14 +233,19 @@ void attrs__cuda(struct observer *o, struct target *t)
 			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)keys[i].func);
 			name = addr;
 		}
-		attrs__set_num(kernels, name, sampled ? (double)(uint64_t)(count * scale + 0.5) :
-							(double)count);
+		attrs__set_num(kernels, name, sampled
+			       ? (double)(uint64_t)(cuda_estimate(&cs, scale, (double)count,
+								  head_launches(t, keys[i].func)) + 0.5)
+			       : (double)count);
 	}
 	free(keys);
 	if ((sampled && scale <= 0) || off) {
 		cJSON_Delete(kernels);
 	} else {
 		const char *key = sampled ? "cuda.kernels_est" : "cuda.kernels";
+
+		if (sampled)
+			cJSON_DeleteItemFromObjectCaseSensitive(a, "cuda.kernels");
 
 		if (!cJSON_ReplaceItemInObjectCaseSensitive(a, key, kernels))
 			cJSON_AddItemToObject(a, key, kernels);
@@ -340,10 +376,13 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 					(double)t->marks_counts.lines_skipped);
 		cJSON_AddNumberToObject(h, "marks", (double)t->marks_counts.marks);
 	}
-	if (o->opts->snapshots != SNAP_OFF && (t->snapshots_taken || t->snapshots_skipped_busy)) {
+	if (o->opts->snapshots != SNAP_OFF && (t->snapshots_taken || t->snap_reads)) {
 		cJSON_AddNumberToObject(h, "snapshots", (double)t->snapshots_taken);
 		cJSON_AddNumberToObject(h, "snapshots_skipped_busy",
 					(double)t->snapshots_skipped_busy);
+		cJSON_AddNumberToObject(h, "snapshot_reads", (double)t->snap_reads);
+		cJSON_AddNumberToObject(h, "snapshot_reads_torn", (double)t->snap_reads_torn);
+		cJSON_AddNumberToObject(h, "snapshot_wakeups", (double)t->snap_wakeups);
 		cJSON_AddNumberToObject(h, "snapshot_bytes_last", (double)t->snap_bytes_last);
 		cJSON_AddNumberToObject(h, "snapshot_ms_last", t->snap_ms_last);
 		cJSON_AddNumberToObject(h, "snapshot_bytes_total", (double)t->snap_bytes_total);

@@ -1,87 +1,244 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 //
-// --snapshots: weights and gradients at each epoch's end, read from the target's memory
-// while it runs (consistency=live: a step that runs during the read changes what is read).
-// The epoch's end is where the tree learns that the training iterator ran out (a no_grad
-// region after the loop, such as validation, or the next epoch's first __next__). The model
-// is the Module of the outermost forward when Python frames are on, else the Module with
-// the most parameters among __main__'s globals, else among the locals of the running Python
-// frames (CPython 3.11-3.13: `def main(): model = Net(); train(model)`).
+// --snapshots: each epoch's parameters as they were after its last optimizer step, read out
+// of the target's memory without stopping it.
 //
-// stats: per parameter mean, std, min, max, norm and a 16-bin histogram of weights and
-// grads (sink/tensor_stats.c), into the spool. Beyond --snapshot-max-mb of target memory,
-// every tensor is read in blocks of STATS_BLOCK elements, one block in every K (the same K
-// for all), and the record says so. sampled / full: also safetensors files under
-// <path>/snapshots/<epoch span id>/ (sampled: every K-th element, K = 1 / --sample-rate, as
-// a 1-D tensor; full: every element, --snapshot-max-mb does not apply).
+// Parameters change in optimizer steps (and zero_grad and backward change the grads, an
+// update by hand changes both). BPF counts the updates that begin (bpf/snap.bpf.h) and
+// stamps every anchor event with that count; a read begins only when the tree says no
+// update is under way and BPF's count is the one the last event seen carried (nothing
+// began since), and it is exact when the count is still that after the read: the state
+// the job had between two updates, after `after_step` optimizer steps. Otherwise it is torn
+// and read again at the next quiet moment, a bounded number of times.
 //
-// The reads, stats and files run on a worker thread (a snapshot takes ~1 s at the default
-// cap for 100M parameters, several in full mode, and the event thread must keep draining the
-// ring buffer meanwhile). One per target at a time: an epoch that ends while one runs is
-// skipped and counted (snapshots_skipped_busy). The job owns copies of all it reads (pid,
-// layouts, a copy of the class cache) and builds its record; the event thread collects it
-// (snapshots__poll) into t->snapshots, the session's attrs and health, so the spool, the
-// session and the symbol cache stay on one thread. A session's end cancels the job between
-// tensors and waits for it.
+// Which state is an epoch's: the one of the update count the loop's end was seen at (or, where
+// the tree sees no loop's end, right after the epoch's last step). The loop's end is known
+// late (the tree learns it from what follows the last __next__), so reads are also made
+// ahead, right after the optimizer steps that may end an epoch (every step while the first
+// epoch's length is unknown, then every epoch-length-th), and the newest exact one is kept.
+// At the loop's end the state is read again (that read also sees what no probe tells, such as
+// Module.zero_grad()); if the job has moved on, the read kept from right after the last step,
+// at the same count, is the epoch's. BPF wakes the loader at the end of those steps, where a
+// loop seems to end and at the first backward (bpf/snap.h), so it reads while the job is
+// still between two updates however short the epoch: a few wakeups an epoch, not one an
+// event. The loop's thread runs at nice -20 and makes small reads itself, at once.
+//
+// The models are found ahead too, on the worker thread (snap_worker.c), as training begins
+// and again between epochs now and then; large reads run there as well. An epoch's records
+// wait until the next epoch begins (a loop's end seen too early gives way to the later one);
+// an epoch whose state could not be read has a record that says why.
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "snap.h"
 #include "common/log.h"
 #include "observe/observe.h"
-#include "sink/safetensors.h"
-#include "sink/tensor_stats.h"
+#include "observe/snapshots.h"
 #include "target/cpython.h"
-#include "target/py_model.h"
-#include "target/torch_tensor.h"
 #include "tree/clock.h"
 
-#define STATS_BLOCK 1024
+#define SNAP_ATTEMPTS		3		/* reads of an epoch's end before it is torn */
+#define FIND_REFRESH_NS		5000000000ull	/* the models are looked for again after */
+#define FIND_RETRY_NS		1000000ull	/* none found: again after, doubled each time
+						 * up to a second (frames read while they change
+						 * can miss a local; the first epoch may be short) */
+#define FIND_RETRY_MAX_NS	1000000000ull
+#define FIND_WHOLE_TRIES	8		/* looks that want every thread's frames whole */
+/* Reading after every optimizer step (before the first epoch's length is known) costs the
+ * job a loader wakeup each (~50 us on the 2-core VM, docs/observer-effects.md): for the
+ * first EVERY_STEP_FREE steps (an epoch of a few ms is over by then), beyond only for steps
+ * this long, and reads this cheap relative to them. */
+#define EVERY_STEP_FREE		64
+#define EVERY_STEP_MIN_NS	20000000ull
+#define EVERY_STEP_READ_SHARE	10
+/* A read this small is made on the loop's thread, the moment it wakes (the worker's own
+ * wakeup can take milliseconds on a busy machine); larger ones on the worker, so the loop
+ * keeps draining the ring meanwhile. */
+#define INLINE_READ_BYTES	(4ull << 20)
+#define LOOP_NICE		(-20)
 
-/* One snapshot in flight: what the worker needs (copied at the epoch's end) and what it
- * hands back. */
-struct snap_job {
-	pthread_t thread;
-	int pid;
-	enum snapshots mode;
-	double sample_rate;
-	uint64_t max_bytes;
-	struct torch_layout l;
-	struct py_layout pyl;
-	bool have_pyl;
-	struct py_types types;	/* a copy of the target's class cache */
-	uint64_t model, main_dict, interp;
-	uint32_t py_minor;
-	char dir[4096];
-	/* the worker's results */
-	cJSON *rec, *model_attr;
+/* A finished read kept: the newest exact one. */
+struct snap_read {
+	bool valid;
+	bool fresh;		/* made once the epoch's end was known */
+	uint32_t seq;		/* the update count it reflects */
+	long after_step;
+	cJSON *records, *model_attr;
 	uint64_t bytes;
 	double ms;
-	bool refused;
-	atomic_bool cancel, done;
 };
 
-struct snap_param {
-	const char *name;
-	struct tensor_desc w, g;
-	bool has_grad;
+struct snap_ctl {
+	struct snap_worker w;
+	enum snap_req_kind busy;	/* what the worker does now (NONE: idle) */
+	uint32_t read_seq;
+	long read_after_step;
+	bool read_for_epoch;	/* begun for the waiting epoch (not one made ahead) */
+	/* the models */
+	bool found;
+	bool find_in_training;	/* the last look was after training began */
+	bool find_for_epoch;	/* the last look was while an epoch waited */
+	bool refresh;		/* look again (new models, wrappers), now that an epoch's record
+				 * is out and the next end is far */
+	uint64_t bytes_estimate;	/* what the models' tensors and grads hold */
+	int find_partial;	/* looks in a row that found frames in flux */
+	uint64_t find_after_ns, found_ns, find_retry_ns;
+	char why[320];		/* why none was found, or why snapshots cannot be */
+	/* epoch ends */
+	long prev_end_steps;	/* optimizer steps at the last loop's end */
+	uint64_t ended_epoch_id;	/* the last epoch whose end was seen */
+	uint64_t epoch_id;	/* the epoch the tree has open */
+	long epoch_index;
+	/* An epoch's records wait until the next epoch begins: a loop's end the tree saw too
+	 * early in it (a framework fetching ahead) gives way to the later one. */
+	cJSON *held;
+	uint64_t held_epoch_id;
+	/* the state right after the last optimizer step ended */
+	uint32_t seq_after_step;
+	long steps_after_step;
+	uint64_t opt_end_ns;
+	struct {
+		bool want;
+		long epoch, last_step;
+		uint64_t span_id;
+		uint32_t end_seq;
+		int attempts;
+		bool late;
+		struct snap_read torn;	/* the last torn read, kept in case none is exact */
+		/* a read made right after the last step, at the same update count: what the
+		 * record holds unless one made now (which also sees what no probe tells, such
+		 * as Module.zero_grad()) is exact */
+		struct snap_read kept;
+	} pend;
+	struct snap_read cand;
+	uint32_t last_read_seq;
+	bool last_read_valid;
+	double read_ms_last;
+	/* wakeups (bpf/snap.h) */
+	struct snap_wake wake;
+	long steps_offset;	/* BPF's step count - the tree's */
+	uint64_t first_step_ns;
+	long first_steps;
 };
 
-static const struct py_layout *py_layout_for(const struct observer *o, uint32_t hex)
+static void read_free(struct snap_read *r)
 {
-	for (size_t i = 0; i < o->probes.n; i++)
-		for (size_t k = 0; k < o->probes.groups[i].n; k++) {
-			const struct probe_def *d = &o->probes.groups[i].probes[k];
+	cJSON_Delete(r->records);
+	cJSON_Delete(r->model_attr);
+	memset(r, 0, sizeof(*r));
+}
 
-			if (d->meaning == MEAN_PY_CALL && d->py_layout.known &&
-			    d->py_version == (hex & 0xffff0000u))
-				return &d->py_layout;
-		}
-	return NULL;
+static struct snap_read read_dup(const struct snap_read *r)
+{
+	struct snap_read d = *r;
+
+	d.records = cJSON_Duplicate(r->records, true);
+	d.model_attr = cJSON_Duplicate(r->model_attr, true);
+	return d;
+}
+
+static void set_wake(struct observer *o, struct target *t, uint64_t every, uint64_t base)
+{
+	struct snap_ctl *c = t->snap;
+	__u32 pid = (__u32)t->pid;
+
+	if (c->wake.every == every && c->wake.base == base && c->wake.flags)
+		return;
+	c->wake.every = every;
+	c->wake.base = base;
+	c->wake.flags = SNAP_W_LOOP_END | SNAP_W_TRAINING;
+	if (bpf_map_update_elem(o->snap_wakes_fd, &pid, &c->wake, BPF_ANY))
+		dlog("pid %d: snapshots: cannot set wakeups: %s", t->pid, strerror(errno));
+	else
+		dlog("pid %d: snapshots: wakeups every %llu steps from %llu", t->pid,
+		     (unsigned long long)every, (unsigned long long)base);
+}
+
+static __u32 role_of(const struct probe_result *r)
+{
+	if (r->def->action != ACT_EMIT)
+		return SNAP_ROLE_NONE;
+	switch (r->def->meaning) {
+	case MEAN_SCOPE_ENTER: return SNAP_ROLE_SCOPE_ENTER;
+	case MEAN_SCOPE_EXIT: return SNAP_ROLE_SCOPE_EXIT;
+	case MEAN_BACKWARD: return SNAP_ROLE_BACKWARD;
+	case MEAN_GRAD_MODE: return SNAP_ROLE_GRAD_MODE;
+	default: return SNAP_ROLE_NONE;
+	}
+}
+
+/* Tells BPF what t's probes are to the snapshots (every one: ids are reused). */
+static void set_roles(struct observer *o, struct target *t, bool clear)
+{
+	for (size_t i = 0; i < t->nprobes; i++) {
+		__u32 id = t->probes[i].id, role = clear ? 0 : role_of(&t->probes[i]);
+
+		if (id)
+			bpf_map_update_elem(o->snap_roles_fd, &id, &role, BPF_ANY);
+	}
+}
+
+/* The loop's thread reads small models itself, and must do so in the moment between two
+ * updates the wakeup came for: on a busy machine a thread at the default priority waits
+ * milliseconds for a CPU (bench: docs/observer-effects.md). It runs at nice -20 where it
+ * may (root, CAP_SYS_NICE); its work per wakeup is a fraction of a millisecond. The worker
+ * thread, for large models, goes back to the process's priority. */
+static int base_nice, loop_nice;
+
+static void raise_priority(void)
+{
+	static bool done;
+	pid_t tid = gettid();
+
+	if (done)
+		return;
+	done = true;
+	errno = 0;
+	base_nice = getpriority(PRIO_PROCESS, (id_t)tid);
+	if (errno)
+		base_nice = 0;
+	loop_nice = LOOP_NICE;
+	if (setpriority(PRIO_PROCESS, (id_t)tid, LOOP_NICE)) {
+		dlog("snapshots: the loop's thread stays at nice %d: %s", base_nice,
+		     strerror(errno));
+		loop_nice = base_nice;
+	}
+}
+
+static bool start_worker(struct target *t)
+{
+	int err;
+
+	if (t->snap->w.started)
+		return true;
+	t->snap->w.nice = base_nice;
+	t->snap->w.find_nice = loop_nice;
+	err = snap_worker__start(&t->snap->w);
+	if (err)
+		elog("pid %d: cannot start the snapshot thread: %s", t->pid, strerror(err));
+	return !err;
+}
+
+void snapshots__arm(struct observer *o, struct target *t)
+{
+	if (o->opts->snapshots == SNAP_OFF || t->snap_refused || !t->session)
+		return;
+	raise_priority();
+	if (!t->snap) {
+		t->snap = calloc(1, sizeof(*t->snap));
+		if (!t->snap)
+			return;
+	}
+	set_roles(o, t, false);
+	start_worker(t);	/* ready when training begins: a thread's start takes a while */
+	/* the first epoch: every step's end, until plan_wakeups knows better */
+	set_wake(o, t, t->snap->wake.flags ? t->snap->wake.every : 1, t->snap->wake.base);
 }
 
 /* The CPython the target runs: the file that defines _PyRuntime (the executable, or
@@ -103,469 +260,570 @@ static const struct mapped_file *python_of(struct observer *o, struct target *t,
 	return any;
 }
 
-static cJSON *stats_json(const struct tensor_stats *s, double fraction)
+static const struct py_layout *py_layout_for(const struct observer *o, uint32_t hex)
 {
-	cJSON *j = cJSON_CreateObject(), *h = cJSON_CreateArray();
+	for (size_t i = 0; i < o->probes.n; i++)
+		for (size_t k = 0; k < o->probes.groups[i].n; k++) {
+			const struct probe_def *d = &o->probes.groups[i].probes[k];
 
-	cJSON_AddNumberToObject(j, "count", (double)s->count);
-	cJSON_AddNumberToObject(j, "nonfinite", (double)s->nonfinite);
-	cJSON_AddNumberToObject(j, "mean", s->mean);
-	cJSON_AddNumberToObject(j, "std", s->std);
-	cJSON_AddNumberToObject(j, "min", s->min);
-	cJSON_AddNumberToObject(j, "max", s->max);
-	cJSON_AddNumberToObject(j, "norm", s->norm);
-	for (int i = 0; i < TENSOR_STATS_BINS; i++)
-		cJSON_AddItemToArray(h, cJSON_CreateNumber((double)s->hist[i]));
-	cJSON_AddItemToObject(j, "histogram", h);
-	if (fraction < 1)
-		cJSON_AddNumberToObject(j, "sampled_fraction", fraction);
-	return j;
-}
-
-static uint64_t tensor_bytes(const struct tensor_desc *d)
-{
-	return (uint64_t)d->numel * (uint64_t)d->elem_size;
-}
-
-/* Reads d (sampled as asked), computes its stats; keep: the elements stay in *buf. */
-static int read_stats(struct snap_job *j, const struct tensor_desc *d, uint64_t every,
-		      uint64_t block, void **buf, uint64_t *n, struct tensor_stats *s)
-{
-	uint64_t cap = torch_tensor__sampled_count((uint64_t)d->numel, every, block) *
-		       (uint64_t)d->elem_size;
-	int err;
-
-	*buf = malloc(cap ? cap : 1);
-	if (!*buf)
-		return -ENOMEM;
-	err = torch_tensor__gather(j->pid, d, every, block, *buf, n, &j->bytes);
-	if (!err && d->td != TD_OTHER)
-		tensor_stats__compute(*buf, *n, (enum stats_dtype)d->td, s);
-	return err;
-}
-
-static void device_name(const struct tensor_desc *d, char *buf, size_t size)
-{
-	if (d->device_type == 0)
-		snprintf(buf, size, "cpu");
-	else
-		snprintf(buf, size, "cuda:%d", d->device_index);
-}
-
-/* The model inventory for the session: parameter count by dtype and device. */
-static cJSON *inventory(const struct snap_param *p, size_t n, const char *source)
-{
-	cJSON *m = cJSON_CreateObject(), *by = cJSON_CreateObject();
-	double total = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		char key[48], dev[16];
-		cJSON *c;
-
-		device_name(&p[i].w, dev, sizeof(dev));
-		snprintf(key, sizeof(key), "%s/%s", p[i].w.dtype, dev);
-		c = cJSON_GetObjectItemCaseSensitive(by, key);
-		if (c)
-			cJSON_SetNumberValue(c, c->valuedouble + (double)p[i].w.numel);
-		else
-			cJSON_AddNumberToObject(by, key, (double)p[i].w.numel);
-		total += (double)p[i].w.numel;
-	}
-	cJSON_AddNumberToObject(m, "parameters", total);
-	cJSON_AddNumberToObject(m, "tensors", (double)n);
-	cJSON_AddStringToObject(m, "found_by", source);
-	cJSON_AddItemToObject(m, "by_dtype_device", by);
-	return m;
-}
-
-/* Entries of a safetensors file: the CPU tensors (weights, or grads), full or sampled. */
-static size_t file_entries(struct snap_param *p, size_t n, bool grads, uint64_t every,
-			   struct st_entry *e, int64_t *shapes)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct tensor_desc *d = grads ? &p[i].g : &p[i].w;
-
-		if ((grads && !p[i].has_grad) || d->device_type != 0 ||
-		    !safetensors__dtype(d->dtype))
-			continue;
-		e[k].name = p[i].name;
-		e[k].dtype = safetensors__dtype(d->dtype);
-		if (every > 1) {
-			shapes[k * TENSOR_MAX_DIM] =
-				(int64_t)torch_tensor__sampled_count((uint64_t)d->numel, every, 1);
-			e[k].dim = 1;
-		} else {
-			memcpy(&shapes[k * TENSOR_MAX_DIM], d->sizes, sizeof(d->sizes));
-			e[k].dim = d->dim;
+			if (d->meaning == MEAN_PY_CALL && d->py_layout.known &&
+			    d->py_version == (hex & 0xffff0000u))
+				return &d->py_layout;
 		}
-		e[k].shape = &shapes[k * TENSOR_MAX_DIM];
-		e[k].nbytes = (every > 1 ? (uint64_t)shapes[k * TENSOR_MAX_DIM]
-					 : (uint64_t)d->numel) * (uint64_t)d->elem_size;
-		k++;
-	}
-	return k;
-}
-
-/* Writes weights.safetensors or gradients.safetensors; sets "files" in rec. */
-static int write_file(struct snap_job *j, struct snap_param *p, size_t n, bool grads,
-		      uint64_t every, cJSON *files)
-{
-	struct st_entry *e = calloc(n ? n : 1, sizeof(*e));
-	int64_t *shapes = calloc(n ? n : 1, TENSOR_MAX_DIM * sizeof(int64_t));
-	char everys[32];
-	const char *meta[] = { "format", "pt", "consistency", "live", "sample", everys, NULL };
-	const char *name = grads ? "gradients.safetensors" : "weights.safetensors";
-	struct st_writer w;
-	size_t k;
-	int err = -ENOMEM;
-
-	if (!e || !shapes)
-		goto out;
-	snprintf(everys, sizeof(everys), every > 1 ? "row-major elements i*%llu, flattened"
-		 : "none", (unsigned long long)every);
-	k = file_entries(p, n, grads, every, e, shapes);
-	if (!k) {
-		err = 0;
-		goto out;
-	}
-	err = safetensors__begin(&w, j->dir, name, e, k, meta);
-	if (err)
-		goto out;
-	for (size_t i = 0; i < n && !err; i++) {
-		if (atomic_load(&j->cancel)) {
-			err = -ECANCELED;
-			break;
-		}
-		const struct tensor_desc *d = grads ? &p[i].g : &p[i].w;
-		uint64_t got = 0, cap;
-		void *buf;
-
-		if ((grads && !p[i].has_grad) || d->device_type != 0 ||
-		    !safetensors__dtype(d->dtype))
-			continue;
-		cap = (every > 1 ? torch_tensor__sampled_count((uint64_t)d->numel, every, 1)
-				 : (uint64_t)d->numel) * (uint64_t)d->elem_size;
-		buf = malloc(cap ? cap : 1);
-		err = buf ? torch_tensor__gather(j->pid, d, every, 1, buf, &got, &j->bytes)
-			  : -ENOMEM;
-		if (!err)
-			err = safetensors__append(&w, buf, got * (uint64_t)d->elem_size);
-		free(buf);
-	}
-	if (err)
-		safetensors__abort(&w);
-	else
-		err = safetensors__finish(&w);
-	if (!err)
-		cJSON_AddStringToObject(files, grads ? "gradients" : "weights", w.path);
-out:
-	if (err && err != -ECANCELED)
-		elog("pid %d: cannot write %s under %s: %s", j->pid, name, j->dir, strerror(-err));
-	free(e);
-	free(shapes);
-	return err;
-}
-
-/* The model's parameters, read and checked. Returns the count, or -1 with rec's "error"
- * set (and the layout refused when a check failed). */
-static ssize_t find_params(struct snap_job *j, struct py_params *names, struct snap_param **out,
-			   cJSON *rec)
-{
-	const struct torch_layout *l = &j->l;
-	const struct py_layout *pyl = &j->pyl;
-	const char *source = "forward";
-	uint64_t model = j->model, dict = j->main_dict;
-	struct snap_param *p;
-	char why[200];
-
-	if (!j->have_pyl) {
-		cJSON_AddStringToObject(rec, "error", "no object layout for this CPython in "
-					"probes/cpython.json (3.11 to 3.13)");
-		return -1;
-	}
-	if (!model) {
-		source = "main_globals";
-		if (dict)
-			model = py_model__find_in_dict(j->pid, pyl, &j->types, dict);
-	}
-	if (!model && j->interp) {	/* def main(): model = ...: a local of a running frame */
-		source = "frame_locals";
-		model = py_model__find_in_frames(j->pid, pyl, &j->types, j->py_minor, j->interp);
-	}
-	if (!model || py_model__params(j->pid, pyl, model, names) || !names->n) {
-		snprintf(why, sizeof(why), "no torch Module with parameters found (the outermost "
-			 "forward with --python-frames, else __main__'s globals%s, else the "
-			 "frames' locals%s)", !model && !dict ? ": __main__ not found" : "",
-			 j->py_minor >= 11 && j->py_minor <= 13 ? "" : ": CPython 3.11-3.13 only");
-		cJSON_AddStringToObject(rec, "error", why);
-		return -1;
-	}
-	p = calloc(names->n, sizeof(*p));
-	if (!p)
-		return -1;
-	for (size_t i = 0; i < names->n; i++) {
-		int err;
-
-		p[i].name = names->v[i].name;
-		err = torch_tensor__read_object(j->pid, l, names->v[i].obj, &p[i].w, why,
-						 sizeof(why));
-		if (!err && p[i].w.grad_impl) {
-			err = torch_tensor__read_impl(j->pid, l, p[i].w.grad_impl, &p[i].g, why,
-						      sizeof(why));
-			p[i].has_grad = !err;
-			if (err == -ENODATA)
-				err = 0;
-		}
-		if (err) {
-			char msg[320];
-
-			snprintf(msg, sizeof(msg), "parameter %s: %s", p[i].name, why);
-			cJSON_AddStringToObject(rec, "error", msg);
-			if (err == -EINVAL) {
-				j->refused = true;
-				elog("pid %d: snapshots off: %s", j->pid, msg);
-			}
-			free(p);
-			return -1;
-		}
-	}
-	*out = p;
-	j->model_attr = inventory(p, names->n, source);
-	cJSON_AddStringToObject(rec, "model_found_by", source);
-	return (ssize_t)names->n;
-}
-
-static cJSON *param_json(struct snap_job *job, struct snap_param *p, uint64_t every, bool full)
-{
-	cJSON *j = cJSON_CreateObject(), *shape = cJSON_CreateArray();
-	const struct tensor_desc *w = &p->w;
-	double fraction = 1.0 / (double)every;
-	char dev[16];
-
-	cJSON_AddStringToObject(j, "name", p->name);
-	cJSON_AddStringToObject(j, "dtype", w->dtype);
-	for (int i = 0; i < w->dim; i++)
-		cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)w->sizes[i]));
-	cJSON_AddItemToObject(j, "shape", shape);
-	device_name(w, dev, sizeof(dev));
-	cJSON_AddStringToObject(j, "device", dev);
-	cJSON_AddNumberToObject(j, "bytes", (double)tensor_bytes(w));
-	cJSON_AddBoolToObject(j, "has_grad", p->has_grad);
-	if (w->device_type != 0) {
-		cJSON_AddStringToObject(j, "stats_unavailable", "device_memory");
-		return j;
-	}
-	if (w->td == TD_OTHER) {
-		cJSON_AddStringToObject(j, "stats_unavailable", "not_floating_point");
-		return j;
-	}
-	for (int k = 0; k < (p->has_grad ? 2 : 1); k++) {
-		const struct tensor_desc *d = k ? &p->g : w;
-		struct tensor_stats s;
-		uint64_t n = 0;
-		void *buf = NULL;
-
-		if (read_stats(job, d, full ? 1 : every, STATS_BLOCK, &buf, &n, &s))
-			cJSON_AddStringToObject(j, k ? "grad_error" : "weights_error",
-						"target memory not readable");
-		else
-			cJSON_AddItemToObject(j, k ? "grad" : "weights",
-					      stats_json(&s, full || n == (uint64_t)d->numel
-							     ? 1 : fraction));
-		free(buf);
-	}
-	return j;
-}
-
-/* The worker: the model's parameters, their stats and files, into j->rec. */
-static void *snap_worker(void *arg)
-{
-	struct snap_job *j = arg;
-	const enum snapshots mode = j->mode;
-	uint64_t t0 = clock__mono_ns(), total = 0, every = 1;
-	struct snap_param *p = NULL;
-	struct py_params names = {};
-	cJSON *params;
-	ssize_t n;
-
-	n = find_params(j, &names, &p, j->rec);
-	if (n < 0)
-		goto out;
-	for (ssize_t i = 0; i < n; i++)
-		if (p[i].w.device_type == 0 && p[i].w.td != TD_OTHER)
-			total += tensor_bytes(&p[i].w) + (p[i].has_grad ? tensor_bytes(&p[i].g) : 0);
-	if (mode != SNAP_FULL && total > j->max_bytes) {
-		every = (total + j->max_bytes - 1) / j->max_bytes;
-		cJSON_AddNumberToObject(j->rec, "sampled_fraction", 1.0 / (double)every);
-		cJSON_AddStringToObject(j->rec, "sample", "over --snapshot-max-mb: each tensor "
-					"read in blocks of 1024 elements (row-major), one block "
-					"in every K");
-		cJSON_AddNumberToObject(j->rec, "sample_every_blocks", (double)every);
-	}
-	params = cJSON_AddArrayToObject(j->rec, "params");
-	for (ssize_t i = 0; i < n && !atomic_load(&j->cancel); i++)
-		cJSON_AddItemToArray(params, param_json(j, &p[i], every, mode == SNAP_FULL));
-	if ((mode == SNAP_SAMPLED || mode == SNAP_FULL) && !atomic_load(&j->cancel)) {
-		uint64_t fevery = mode == SNAP_FULL ? 1 : (uint64_t)llround(1.0 / j->sample_rate);
-		cJSON *files = cJSON_AddObjectToObject(j->rec, "files");
-
-		write_file(j, p, (size_t)n, false, fevery ? fevery : 1, files);
-		write_file(j, p, (size_t)n, true, fevery ? fevery : 1, files);
-	}
-	if (atomic_load(&j->cancel))
-		cJSON_AddStringToObject(j->rec, "cancelled", "the session ended while the "
-					"snapshot was read (exit, exec or detach)");
-out:
-	j->ms = (double)(clock__mono_ns() - t0) / 1e6;
-	free(p);
-	py_params__free(&names);
-	atomic_store(&j->done, true);
 	return NULL;
 }
 
-/* Hands a finished job's record to the target (event thread). */
-static void collect(struct target *t)
+static void refuse(struct target *t, const char *why)
 {
-	struct snap_job *j = t->snap_job;
+	snprintf(t->snap->why, sizeof(t->snap->why), "%s", why);
+	t->snap_refused = true;
+	elog("pid %d: snapshots off: %s", t->pid, why);
+}
 
-	pthread_join(j->thread, NULL);
-	t->snap_job = NULL;
-	t->snap_bytes_last = j->bytes;
-	t->snap_ms_last = j->ms;
-	cJSON_AddNumberToObject(j->rec, "bytes_read", (double)j->bytes);
-	cJSON_AddNumberToObject(j->rec, "duration_ms", j->ms);
-	t->snapshots_taken++;
-	t->snap_bytes_total += j->bytes;
-	t->snap_ms_total += j->ms;
-	if (j->refused)
-		t->snap_refused = true;
-	if (j->model_attr && t->session) {
-		cJSON *a = t->session->root->attrs;
-		cJSON *was = cJSON_GetObjectItemCaseSensitive(a, "model");
+/* What the worker needs from the loader's caches (the symbol cache, the probe set: the
+ * event thread's), looked up here. Returns false when it cannot be had (yet). */
+static bool prepare(struct observer *o, struct target *t, struct snap_req *q)
+{
+	const struct mapped_file *f;
+	const struct py_layout *pyl;
+	uint32_t hex = 0;
+	uint64_t dict = 0;
+	char why[200];
+	cJSON *v = cJSON_GetObjectItemCaseSensitive(t->session->root->attrs, "torch_version");
 
-		/* the root is written again only when the inventory changed: an epoch of a few
-		 * ms would otherwise put it in every batch */
-		if (!was) {
-			cJSON_AddItemToObject(a, "model", j->model_attr);
-			session__touch_root(t->session);
-		} else if (!cJSON_Compare(was, j->model_attr, true)) {
-			cJSON_ReplaceItemInObjectCaseSensitive(a, "model", j->model_attr);
-			session__touch_root(t->session);
-		} else {
-			cJSON_Delete(j->model_attr);
-		}
-		j->model_attr = NULL;
+	if (!cJSON_IsString(v))
+		return false;	/* not known yet */
+	if (torch_layout__find(v->valuestring, &q->l, why, sizeof(why))) {
+		refuse(t, why);
+		return false;
 	}
+	f = python_of(o, t, &hex, &dict);
+	if (dict)	/* kept: the interpreter's exit clears sys.modules */
+		t->snap_main_dict = dict;
+	pyl = f ? py_layout_for(o, hex) : NULL;
+	if (!pyl) {
+		refuse(t, "no object layout for this CPython in probes/cpython.json (3.11 to 3.13)");
+		return false;
+	}
+	q->pid = t->pid;
+	q->pyl = *pyl;
+	q->roots.main_dict = t->snap_main_dict;
+	q->roots.minor = hex >> 16 & 0xff;
+	q->roots.forward = t->model_obj;
+	q->roots.whole_frames = t->snap->find_partial < FIND_WHOLE_TRIES;
+	if (cpython__interp(o->syms, t->pid, f, hex, &q->roots.interp))
+		q->roots.interp = 0;
+	q->states_fd = o->snap_states_fd;
+	q->stats_fd = o->stats_fd;
+	return true;
+}
+
+
+/* A backward was seen: the models and their optimizers exist by now. */
+static bool training(const struct target *t)
+{
+	return t->tree.step || t->tree.step_index > 0 || t->tree.optimizer_steps > 0;
+}
+
+static void find(struct observer *o, struct target *t)
+{
+	struct snap_ctl *c = t->snap;
+
+	if (!prepare(o, t, &c->w.req) || !start_worker(t))
+		return;
+	c->w.req.kind = SNAP_REQ_FIND;
+	c->busy = SNAP_REQ_FIND;
+	if (training(t) && !c->find_in_training)
+		c->find_retry_ns = 0;	/* from now on the models exist: look again soon */
+	c->find_in_training = training(t);
+	c->find_for_epoch = c->pend.want;
+	dlog("pid %d: snapshots: looking for the models at step %ld", t->pid,
+	     t->tree.optimizer_steps);
+	snap_worker__submit(&c->w);
+}
+
+static uint64_t ring_drops(struct observer *o)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *v = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*v)) : NULL;
+	__u32 key = STAT_RB_DROPS;
+	uint64_t sum = 0;
+
+	if (v && !bpf_map_lookup_elem(o->stats_fd, &key, v))
+		for (int i = 0; i < ncpu; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
+
+/* Starts a read of the state as of update count seq, after_step steps. */
+static void read_now(struct observer *o, struct target *t, uint32_t seq)
+{
+	struct snap_ctl *c = t->snap;
+	struct snap_req *q = &c->w.req;
+	const struct options *op = o->opts;
+	bool files = op->snapshots == SNAP_SAMPLED || op->snapshots == SNAP_FULL;
+
+	q->kind = SNAP_REQ_READ;
+	q->mode = op->snapshots;
+	q->sample_rate = op->sample_rate;
+	q->max_bytes = op->snapshot_max_bytes;
+	q->s0 = seq;
+	q->drops0 = ring_drops(o);
+	q->dir[0] = 0;
+	if (files && c->pend.want)
+		snprintf(q->dir, sizeof(q->dir), "%s/snapshots/%llu", op->path,
+			 (unsigned long long)c->pend.span_id);
+	c->read_seq = seq;
+	c->read_after_step = t->tree.optimizer_steps;
+	c->read_for_epoch = c->pend.want;
+	c->last_read_seq = seq;
+	c->last_read_valid = true;
+	c->busy = SNAP_REQ_READ;
+	dlog("pid %d: snapshots: read at update %u, step %ld%s", t->pid, seq, c->read_after_step,
+	     c->read_for_epoch ? " (an epoch's end)" : "");
+	if ((t->snap_reads ? t->snap_bytes_last : c->bytes_estimate) <= INLINE_READ_BYTES) {
+		snap_worker__run_here(&c->w);	/* the result is collected by the caller */
+		return;
+	}
+	snap_worker__submit(&c->w);
+}
+
+/* The held records go out with the next batch. */
+static void flush_held(struct target *t)
+{
+	struct snap_ctl *c = t->snap;
+	cJSON *rec;
+
+	if (!c->held)
+		return;
 	if (!t->snapshots)
 		t->snapshots = cJSON_CreateArray();
-	cJSON_AddItemToArray(t->snapshots, j->rec);
-	cJSON_Delete(j->model_attr);
-	free(j);
+	while ((rec = cJSON_DetachItemFromArray(c->held, 0))) {
+		cJSON_AddItemToArray(t->snapshots, rec);
+		t->snapshots_taken++;
+	}
+	cJSON_Delete(c->held);
+	c->held = NULL;
+}
+
+/* The session's `model` attribute: the inventory, written again only when it changed (an
+ * epoch of a few ms would otherwise put the root in every batch). */
+static void set_model_attr(struct target *t, const cJSON *inv)
+{
+	cJSON *a = t->session->root->attrs, *was = cJSON_GetObjectItemCaseSensitive(a, "model");
+
+	if (!inv || (was && cJSON_Compare(was, inv, true)))
+		return;
+	if (was)
+		cJSON_ReplaceItemInObjectCaseSensitive(a, "model", cJSON_Duplicate(inv, true));
+	else
+		cJSON_AddItemToObject(a, "model", cJSON_Duplicate(inv, true));
+	session__touch_root(t->session);
+}
+
+static void add_record(struct target *t, uint64_t span_id, cJSON *rec)
+{
+	struct snap_ctl *c = t->snap;
+
+	if (c->held && c->held_epoch_id != span_id)
+		flush_held(t);
+	if (!c->held)
+		c->held = cJSON_CreateArray();
+	c->held_epoch_id = span_id;
+	cJSON_AddItemToArray(c->held, rec);
+}
+
+static cJSON *record_head(const struct observer *o, uint64_t span_id, long epoch)
+{
+	static const char *const mode[] = { "stats", "sampled", "full" };
+	cJSON *rec = cJSON_CreateObject();
+
+	json__add_u64(rec, "span_id", span_id);
+	cJSON_AddNumberToObject(rec, "epoch", (double)epoch);
+	json__add_u64(rec, "ts_ns", clock__wall_ns());
+	cJSON_AddStringToObject(rec, "mode", mode[o->opts->snapshots]);
+	return rec;
+}
+
+/* An epoch's records from a read: one per model. */
+static void records_from(struct observer *o, struct target *t, uint64_t span_id, long epoch,
+			 long last_step, const struct snap_read *rd, bool exact, int attempts,
+			 const char *note)
+{
+	const cJSON *m;
+
+	cJSON_ArrayForEach(m, rd->records) {
+		cJSON *rec = record_head(o, span_id, epoch), *it;
+
+		cJSON_AddStringToObject(rec, "consistency", exact ? "exact" : "torn");
+		cJSON_AddNumberToObject(rec, "after_step", (double)rd->after_step);
+		cJSON_AddNumberToObject(rec, "epoch_last_step", (double)last_step);
+		cJSON_AddNumberToObject(rec, "attempts", attempts);
+		if (note)
+			cJSON_AddStringToObject(rec, "note", note);
+		cJSON_ArrayForEach(it, m) {
+			cJSON_AddItemToObject(rec, it->string, cJSON_Duplicate(it, true));
+		}
+		cJSON_AddNumberToObject(rec, "bytes_read", (double)rd->bytes);
+		cJSON_AddNumberToObject(rec, "duration_ms", rd->ms);
+		add_record(t, span_id, rec);
+	}
+	set_model_attr(t, rd->model_attr);
+}
+
+static void error_record(struct observer *o, struct target *t, uint64_t span_id, long epoch,
+			 long last_step, const char *why)
+{
+	cJSON *rec = record_head(o, span_id, epoch);
+
+	cJSON_AddNumberToObject(rec, "epoch_last_step", (double)last_step);
+	cJSON_AddStringToObject(rec, "error", why);
+	cJSON_AddNumberToObject(rec, "bytes_read", 0);
+	cJSON_AddNumberToObject(rec, "duration_ms", 0);
+	add_record(t, span_id, rec);
+}
+
+/* The waiting epoch's record, from what there is: the kept read of its end's state, the
+ * last torn one, or why there is none. */
+static void settle(struct observer *o, struct target *t, const char *why_none)
+{
+	struct snap_ctl *c = t->snap;
+
+	if (!c->pend.want)
+		return;
+	c->pend.want = false;
+	c->refresh = c->found && clock__mono_ns() >= c->find_after_ns;
+	if (c->cand.valid && c->cand.seq == c->pend.end_seq && c->cand.fresh)
+		records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step, &c->cand,
+			     true, c->pend.attempts ? c->pend.attempts : 1, NULL);
+	else if (c->pend.kept.valid)
+		records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step,
+			     &c->pend.kept, true, c->pend.attempts + 1, NULL);
+	else if (c->pend.torn.valid)
+		records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step,
+			     &c->pend.torn, false, c->pend.attempts, "every read was torn: an "
+			     "update began before it ended");
+	else
+		error_record(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step,
+			     c->why[0] ? c->why : why_none);
+	read_free(&c->pend.torn);
+	read_free(&c->pend.kept);
+}
+
+/* The wakeups for the coming epoch ends: at each epoch-length-th step's end once the length
+ * is known; before, at every step's end: for the first EVERY_STEP_FREE steps, then where
+ * steps are long and reads cheap enough. */
+static void plan_wakeups(struct observer *o, struct target *t, long end_step)
+{
+	struct snap_ctl *c = t->snap;
+	long len = end_step - c->prev_end_steps, steps = t->tree.optimizer_steps;
+	uint64_t now = clock__mono_ns(), step_ns;
+
+	if (c->ended_epoch_id) {
+		if (len > 0 && end_step != c->prev_end_steps)
+			set_wake(o, t, (uint64_t)len, (uint64_t)(end_step + c->steps_offset));
+		return;
+	}
+	if (steps <= 0)
+		return;
+	if (!c->first_step_ns) {
+		c->first_step_ns = now;
+		c->first_steps = steps;
+	}
+	if (steps <= EVERY_STEP_FREE || steps <= c->first_steps)
+		return;
+	step_ns = (now - c->first_step_ns) / (uint64_t)(steps - c->first_steps);
+	set_wake(o, t, step_ns >= EVERY_STEP_MIN_NS &&
+		 c->read_ms_last * 1e6 * EVERY_STEP_READ_SHARE <= (double)step_ns ? 1 : 0, 0);
+}
+
+/* An epoch ended (its loop's end seen, or late: the next epoch began first) with the
+ * update count end_seq, after last_step optimizer steps. */
+static void epoch_ended(struct observer *o, struct target *t, uint64_t span_id, long index,
+			uint32_t end_seq, long last_step, bool late)
+{
+	struct snap_ctl *c = t->snap;
+
+	if (c->ended_epoch_id == span_id) {	/* it ends again: the earlier end was not it */
+		if (c->held_epoch_id == span_id) {
+			cJSON_Delete(c->held);
+			c->held = NULL;
+		}
+		if (c->pend.span_id == span_id) {
+			c->pend.want = false;
+			read_free(&c->pend.torn);
+			read_free(&c->pend.kept);
+		}
+	}
+	if (c->pend.want) {	/* the last one's state was never read */
+		t->snapshots_skipped_busy++;
+		settle(o, t, "the next epoch ended before this one's state could be read");
+	}
+	dlog("pid %d: snapshots: epoch %ld ended at update %u, step %ld%s", t->pid, index, end_seq,
+	     last_step, late ? " (seen when the next began)" : "");
+	c->ended_epoch_id = span_id;
+	c->pend.want = true;
+	c->pend.epoch = index;
+	c->pend.span_id = span_id;
+	c->pend.end_seq = end_seq;
+	c->pend.last_step = last_step;
+	c->pend.attempts = 0;
+	c->pend.late = late;
+	read_free(&c->pend.kept);
+	if (c->cand.valid && c->cand.seq == end_seq)	/* read right after the last step */
+		c->pend.kept = read_dup(&c->cand);
+	c->cand.fresh = false;
+	plan_wakeups(o, t, last_step);
+	c->prev_end_steps = last_step;
+	if (late)	/* the next epoch's updates have begun: that state is gone */
+		settle(o, t, "the epoch's end was seen only when the next epoch began, and its "
+		       "state after its last step had not been read");
+}
+
+void snapshots__after_event(struct observer *o, struct target *t, bool loop_ended)
+{
+	struct snap_ctl *c = t->snap;
+	const struct span *ep = t->tree.epoch;
+
+	if (!c || !ep)
+		return;
+	if (t->tree.optimizer_end_ns != c->opt_end_ns) {	/* an optimizer step ended */
+		c->opt_end_ns = t->tree.optimizer_end_ns;
+		c->seq_after_step = t->snap_seen;
+		c->steps_after_step = t->tree.optimizer_steps;
+	}
+	if (ep->id != c->epoch_id) {	/* a new epoch began */
+		if (c->epoch_id && c->ended_epoch_id != c->epoch_id &&
+		    c->steps_after_step > c->prev_end_steps)
+			epoch_ended(o, t, c->epoch_id, c->epoch_index, c->seq_after_step,
+				    c->steps_after_step, true);
+		if (!c->pend.want)
+			flush_held(t);
+		c->epoch_id = ep->id;	/* the tree lets go of it when the session ends */
+		c->epoch_index = ep->index;
+	}
+	if (loop_ended)
+		epoch_ended(o, t, ep->id, ep->index, t->snap_seen, t->tree.optimizer_steps, false);
+}
+
+/* The worker's result, taken in. */
+static void collect(struct observer *o, struct target *t)
+{
+	struct snap_ctl *c = t->snap;
+	struct snap_result *r = &c->w.res;
+	struct snap_read rd = {};
+	uint64_t now = clock__mono_ns();
+
+	c->busy = SNAP_REQ_NONE;
+	atomic_store(&c->w.done, false);
+	if (c->w.req.kind == SNAP_REQ_FIND) {
+		c->found = r->models > 0;	/* a failed refresh keeps the models */
+		c->bytes_estimate = r->bytes;
+		if (r->err == -EAGAIN) {	/* frames in flux: at once, a few times */
+			c->find_partial++;
+			c->find_after_ns = now;
+			return;
+		}
+		c->find_partial = 0;
+		c->found_ns = now;
+		c->find_retry_ns = c->found ? 0 : !c->find_retry_ns ? FIND_RETRY_NS
+				   : c->find_retry_ns * 2 > FIND_RETRY_MAX_NS ? FIND_RETRY_MAX_NS
+				   : c->find_retry_ns * 2;
+		c->find_after_ns = now + (c->found ? FIND_REFRESH_NS : c->find_retry_ns);
+		if (c->found)
+			c->why[0] = 0;
+		else
+			snprintf(c->why, sizeof(c->why), "%s", r->why);
+		dlog("pid %d: snapshots: %zu models, %zu optimizers (%.1f ms; %s)", t->pid, r->models,
+		     r->optimizers, r->ms, r->found_how);
+		return;
+	}
+	t->snap_reads++;
+	t->snap_bytes_last = r->bytes;
+	t->snap_ms_last = r->ms;
+	t->snap_bytes_total += r->bytes;
+	t->snap_ms_total += r->ms;
+	c->read_ms_last = r->ms;
+	if (r->refused)
+		t->snap_refused = true;
+	rd.valid = true;
+	rd.seq = c->read_seq;
+	rd.after_step = c->read_after_step;
+	rd.records = r->records;
+	rd.model_attr = r->model_attr;
+	rd.bytes = r->bytes;
+	rd.ms = r->ms;
+	r->records = r->model_attr = NULL;
+	if (!rd.model_attr) {	/* a tensor could not be read (the records say why), or the
+				 * models moved: look again */
+		c->found = false;
+		if (c->pend.want && c->read_for_epoch) {
+			c->pend.attempts++;
+			read_free(&c->pend.torn);
+			c->pend.torn = rd;	/* as good as it gets (but a kept one): its error */
+			c->pend.torn.valid = true;
+			settle(o, t, NULL);
+			return;
+		}
+		read_free(&rd);
+		return;
+	}
+	dlog("pid %d: snapshots: read at update %u: %s, %.2f ms", t->pid, rd.seq,
+	     r->exact ? "exact" : "torn", r->ms);
+	if (!r->exact)
+		t->snap_reads_torn++;
+	if (r->exact) {
+		read_free(&c->cand);
+		c->cand = rd;
+		c->cand.fresh = c->pend.want && c->read_for_epoch;
+	}
+	if (!c->pend.want || !c->read_for_epoch) {	/* made ahead */
+		if (!r->exact)
+			read_free(&rd);
+		else if (c->pend.want && rd.seq == c->pend.end_seq && !c->pend.kept.valid)
+			c->pend.kept = read_dup(&c->cand);	/* begun before the end was known */
+		return;
+	}
+	c->pend.attempts++;
+	if ((r->exact && rd.seq == c->pend.end_seq) || c->pend.kept.valid) {
+		if (!r->exact)
+			read_free(&rd);
+		settle(o, t, NULL);	/* this read, or the one kept from the step's end */
+	} else if (r->exact) {	/* the epoch's end state was gone before the read began */
+		records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step, &c->cand,
+			     true, c->pend.attempts, "the state after the epoch's last step "
+			     "changed before it could be read: this is a later one");
+		c->pend.want = false;
+		read_free(&c->pend.torn);
+		read_free(&c->pend.kept);
+	} else {
+		read_free(&c->pend.torn);
+		c->pend.torn = rd;
+		if (c->pend.attempts >= SNAP_ATTEMPTS)
+			settle(o, t, NULL);
+	}
+}
+
+/* Whether a read now would be one of those made ahead: right after an optimizer step that
+ * may end an epoch. */
+static bool ahead_due(struct observer *o, struct target *t)
+{
+	struct snap_ctl *c = t->snap;
+	long steps = t->tree.optimizer_steps, since = steps - c->prev_end_steps;
+
+	if (o->opts->snapshots != SNAP_STATS || steps <= 0 || !c->wake.every ||
+	    (c->last_read_valid && c->last_read_seq == t->snap_seen))
+		return false;
+	return since > 0 && since % (long)c->wake.every == 0;
+}
+
+static void decide(struct observer *o, struct target *t)
+{
+	struct snap_ctl *c = t->snap;
+	struct snap_state st;
+	uint64_t now = clock__mono_ns();
+	__u32 pid = (__u32)t->pid;
+
+	if (c->busy || t->snap_refused)
+		return;
+	/* Looked for once training begins (a backward: the models and their optimizers exist),
+	 * again while none is found (backing off), and for an epoch that waits */
+	if ((training(t) && !c->find_in_training) ||
+	    (!c->found && c->find_in_training &&
+	     (now >= c->find_after_ns || (c->pend.want && !c->find_for_epoch))) ||
+	    (c->found && c->refresh && !c->pend.want)) {
+		c->refresh = false;
+		find(o, t);
+		return;
+	}
+	if (!c->found) {
+		if (c->pend.want && c->why[0])
+			settle(o, t, NULL);	/* no model: its record says so */
+		return;
+	}
+	if (c->pend.want && c->pend.kept.valid && t->snap_seen_valid &&
+	    t->snap_seen != c->pend.end_seq) {
+		settle(o, t, NULL);	/* moved on: the read from the step's end it is */
+		return;
+	}
+	if (!t->snap_seen_valid || torch_tree__updating(&t->tree))
+		return;
+	if (!c->pend.want && !ahead_due(o, t)) {
+		plan_wakeups(o, t, c->prev_end_steps);
+		return;
+	}
+	if (bpf_map_lookup_elem(o->snap_states_fd, &pid, &st) || (uint32_t)st.updates != t->snap_seen)
+		return;	/* an update began that the events have not told yet */
+	c->steps_offset = (long)st.steps - t->tree.optimizer_steps;
+	t->snap_wakeups = st.wakes;
+	read_now(o, t, t->snap_seen);
+	if (c->busy && atomic_load(&c->w.done))
+		collect(o, t);	/* read here and now */
 }
 
 void snapshots__poll(struct observer *o)
 {
-	for (struct target *t = o->targets; t; t = t->next)
-		if (t->snap_job && atomic_load(&t->snap_job->done))
-			collect(t);
+	for (struct target *t = o->targets; t; t = t->next) {
+		if (!t->snap || !t->session)
+			continue;
+		if (t->snap->busy && atomic_load(&t->snap->w.done))
+			collect(o, t);
+		decide(o, t);
+	}
+}
+
+bool snapshots__active(const struct observer *o)
+{
+	for (const struct target *t = o->targets; t; t = t->next)
+		if (t->snap && (t->snap->busy || t->snap->pend.want))
+			return true;
+	return false;
 }
 
 void snapshots__end(struct observer *o, struct target *t)
 {
-	(void)o;
-	if (!t->snap_job)
-		return;
-	atomic_store(&t->snap_job->cancel, true);
-	collect(t);	/* joins: the worker stops at its next tensor */
-}
+	struct snap_ctl *c = t->snap;
+	struct snap_state st;
+	__u32 pid = (__u32)t->pid;
+	const char *gone = t->exited ? "the process ended" : "the observer detached";
+	char why[256];
 
-/* A record that never reached the worker (no layout for this torch). */
-static void refuse(struct target *t, cJSON *rec, const char *why)
-{
-	cJSON_AddStringToObject(rec, "error", why);
-	cJSON_AddNumberToObject(rec, "bytes_read", 0);
-	cJSON_AddNumberToObject(rec, "duration_ms", 0);
-	t->snap_refused = true;
-	elog("pid %d: snapshots off: %s", t->pid, why);
-	t->snapshots_taken++;
-	if (!t->snapshots)
-		t->snapshots = cJSON_CreateArray();
-	cJSON_AddItemToArray(t->snapshots, rec);
-}
-
-void snapshots__take(struct observer *o, struct target *t)
-{
-	const struct options *op = o->opts;
-	const struct mapped_file *f;
-	const struct py_layout *pyl;
-	const char *mode[] = { "stats", "sampled", "full" };
-	struct snap_job *j;
-	uint32_t hex = 0;
-	char why[200];
-	cJSON *rec, *v;
-	int err;
-
-	if (op->snapshots == SNAP_OFF || t->snap_refused || !t->session || !t->tree.epoch)
+	if (!c)
 		return;
-	if (t->snap_job && atomic_load(&t->snap_job->done))
-		collect(t);
-	if (t->snap_job) {	/* the last epoch's is still being read */
-		t->snapshots_skipped_busy++;
-		return;
+	snap_worker__stop(&c->w);
+	if (c->busy == SNAP_REQ_READ && atomic_load(&c->w.done))
+		collect(o, t);
+	else {
+		cJSON_Delete(c->w.res.records);
+		cJSON_Delete(c->w.res.model_attr);
+		c->busy = SNAP_REQ_NONE;
 	}
-	rec = cJSON_CreateObject();
-	json__add_u64(rec, "span_id", t->tree.epoch->id);
-	cJSON_AddNumberToObject(rec, "epoch", (double)t->tree.epoch->index);
-	json__add_u64(rec, "ts_ns", clock__wall_ns());
-	cJSON_AddStringToObject(rec, "mode", mode[op->snapshots]);
-	cJSON_AddStringToObject(rec, "consistency", "live");
-	j = calloc(1, sizeof(*j));
-	if (!j) {
-		cJSON_Delete(rec);
-		return;
+	if (!bpf_map_lookup_elem(o->snap_states_fd, &pid, &st))
+		t->snap_wakeups = st.wakes;
+	snprintf(why, sizeof(why), "%s before the state after this epoch's last step could be "
+		 "read", gone);
+	settle(o, t, why);
+	/* the last epoch, whose loop's end was not seen: the state the job ended with, if a
+	 * read of it was kept */
+	if (c->epoch_id && c->epoch_id != c->ended_epoch_id &&
+	    t->tree.optimizer_steps > c->prev_end_steps && !t->snap_refused) {
+		if (c->cand.valid && c->cand.after_step == t->tree.optimizer_steps &&
+		    (c->cand.seq == c->seq_after_step ||
+		     (t->snap_seen_valid && c->cand.seq == t->snap_seen)))
+			records_from(o, t, c->epoch_id, c->epoch_index, t->tree.optimizer_steps,
+				     &c->cand, true, 1, NULL);
+		else
+			error_record(o, t, c->epoch_id, c->epoch_index, t->tree.optimizer_steps,
+				     c->why[0] ? c->why : why);
 	}
-	v = cJSON_GetObjectItemCaseSensitive(t->session->root->attrs, "torch_version");
-	if (!cJSON_IsString(v) || torch_layout__find(v->valuestring, &j->l, why, sizeof(why))) {
-		if (!cJSON_IsString(v))
-			snprintf(why, sizeof(why), "torch version unknown");
-		free(j);
-		refuse(t, rec, why);
-		return;
-	}
-	cJSON_AddStringToObject(rec, "torch_layout", j->l.version);
-	/* The symbol cache and probe set are the event thread's: looked up here. */
-	f = python_of(o, t, &hex, &j->main_dict);
-	/* __main__'s dict stays where it is: kept, not looked up in sys.modules again (nor
-	 * missed when the event comes late, while the interpreter's exit clears sys.modules) */
-	if (j->main_dict)
-		t->snap_main_dict = j->main_dict;
-	else
-		j->main_dict = t->snap_main_dict;
-	pyl = f ? py_layout_for(o, hex) : NULL;
-	if (pyl) {
-		j->pyl = *pyl;
-		j->have_pyl = true;
-		j->py_minor = hex >> 16 & 0xff;
-		if (cpython__interp(o->syms, t->pid, f, hex, &j->interp))
-			j->interp = 0;
-	}
-	j->types = t->py_types;
-	j->pid = t->pid;
-	j->mode = op->snapshots;
-	j->sample_rate = op->sample_rate;
-	j->max_bytes = op->snapshot_max_bytes;
-	j->model = t->model_obj;
-	j->rec = rec;
-	snprintf(j->dir, sizeof(j->dir), "%s/snapshots/%llu", op->path,
-		 (unsigned long long)t->tree.epoch->id);
-	err = pthread_create(&j->thread, NULL, snap_worker, j);
-	if (err) {
-		elog("pid %d: cannot start the snapshot thread: %s", t->pid, strerror(err));
-		cJSON_Delete(rec);
-		free(j);
-		return;
-	}
-	t->snap_job = j;
+	flush_held(t);
+	read_free(&c->cand);
+	read_free(&c->pend.torn);
+	read_free(&c->pend.kept);
+	set_roles(o, t, true);
+	bpf_map_delete_elem(o->snap_wakes_fd, &pid);
+	bpf_map_delete_elem(o->snap_states_fd, &pid);
+	free(c);
+	t->snap = NULL;
 }

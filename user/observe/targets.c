@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include "attach/py_sample.h"
 #include "common/log.h"
 #include "observe/observe.h"
 #include "target/procfs.h"
@@ -114,6 +115,7 @@ int targets__track(struct observer *o, struct target *t, bool armed)
 
 void targets__arm(struct observer *o, struct target *t)
 {
+	snapshots__arm(o, t);	/* before its events flow */
 	if (targets__track(o, t, true))
 		wlog("pid %d: cannot arm probes: %s", t->pid, strerror(errno));
 	/* Said only now: whoever waits for this line (a test that lets its job finish, a
@@ -140,8 +142,10 @@ void targets__scan(struct observer *o, struct target *t)
 		versions__detect(o->syms, t);
 		attrs__libraries(o, t);
 	}
-	if (n > 0)
+	if (n > 0) {
 		targets__arm(o, t);
+		cuda_sample__head(o, t);	/* before a held target goes on */
+	}
 }
 
 void targets__end(struct observer *o, struct target *t, const char *cause)

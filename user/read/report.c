@@ -230,8 +230,16 @@ static void layer_of(const char *param, char *buf, size_t size)
 	snprintf(buf, size, "%.*s", dot ? (int)(dot - param) : (int)strlen(param), param);
 }
 
+static double rec_num(const cJSON *r, const char *key, double dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
 /* --snapshots: the L2 norm of each layer's weights (its parameters' norms combined) at
- * each epoch's end; the first LAYERS_MAX layers in the model's order. */
+ * each epoch's end; the first LAYERS_MAX layers in the models' order, each named with its
+ * model where an epoch has several (a GAN's generator and discriminator). */
 static void snapshot_chart(FILE *f, const struct rsession *s, size_t idx)
 {
 	static const char *const colors[LAYERS_MAX] = {
@@ -239,45 +247,79 @@ static void snapshot_chart(FILE *f, const struct rsession *s, size_t idx)
 		"#7f7f7f", "#bcbd22", "#17becf",
 	};
 	char names[LAYERS_MAX][128], layer[128], id[64], epochs[512];
-	double *v[LAYERS_MAX] = {};
+	double *v[LAYERS_MAX] = {}, *ep = NULL;
 	struct line lines[LAYERS_MAX];
-	size_t nl = 0, n = 0, more = 0, len = 0, cap = (size_t)cJSON_GetArraySize(s->snapshots);
-	const cJSON *r, *p;
+	size_t nl = 0, n = 0, more = 0, len = 0, exact = 0, cap;
+	const cJSON *r, *p, *first_model = NULL;
+	bool several = false;
 
+	cap = (size_t)cJSON_GetArraySize(s->snapshots);
+	ep = calloc(cap + 1, sizeof(double));
+	if (!ep)
+		return;
 	epochs[0] = 0;
+	cJSON_ArrayForEach(r, s->snapshots) {	/* one point per epoch, however many models */
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "model");
+		double e = rec_num(r, "epoch", -1);
+		size_t x;
+
+		if (!cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r, "params")))
+			continue;	/* an error record: no numbers */
+		if (cJSON_IsString(m)) {
+			if (!first_model)
+				first_model = m;
+			else if (strcmp(m->valuestring, first_model->valuestring) != 0)
+				several = true;
+		}
+		for (x = 0; x < n && ep[x] != e; x++)
+			;
+		if (x < n)
+			continue;
+		ep[n++] = e;
+		exact += cJSON_IsString(cJSON_GetObjectItemCaseSensitive(r, "consistency")) &&
+			 !strcmp(cJSON_GetObjectItemCaseSensitive(r, "consistency")->valuestring,
+				 "exact") &&
+			 rec_num(r, "after_step", -1) == rec_num(r, "epoch_last_step", -2);
+		if (len < sizeof(epochs))
+			len += (size_t)snprintf(epochs + len, sizeof(epochs) - len, "%s%.0f",
+						n > 1 ? ", " : "", e);
+	}
 	cJSON_ArrayForEach(r, s->snapshots) {
 		const cJSON *params = cJSON_GetObjectItemCaseSensitive(r, "params");
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(r, "model");
+		size_t x;
 
-		if (!cJSON_GetArraySize(params))
-			continue;	/* an error record: no numbers */
+		for (x = 0; x < n && ep[x] != rec_num(r, "epoch", -1); x++)
+			;
+		if (x == n || !cJSON_GetArraySize(params))
+			continue;
 		cJSON_ArrayForEach(p, params) {
 			const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
 			double norm = snapshot_view__norm(p, "weights");
+			char base[128];
 			size_t k;
 
 			if (!cJSON_IsString(name) || norm < 0)
 				continue;
-			layer_of(name->valuestring, layer, sizeof(layer));
+			layer_of(name->valuestring, base, sizeof(base));
+			if (several && cJSON_IsString(m))
+				snprintf(layer, sizeof(layer), "%.60s/%.60s", m->valuestring, base);
+			else
+				snprintf(layer, sizeof(layer), "%s", base);
 			for (k = 0; k < nl && strcmp(names[k], layer) != 0; k++)
 				;
 			if (k == nl) {
 				if (nl == LAYERS_MAX) {
-					more += !n;
+					more += !x;
 					continue;
 				}
-				v[k] = calloc(cap, sizeof(double));
+				v[k] = calloc(n, sizeof(double));
 				if (!v[k])
 					goto out;
 				snprintf(names[nl++], sizeof(names[0]), "%s", layer);
 			}
-			v[k][n] += norm * norm;
+			v[k][x] += norm * norm;
 		}
-		if (len < sizeof(epochs))
-			len += (size_t)snprintf(epochs + len, sizeof(epochs) - len, "%s%.0f",
-						n ? ", " : "", cJSON_GetObjectItemCaseSensitive(r, "epoch")
-						? cJSON_GetObjectItemCaseSensitive(r, "epoch")->valuedouble
-						: -1);
-		n++;
 	}
 	if (!n || !nl)
 		goto out;
@@ -294,8 +336,10 @@ static void snapshot_chart(FILE *f, const struct rsession *s, size_t idx)
 	if (more)
 		fprintf(f, "; %zu more parameters in later layers not drawn (`cirron-probe trace` "
 			"lists them)", more);
-	fputs("; read while training ran (consistency=live)</p>\n", f);
+	fprintf(f, "; %zu of %zu exactly the state after the epoch's last optimizer step "
+		"(the others: `cirron-probe trace`)</p>\n", exact, n);
 out:
+	free(ep);
 	for (size_t k = 0; k < nl; k++)
 		free(v[k]);
 }

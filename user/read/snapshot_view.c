@@ -61,8 +61,15 @@ static void print_one(FILE *f, const cJSON *r)
 	int w = (int)strlen("parameter");
 	char shape[64], a[32], b[32], c[32], d[32];
 
-	fprintf(f, "snapshot: epoch %.0f (%s, consistency=%s", num(r, "epoch", -1),
-		str(r, "mode", "?"), str(r, "consistency", "?"));
+	fprintf(f, "snapshot: epoch %.0f", num(r, "epoch", -1));
+	if (str(r, "model", NULL))
+		fprintf(f, ", %s", str(r, "model", ""));
+	fprintf(f, " (%s", str(r, "mode", "?"));
+	if (str(r, "consistency", NULL)) {
+		fprintf(f, ", %s after step %.0f", str(r, "consistency", ""), num(r, "after_step", -1));
+		if (num(r, "after_step", -1) != num(r, "epoch_last_step", -1))
+			fprintf(f, " (its last: %.0f)", num(r, "epoch_last_step", -1));
+	}
 	if (cJSON_IsArray(params))
 		fprintf(f, ", %d parameters", cJSON_GetArraySize(params));
 	fprintf(f, ", %.1f KiB read in %.1f ms", num(r, "bytes_read", 0) / 1024,
@@ -74,6 +81,8 @@ static void print_one(FILE *f, const cJSON *r)
 		fprintf(f, "  error: %s\n", str(r, "error", ""));
 	if (str(r, "cancelled", NULL))
 		fprintf(f, "  cut short: %s\n", str(r, "cancelled", ""));
+	if (str(r, "note", NULL))
+		fprintf(f, "  note: %s\n", str(r, "note", ""));
 	if (!cJSON_GetArraySize(params))
 		return;
 	cJSON_ArrayForEach(p, params) {

@@ -97,7 +97,9 @@ void tensor_stats__compute(const void *elems, size_t n, enum stats_dtype dt,
 			continue;
 		d = v - s->mean;
 		m2 += d * d;	/* second pass: no cancellation of sumsq - n * mean^2 */
-		bin = width > 0 ? (long)((v - s->min) / width) : 0;
+		/* all equal: torch.histc widens the range to [min - 1, max + 1], so they
+		 * land in the middle bin */
+		bin = width > 0 ? (long)((v - s->min) / width) : TENSOR_STATS_BINS / 2;
 		if (bin >= TENSOR_STATS_BINS)
 			bin = TENSOR_STATS_BINS - 1;
 		s->hist[bin < 0 ? 0 : bin]++;

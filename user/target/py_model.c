@@ -12,6 +12,7 @@
 #include "target/procfs.h"
 #include "target/py_model.h"
 
+#define OB_TYPE		8
 #define DK_KIND		10	/* PyDictKeysObject.dk_kind, 3.11 to 3.13: 0 general, 1 str, 2 split */
 #define STR_LENGTH	16
 #define MAX_ENTRIES	65536
@@ -29,16 +30,16 @@ static bool read_str(int pid, const struct py_layout *l, uint64_t obj, char *buf
 	return true;
 }
 
-bool py_dict__each(int pid, const struct py_layout *l, uint64_t dict,
-		   bool (*fn)(const char *key, uint64_t value, void *ctx), void *ctx)
+/* A keys object's entries; values: the address of values[0] for split keys (0: combined). */
+static bool keys_each(int pid, const struct py_layout *l, uint64_t keys, uint64_t values,
+		      bool (*fn)(const char *key, uint64_t value, void *ctx), void *ctx)
 {
-	uint64_t keys = 0, values = 0, nentries = 0, *e, *vals = NULL;
+	uint64_t nentries = 0, *e, *vals = NULL;
 	uint8_t log2_index = 0, kind = 0;
 	size_t esize;
 	bool hit = false;
 
-	if (!dict || !procfs__read_mem(pid, dict + (uint64_t)l->ma_keys, &keys, 8) || !keys ||
-	    !procfs__read_mem(pid, dict + (uint64_t)l->ma_values, &values, 8) ||
+	if (!keys ||
 	    !procfs__read_mem(pid, keys + (uint64_t)l->dk_log2_index_bytes, &log2_index, 1) ||
 	    !procfs__read_mem(pid, keys + DK_KIND, &kind, 1) ||
 	    !procfs__read_mem(pid, keys + (uint64_t)l->dk_nentries, &nentries, 8) ||
@@ -52,8 +53,7 @@ bool py_dict__each(int pid, const struct py_layout *l, uint64_t dict,
 		goto out;
 	if (!procfs__read_mem(pid, keys + (uint64_t)l->dk_indices + (1ull << log2_index), e,
 			      nentries * esize * 8) ||
-	    (vals && !procfs__read_mem(pid, values + (uint64_t)l->values_header, vals,
-				       nentries * 8)))
+	    (vals && !procfs__read_mem(pid, values, vals, nentries * 8)))
 		goto out;
 	for (uint64_t i = 0; i < nentries && !hit; i++) {
 		uint64_t key = e[i * esize + esize - 2];
@@ -67,6 +67,51 @@ out:
 	free(vals);
 	free(e);
 	return hit;
+}
+
+bool py_dict__each(int pid, const struct py_layout *l, uint64_t dict,
+		   bool (*fn)(const char *key, uint64_t value, void *ctx), void *ctx)
+{
+	uint64_t keys = 0, values = 0;
+
+	if (!dict || !procfs__read_mem(pid, dict + (uint64_t)l->ma_keys, &keys, 8) ||
+	    !procfs__read_mem(pid, dict + (uint64_t)l->ma_values, &values, 8))
+		return false;
+	return keys_each(pid, l, keys, values ? values + (uint64_t)l->values_header : 0, fn, ctx);
+}
+
+/* An instance whose __dict__ was never asked for keeps its attributes as values only, in
+ * the order of its class's cached keys (PyHeapTypeObject.ht_cached_keys: +872 in 3.11, +880
+ * in 3.12 and 3.13; checked on 3.11.2, 3.11.7, 3.12.1, 3.13.0, 3.13.5): 3.11 points at them
+ * from obj - 32; 3.12 tags them at obj - 24 with bit 0 (the values 1 byte further); 3.13
+ * keeps them inline after the object (tp_basicsize), behind an 8-byte header whose fourth
+ * byte says they are valid. */
+#define TP_BASICSIZE	32
+
+bool py_obj__attrs_each(int pid, const struct py_layout *l, uint32_t minor, uint64_t obj,
+			bool (*fn)(const char *key, uint64_t value, void *ctx), void *ctx)
+{
+	uint64_t dict = 0, type = 0, keys = 0, values = 0, size = 0;
+	uint8_t valid = 0;
+
+	if (!l->known || minor < 11 || minor > 13 ||
+	    !procfs__read_mem(pid, obj + (uint64_t)l->managed_dict, &dict, 8))
+		return false;
+	if (dict && !(dict & 1))
+		return py_dict__each(pid, l, dict, fn, ctx);
+	if (!procfs__read_mem(pid, obj + OB_TYPE, &type, 8) ||
+	    !procfs__read_mem(pid, type + (minor == 11 ? 872 : 880), &keys, 8) || !keys)
+		return false;
+	if (minor == 11) {
+		if (!procfs__read_mem(pid, obj - 32, &values, 8))
+			return false;
+	} else if (minor == 12) {
+		values = dict ? dict + 1 : 0;
+	} else if (procfs__read_mem(pid, type + TP_BASICSIZE, &size, 8) && size < 4096 &&
+		   procfs__read_mem(pid, obj + size + 3, &valid, 1) && valid) {
+		values = obj + size + 8;
+	}
+	return values && keys_each(pid, l, keys, values, fn, ctx);
 }
 
 uint64_t py_dict__of_instance(int pid, const struct py_layout *l, uint64_t obj)
@@ -147,6 +192,8 @@ static bool add_param(const char *key, uint64_t value, void *ctx)
 		p->cap = cap;
 	}
 	snprintf(p->v[p->n].name, sizeof(p->v[p->n].name), "%s%s", w->prefix, key);
+	p->v[p->n].type = 0;
+	procfs__read_mem(w->pid, value + OB_TYPE, &p->v[p->n].type, 8);
 	p->v[p->n++].obj = value;
 	return false;
 }
@@ -194,59 +241,30 @@ void py_params__free(struct py_params *p)
 	memset(p, 0, sizeof(*p));
 }
 
-struct find_model {
-	int pid;
-	const struct py_layout *l;
-	struct py_types *types;
-	uint64_t best;
-	size_t best_n;
-};
-
-static bool consider(const char *key, uint64_t value, void *ctx)
-{
-	struct find_model *f = ctx;
-	struct py_type *t = py_types__classify(f->types, f->pid, value);
-	struct py_params p = {};
-
-	(void)key;
-	if (!t || t->kind != PYK_MODULE)
-		return false;
-	if (!py_model__params(f->pid, f->l, value, &p) && (!f->best || p.n > f->best_n)) {
-		f->best = value;
-		f->best_n = p.n;
-	}
-	py_params__free(&p);
-	return false;
-}
-
-uint64_t py_model__find_in_dict(int pid, const struct py_layout *l, struct py_types *types,
-				uint64_t dict)
-{
-	struct find_model f = { .pid = pid, .l = l, .types = types };
-
-	py_dict__each(pid, l, dict, consider, &f);
-	return f.best;
-}
-
 /* Where a running frame's locals lie, per minor version (offsets from CPython's headers, checked
  * against 3.11.2, 3.11.7, 3.12.1, 3.13.0 and 3.13.5 builds by reading a live interpreter): the
  * interpreter's threads.head; a PyThreadState's next, and its current frame (3.11, 3.12:
  * through ts->cframe, a _PyCFrame, at cframe_frame; 3.13: ts->current_frame); an
- * _PyInterpreterFrame's previous, stacktop (valid localsplus entries: the locals, then the
- * value stack, saved when the frame made a Python call) and localsplus. */
+ * _PyInterpreterFrame's code object (3.13: f_executable), previous, stacktop (valid
+ * localsplus entries: the locals, then the value stack, saved when the frame made a Python
+ * call; -1 while it runs) and localsplus. A code object's co_localsplusnames (a tuple, as
+ * long as the frame's locals, cells and free variables) is at +96 in all three. */
 struct frame_layout {
 	uint32_t minor;
 	uint32_t threads_head, ts_next, ts_frame;
 	int32_t cframe_frame;	/* -1: ts_frame points at the frame itself */
-	uint32_t fr_previous, fr_stacktop, fr_localsplus;
+	uint32_t fr_code, fr_previous, fr_stacktop, fr_localsplus;
 };
 
 static const struct frame_layout frame_layouts[] = {
-	{ 11, 16, 8, 56, 8, 48, 64, 72 },
-	{ 12, 72, 8, 56, 0, 8, 64, 72 },
-	{ 13, 7344, 8, 72, -1, 8, 64, 72 },
+	{ 11, 16, 8, 56, 8, 32, 48, 64, 72 },
+	{ 12, 72, 8, 56, 0, 0, 8, 64, 72 },
+	{ 13, 7344, 8, 72, -1, 0, 8, 64, 72 },
 };
 
+#define CO_LOCALSPLUSNAMES	96
+#define TUPLE_SIZE		16
+#define TUPLE_ITEMS		24
 #define FRAMES_MAX		256
 #define THREADS_MAX		256
 #define SLOTS_MAX		512
@@ -262,36 +280,151 @@ static uint64_t current_frame(int pid, const struct frame_layout *fl, uint64_t t
 	return procfs__read_mem(pid, p + (uint32_t)fl->cframe_frame, &fr, 8) ? fr : 0;
 }
 
-uint64_t py_model__find_in_frames(int pid, const struct py_layout *l, struct py_types *types,
-				  uint32_t minor, uint64_t interp)
+/* The names of a frame's locals (co_localsplusnames): how many, and where the tuple's items
+ * are. 0 when unreadable (a frame whose f_executable is no code object reads as garbage
+ * and is caught by the bounds). */
+static int64_t local_names(int pid, const struct frame_layout *fl, uint64_t fr, uint64_t *items)
 {
-	struct find_model f = { .pid = pid, .l = l, .types = types };
+	uint64_t code = 0, names = 0;
+	int64_t n = 0;
+
+	if (!procfs__read_mem(pid, fr + fl->fr_code, &code, 8) || !code ||
+	    !procfs__read_mem(pid, code + CO_LOCALSPLUSNAMES, &names, 8) || !names ||
+	    !procfs__read_mem(pid, names + TUPLE_SIZE, &n, 8) || n < 0 || n > SLOTS_MAX)
+		return 0;
+	*items = names + TUPLE_ITEMS;
+	return n;
+}
+
+/* Whether the frame's code is a code object (its class named "code": known once seen). */
+static bool is_code(int pid, const struct frame_layout *fl, uint64_t fr, uint64_t *code_type)
+{
+	uint64_t code = 0, type = 0, tp_name = 0;
+	char name[5] = {};
+
+	if (!procfs__read_mem(pid, fr + fl->fr_code, &code, 8) || !code ||
+	    !procfs__read_mem(pid, code + OB_TYPE, &type, 8) || !type)
+		return false;
+	if (*code_type)
+		return type == *code_type;
+	if (!procfs__read_mem(pid, type + 24, &tp_name, 8) ||
+	    !procfs__read_mem(pid, tp_name, name, sizeof(name)) || memcmp(name, "code", 5) != 0)
+		return false;
+	*code_type = type;
+	return true;
+}
+
+struct frame_slots {
+	struct frame_slot {
+		uint64_t value;
+		char name[64];
+	} *v;
+	size_t n, cap;
+};
+
+static void slot_add(struct frame_slots *fs, uint64_t value, const char *name)
+{
+	if (fs->n == fs->cap) {
+		size_t cap = fs->cap ? 2 * fs->cap : 256;
+		struct frame_slot *v = cap <= 8192 ? realloc(fs->v, cap * sizeof(*v)) : NULL;
+
+		if (!v)
+			return;
+		fs->v = v;
+		fs->cap = cap;
+	}
+	fs->v[fs->n].value = value;
+	snprintf(fs->v[fs->n++].name, sizeof(fs->v[0].name), "%s", name);
+}
+
+/* One walk of a thread's frames, newest first, into fs. Returns true when it reached the
+ * oldest frame; false when a frame changed under it (its code no code object: it returned
+ * and its memory holds another frame by now). */
+static bool walk_thread(int pid, const struct py_layout *l, const struct frame_layout *fl,
+			uint64_t ts, uint64_t *code_type, struct frame_slots *fs)
+{
+	uint64_t fr = current_frame(pid, fl, ts), slots[SLOTS_MAX], name_objs[SLOTS_MAX];
+
+	for (int k = 0; fr && k < FRAMES_MAX; k++) {
+		int32_t top = 0;
+		uint64_t items = 0;
+		int64_t nnames;
+
+		if (!is_code(pid, fl, fr, code_type))
+			return false;
+		nnames = local_names(pid, fl, fr, &items);
+		if (nnames && !procfs__read_mem(pid, items, name_objs, (size_t)nnames * 8))
+			nnames = 0;
+		/* A frame that runs (or called C) has stacktop -1: its locals (the first
+		 * co_nlocalsplus slots) are valid all the same */
+		if (!procfs__read_mem(pid, fr + fl->fr_stacktop, &top, 4) || top < nnames)
+			top = (int32_t)nnames;
+		if (top > 0) {
+			size_t n = top < SLOTS_MAX ? (size_t)top : SLOTS_MAX;
+
+			if (procfs__read_mem(pid, fr + fl->fr_localsplus, slots, n * 8))
+				for (size_t i = 0; i < n; i++) {
+					char name[64];
+
+					if (!slots[i])
+						continue;
+					if ((int64_t)i >= nnames ||
+					    !read_str(pid, l, name_objs[i], name, sizeof(name)))
+						name[0] = 0;
+					slot_add(fs, slots[i], name);
+				}
+		}
+		if (!procfs__read_mem(pid, fr + fl->fr_previous, &fr, 8))
+			return false;
+	}
+	return true;
+}
+
+/* A busy thread pushes and pops frames faster than a walk reads them: walked again until one
+ * walk sees a whole chain (the outer frames, main()'s, change least), else the longest. */
+#define WALK_TRIES 16
+
+int py_frames__each(int pid, const struct py_layout *l, uint32_t minor, uint64_t interp,
+		    void (*fn)(uint64_t value, const char *name, void *ctx), void *ctx)
+{
 	const struct frame_layout *fl = NULL;
-	uint64_t ts = 0, fr = 0, slots[SLOTS_MAX];
+	uint64_t ts = 0, code_type = 0;
+	int partial = 0;
 
 	for (size_t i = 0; i < sizeof(frame_layouts) / sizeof(frame_layouts[0]); i++)
 		if (frame_layouts[i].minor == minor)
 			fl = &frame_layouts[i];
-	if (!fl || !procfs__read_mem(pid, interp + fl->threads_head, &ts, 8))
-		return 0;
+	if (!fl)
+		return -ENOTSUP;
+	if (!procfs__read_mem(pid, interp + fl->threads_head, &ts, 8))
+		return -EIO;
 	for (int t = 0; ts && t < THREADS_MAX; t++) {
-		fr = current_frame(pid, fl, ts);
-		for (int k = 0; fr && k < FRAMES_MAX; k++) {
-			int32_t top = 0;
+		struct frame_slots best = {}, fs = {};
+		bool whole_seen = false;
 
-			if (procfs__read_mem(pid, fr + fl->fr_stacktop, &top, 4) && top > 0) {
-				size_t n = top < SLOTS_MAX ? (size_t)top : SLOTS_MAX;
+		for (int tries = 0; tries < WALK_TRIES; tries++) {
+			bool whole;
 
-				if (procfs__read_mem(pid, fr + fl->fr_localsplus, slots, n * 8))
-					for (size_t i = 0; i < n; i++)
-						if (slots[i])
-							consider(NULL, slots[i], &f);
+			fs.n = 0;
+			whole = walk_thread(pid, l, fl, ts, &code_type, &fs);
+			whole_seen |= whole;
+			if (whole || fs.n > best.n) {
+				struct frame_slots tmp = best;
+
+				best = fs;
+				fs = tmp;
 			}
-			if (!procfs__read_mem(pid, fr + fl->fr_previous, &fr, 8))
+			if (whole)
 				break;
 		}
+		if (!whole_seen)
+			partial++;
+		for (size_t i = 0; i < best.n; i++)
+			fn(best.v[i].value, best.v[i].name, ctx);
+		free(best.v);
+		free(fs.v);
 		if (!procfs__read_mem(pid, ts + fl->ts_next, &ts, 8))
 			break;
 	}
-	return f.best;
+	return partial;
 }

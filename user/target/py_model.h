@@ -13,6 +13,7 @@
 struct py_param {
 	char name[256];
 	uint64_t obj;		/* the Parameter (PyObject *) */
+	uint64_t type;		/* its class when found (a freed object's changes) */
 };
 
 struct py_params {
@@ -24,6 +25,10 @@ struct py_params {
  * until it returns true; l gives the build's dict layout. Returns true if one did. */
 bool py_dict__each(int pid, const struct py_layout *l, uint64_t dict,
 		   bool (*fn)(const char *key, uint64_t value, void *ctx), void *ctx);
+/* The same for an instance's attributes, whether its __dict__ exists or it keeps values only
+ * (CPython 3.11 to 3.13, minor). */
+bool py_obj__attrs_each(int pid, const struct py_layout *l, uint32_t minor, uint64_t obj,
+			bool (*fn)(const char *key, uint64_t value, void *ctx), void *ctx);
 /* The instance __dict__ of obj (a managed dict, as torch Modules have after their first
  * __setattr__), or 0. */
 uint64_t py_dict__of_instance(int pid, const struct py_layout *l, uint64_t obj);
@@ -33,14 +38,11 @@ uint64_t py_dict__of_instance(int pid, const struct py_layout *l, uint64_t obj);
 int py_model__params(int pid, const struct py_layout *l, uint64_t module, struct py_params *out);
 void py_params__free(struct py_params *p);
 
-/* In a module namespace dict (__main__'s globals): the torch Module with the most
- * parameters (a submodule held in a global too has fewer than its model), or 0. */
-uint64_t py_model__find_in_dict(int pid, const struct py_layout *l, struct py_types *types,
-				uint64_t dict);
-/* Among the locals (and saved value stacks) of every thread's Python frames: the torch
- * Module with the most parameters, or 0. CPython 3.11 to 3.13 (minor); interp: the
- * PyInterpreterState. */
-uint64_t py_model__find_in_frames(int pid, const struct py_layout *l, struct py_types *types,
-				  uint32_t minor, uint64_t interp);
+/* Calls fn(value, name, ctx) for every local (name: its variable name) and saved value-stack
+ * entry (name "") of every thread's Python frames. CPython 3.11 to 3.13 (minor); interp: the
+ * PyInterpreterState. A thread whose frames changed under every walk gives the longest
+ * part seen. Returns how many threads did, -ENOTSUP (another version) or -EIO. */
+int py_frames__each(int pid, const struct py_layout *l, uint32_t minor, uint64_t interp,
+		    void (*fn)(uint64_t value, const char *name, void *ctx), void *ctx);
 
 #endif

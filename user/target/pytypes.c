@@ -11,7 +11,9 @@
 
 #define OB_TYPE		8
 #define TP_NAME		24
+#define TP_FLAGS	168
 #define TP_BASE		256
+#define F_MANAGED_DICT	(1ul << 4)
 #define TP_MRO		344
 #define TUPLE_SIZE	16
 #define TUPLE_ITEMS	24
@@ -45,8 +47,9 @@ struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t obj)
 struct py_type *py_types__classify_type(struct py_types *c, int pid, uint64_t type)
 {
 	struct py_type *t;
-	uint64_t base, mro = 0;
+	uint64_t base, mro = 0, flags = 0;
 	int64_t nmro = 0;
+	bool optimizer = false;
 	char name[64];
 
 	if (!type)
@@ -68,6 +71,8 @@ struct py_type *py_types__classify_type(struct py_types *c, int pid, uint64_t ty
 		return t;
 	}
 	t->wrapper = !strcmp(name, "OptimizedModule");
+	t->managed_dict = procfs__read_mem(pid, type + TP_FLAGS, &flags, sizeof(flags)) &&
+			  (flags & F_MANAGED_DICT);
 	/* Walk the MRO (tp_base alone misses mixins: a Keras model on torch is a Module only
 	 * through its third base): Module makes it a model part, _Loss a loss function. */
 	if (procfs__read_mem(pid, type + TP_MRO, &mro, sizeof(mro)) && mro &&
@@ -82,7 +87,10 @@ struct py_type *py_types__classify_type(struct py_types *c, int pid, uint64_t ty
 			}
 			if (!strcmp(name, "Module"))
 				t->kind = PYK_MODULE;
+			optimizer |= !strcmp(name, "Optimizer");
 		}
+		if (t->kind == PYK_OTHER && optimizer)
+			t->kind = PYK_OPTIMIZER;
 		return t;
 	}
 	/* no MRO yet (a class being built): the tp_base chain */

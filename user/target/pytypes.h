@@ -19,7 +19,7 @@ struct py_layout {
 
 /* What a called Python object is, from its class chain read in the target's memory:
  * PYK_COMPILER is dynamo's frame callback (torch.compile compiling a frame). */
-enum py_kind { PYK_OTHER, PYK_MODULE, PYK_LOSS, PYK_COMPILER };
+enum py_kind { PYK_OTHER, PYK_MODULE, PYK_LOSS, PYK_COMPILER, PYK_OPTIMIZER };
 
 #define PYTYPES_MAX 512
 
@@ -27,6 +27,8 @@ struct py_type {
 	uint64_t type;		/* PyTypeObject * in the target */
 	enum py_kind kind;
 	char name[64];		/* tp_name */
+	bool managed_dict;	/* Py_TPFLAGS_MANAGED_DICT (3.11+): instances keep a __dict__
+				 * before the object (py_layout.managed_dict) */
 	int nderef;		/* modules: the pointer chain to `training`, 0 if not found */
 	int32_t chain[3];
 	int refinds;		/* times the chain was looked for again (capped) */
@@ -65,7 +67,8 @@ struct py_calls {
 };
 
 /* The class of obj (a PyObject * in process pid): a torch nn.Module subclass, a loss (also
- * a Module, but not the model's forward), or something else. NULL if unreadable. */
+ * a Module, but not the model's forward), an optimizer (a class named Optimizer in its MRO:
+ * torch's, or another framework's), or something else. NULL if unreadable. */
 struct py_type *py_types__classify(struct py_types *c, int pid, uint64_t obj);
 /* The same for a class (a PyTypeObject *): known classes need no read of the target. */
 struct py_type *py_types__classify_type(struct py_types *c, int pid, uint64_t type);

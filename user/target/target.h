@@ -16,7 +16,7 @@
 #include "tree/torch_tree.h"
 
 struct bpf_link;
-struct snap_job;	/* observe/snapshots.c */
+struct snap_ctl;	/* observe/snapshots.c */
 
 /* --python-frames sampled: where a target is in its cycle of sampled steps. */
 struct py_sample {
@@ -50,6 +50,19 @@ struct cuda_sample {
 	uint64_t timed_ns;		/* closed windows counted by time (no progress calls) */
 	uint64_t phase_ns;		/* when the open window entered its current state */
 	uint64_t link_ns, last_window_ns;	/* the last window's linking time and length */
+	/* The exact head: the per-call probes linked from attach on and counted call by call
+	 * for the process's first second (or first CUDA_HEAD_CALLS calls); a run that ends
+	 * inside it has exact totals, a longer one estimates = head + windows scaled to the
+	 * rest. */
+	bool head_on;		/* counting every call now */
+	bool head_done;		/* over, its counts kept below; windows follow */
+	uint64_t head_opened_ns, head_ns;
+	struct cuda_counts head;	/* the totals when it ended */
+	uint64_t head_progress;	/* progress calls when it ended */
+	struct cuda_head_kernel {
+		uint64_t func, count;
+	} *head_kernels;	/* launches per kernel when it ended */
+	size_t nhead_kernels;
 };
 struct sym_table;
 
@@ -173,13 +186,17 @@ struct target {
 	uint64_t model_obj;	/* the outermost forward's Module (Python frames), 0: unknown */
 	uint64_t snap_main_dict;	/* __main__'s globals once found, 0: not yet */
 	cJSON *snapshots;	/* snapshot records for the next batch, or NULL */
-	struct snap_job *snap_job;	/* the snapshot being read on its thread, or NULL */
-	long snapshots_skipped_busy;	/* epochs that ended while one was still read */
-	bool snap_refused;	/* the torch layout failed its checks: no more snapshots */
+	struct snap_ctl *snap;	/* reads, the models, the epoch ends waiting for theirs */
+	long snapshots_skipped_busy;	/* epochs whose end came before their state was read */
+	long snapshots_taken;	/* records */
+	long snap_reads, snap_reads_torn;	/* reads made (every one costs), torn ones */
+	uint64_t snap_wakeups;	/* loader wakeups BPF forced for them */
 	enum write_hook_kind write_hook;	/* which hook copies its writes (marks) */
-	long snapshots_taken;
 	uint64_t snap_bytes_last, snap_bytes_total;	/* target memory read */
 	double snap_ms_last, snap_ms_total;
+	uint32_t snap_seen;	/* the update count (bpf/snap.h) the last anchor event carried */
+	bool snap_seen_valid;
+	bool snap_refused;	/* the torch layout failed its checks: no more snapshots */
 };
 
 struct target *target__new(int pid);

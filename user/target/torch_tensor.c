@@ -133,6 +133,40 @@ uint64_t torch_tensor__span_bytes(const struct tensor_desc *d)
 	return (last + 1) * (uint64_t)d->elem_size;
 }
 
+/* A TensorImpl's fields lie in its first ~180 bytes (probes/torch_layouts.json): read at
+ * once, one system call instead of one per field (a snapshot is read in a quiet moment of
+ * the job, and the sooner it is done the likelier it is exact). */
+#define IMPL_BLOCK 256
+
+struct block {
+	uint64_t base;
+	size_t len;
+	uint8_t b[IMPL_BLOCK];
+};
+
+static size_t impl_block_len(const struct torch_layout *l)
+{
+	int64_t end = l->sizes_and_strides + 8 + 16 * l->inline_dims;
+	const int64_t f[][2] = { { l->storage, 8 }, { l->storage_offset, 8 }, { l->numel, 8 },
+				 { l->data_type, 2 }, { l->device, 2 }, { l->device_has_value, 1 },
+				 { l->autograd_meta, 8 } };
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i][0] + f[i][1] > end)
+			end = f[i][0] + f[i][1];
+	return end > 0 && end <= IMPL_BLOCK ? (size_t)end : 0;
+}
+
+/* A field at addr: from the block when it lies there, else from the target. */
+static bool field(int pid, const struct block *k, uint64_t addr, void *out, size_t n)
+{
+	if (k->len && addr >= k->base && addr + n <= k->base + k->len) {
+		memcpy(out, k->b + (addr - k->base), n);
+		return true;
+	}
+	return rd(pid, addr, out, n);
+}
+
 int torch_tensor__read_impl(int pid, const struct torch_layout *l, uint64_t impl,
 			    struct tensor_desc *d, char *why, size_t size)
 {
@@ -141,17 +175,21 @@ int torch_tensor__read_impl(int pid, const struct torch_layout *l, uint64_t impl
 	int8_t dev[2] = {};
 	uint8_t has_value = 0;
 	int64_t prod = 1;
+	struct block k = { .base = impl, .len = impl_block_len(l) };
+	uint64_t sblk[16];
 
 	memset(d, 0, sizeof(*d));
 	d->impl = impl;
-	if (!rd(pid, impl + (uint64_t)l->storage, &storage, 8) ||
-	    !rd(pid, sas, &dim, 8) ||
-	    !rd(pid, impl + (uint64_t)l->storage_offset, &d->storage_offset, 8) ||
-	    !rd(pid, impl + (uint64_t)l->numel, &d->numel, 8) ||
-	    !rd(pid, impl + (uint64_t)l->data_type, &type, 2) ||
-	    !rd(pid, impl + (uint64_t)l->device, dev, 2) ||
-	    !rd(pid, impl + (uint64_t)l->device_has_value, &has_value, 1) ||
-	    !rd(pid, impl + (uint64_t)l->autograd_meta, &meta, 8)) {
+	if (k.len && !rd(pid, impl, k.b, k.len))
+		k.len = 0;	/* field by field, as far as they can be read */
+	if (!field(pid, &k, impl + (uint64_t)l->storage, &storage, 8) ||
+	    !field(pid, &k, sas, &dim, 8) ||
+	    !field(pid, &k, impl + (uint64_t)l->storage_offset, &d->storage_offset, 8) ||
+	    !field(pid, &k, impl + (uint64_t)l->numel, &d->numel, 8) ||
+	    !field(pid, &k, impl + (uint64_t)l->data_type, &type, 2) ||
+	    !field(pid, &k, impl + (uint64_t)l->device, dev, 2) ||
+	    !field(pid, &k, impl + (uint64_t)l->device_has_value, &has_value, 1) ||
+	    !field(pid, &k, impl + (uint64_t)l->autograd_meta, &meta, 8)) {
 		snprintf(why, size, "TensorImpl at 0x%llx is not readable", (unsigned long long)impl);
 		return -EIO;
 	}
@@ -166,8 +204,8 @@ int torch_tensor__read_impl(int pid, const struct torch_layout *l, uint64_t impl
 	}
 	d->dim = (int)dim;
 	if ((int64_t)dim <= l->inline_dims) {
-		if (!rd(pid, sas + 8, d->sizes, dim * 8) ||
-		    !rd(pid, sas + 8 + 8 * (uint64_t)l->inline_dims, d->strides, dim * 8))
+		if (!field(pid, &k, sas + 8, d->sizes, dim * 8) ||
+		    !field(pid, &k, sas + 8 + 8 * (uint64_t)l->inline_dims, d->strides, dim * 8))
 			goto unreadable;
 	} else {	/* out of line: one heap block, sizes then strides */
 		uint64_t heap = 0;
@@ -207,8 +245,20 @@ int torch_tensor__read_impl(int pid, const struct torch_layout *l, uint64_t impl
 	}
 	d->device_type = (int)dev[0];
 	d->device_index = (int)dev[1];	/* -1: none */
-	if (!rd(pid, storage + (uint64_t)l->storage_data, &d->data, 8) ||
-	    !rd(pid, storage + (uint64_t)l->storage_nbytes, &d->storage_nbytes, 8))
+	/* the storage's data pointer and size: one read where they lie close */
+	k.base = storage;
+	k.len = 0;
+	if (l->storage_data >= 0 && l->storage_nbytes >= 0 &&
+	    (size_t)(l->storage_data > l->storage_nbytes ? l->storage_data : l->storage_nbytes) + 8
+	    <= sizeof(sblk)) {
+		k.len = (size_t)(l->storage_data > l->storage_nbytes ? l->storage_data
+				 : l->storage_nbytes) + 8;
+		if (!rd(pid, storage, sblk, k.len))
+			k.len = 0;
+		memcpy(k.b, sblk, k.len);
+	}
+	if (!field(pid, &k, storage + (uint64_t)l->storage_data, &d->data, 8) ||
+	    !field(pid, &k, storage + (uint64_t)l->storage_nbytes, &d->storage_nbytes, 8))
 		goto unreadable;
 	if (d->storage_offset < 0 || d->storage_nbytes < 0 ||
 	    (uint64_t)d->storage_offset * (uint64_t)d->elem_size + torch_tensor__span_bytes(d) >

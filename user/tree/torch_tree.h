@@ -171,5 +171,8 @@ void torch_tree__finish(struct torch_tree *t, bool clean_exit);
  * where a mark the job prints at ts belongs. ts counts as seen: a clean exit ends the last
  * step and epoch after it. */
 struct span *torch_tree__current(struct torch_tree *t, uint64_t ts);
+/* Whether an update of the parameters or their grads may be under way after the events
+ * seen (an optimizer step, zero_grad or backward open, an update by hand). */
+bool torch_tree__updating(const struct torch_tree *t);
 
 #endif

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+/* --snapshots inside the observe stage: the event thread's side (snapshots.c) hands
+ * requests to a worker thread per target (snap_worker.c) and takes its results back. */
+#ifndef __CIRRON_SNAPSHOTS_H
+#define __CIRRON_SNAPSHOTS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include "common/options.h"
+#include "target/py_models.h"
+#include "target/pytypes.h"
+#include "target/torch_tensor.h"
+
+enum snap_req_kind { SNAP_REQ_NONE, SNAP_REQ_FIND, SNAP_REQ_READ };
+
+/* What the worker is asked; filled by the event thread while the worker is idle. */
+struct snap_req {
+	enum snap_req_kind kind;
+	int pid;
+	/* FIND: where to look */
+	struct py_layout pyl;
+	struct py_roots roots;
+	/* READ */
+	struct torch_layout l;
+	enum snapshots mode;
+	double sample_rate;
+	uint64_t max_bytes;
+	char dir[4096];		/* sampled / full: the files' directory, "" for none */
+	uint32_t s0;		/* the update count the loader had seen, BPF's too at start */
+	uint64_t drops0;	/* ring-buffer drops then */
+	int states_fd, stats_fd;	/* BPF maps: snap_states, stats */
+};
+
+/* What the worker hands back. */
+struct snap_result {
+	int err;		/* FIND: 0 or -ENOENT; READ: 0, or -errno (nothing read) */
+	char why[320];		/* the reason, when err */
+	cJSON *records;		/* READ: one object per model: model, found_by, params, ... */
+	cJSON *model_attr;	/* READ: the inventory for the session's `model` attribute */
+	bool exact;		/* READ: no update began before the read ended */
+	bool refused;		/* a tensor failed the layout's checks: no more snapshots */
+	uint64_t bytes;
+	double ms;
+	size_t models, optimizers;	/* FIND */
+	char found_how[160];	/* FIND: what was looked at (-vv) */
+};
+
+struct snap_worker {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool started;
+	int nice, find_nice;	/* the thread's priority for reads, and for FIND */
+	bool has_req;		/* under mu: a request waits */
+	bool quit;		/* under mu */
+	atomic_bool cancel;	/* stop a read between tensors */
+	atomic_bool done;	/* the result is ready (the event thread takes it) */
+	struct snap_req req;
+	struct snap_result res;
+	/* the worker's own: kept across requests */
+	struct py_types types;
+	struct py_models models;
+};
+
+/* Starts the worker's thread. Returns 0 or an errno. */
+int snap_worker__start(struct snap_worker *w);
+/* Hands it w->req (filled by the caller); the result comes with w->done. */
+void snap_worker__submit(struct snap_worker *w);
+/* Runs w->req on the calling thread (the worker idle): a small model's read, without the
+ * worker thread's wakeup in the way. The result comes with w->done as well. */
+void snap_worker__run_here(struct snap_worker *w);
+/* Stops it (a read under way stops at its next tensor) and joins it. */
+void snap_worker__stop(struct snap_worker *w);
+
+#endif
