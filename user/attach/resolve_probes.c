@@ -5,6 +5,7 @@
 // symbol (or, for static functions of known builds, its build-id-keyed offset; for CPython's
 // slot_tp_call, the entry for the file's minor version), past a leading endbr64.
 #include <bpf/bpf.h>
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,13 +61,18 @@ static bool links_now(const struct probe_result *r)
 
 /* CET builds start functions with endbr64, which the kernel single-steps (~20 us a hit on
  * these VMs); the next instruction (a push) is emulated (~5 us). Probe there instead: the
- * return address is still on top of the stack, so return probes work too. */
+ * return address is still on top of the stack, so return probes work too. x86-64 files only:
+ * those bytes are another instruction in aarch64 code, and aarch64's first instructions stay
+ * probed (past a paciasp, x30 would hold the signed return address). */
 uint64_t resolve__skip_endbr64(int fd, uint64_t off)
 {
 	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	unsigned char insn[4];
+	unsigned char insn[4], ehdr[EI_NIDENT + 4];
 
-	if (fd >= 0 && pread(fd, insn, sizeof(insn), (off_t)off) == sizeof(insn) &&
+	if (fd < 0 || pread(fd, ehdr, sizeof(ehdr), 0) != sizeof(ehdr) ||
+	    ehdr[EI_DATA] != ELFDATA2LSB || (ehdr[18] | ehdr[19] << 8) != EM_X86_64)
+		return off;	/* e_machine follows e_ident and e_type */
+	if (pread(fd, insn, sizeof(insn), (off_t)off) == sizeof(insn) &&
 	    !memcmp(insn, endbr64, sizeof(insn)))
 		return off + 4;
 	return off;
@@ -275,7 +281,12 @@ int resolve__group(struct observer *o, struct target *t, size_t fi,
 			continue;
 		}
 		if (!probe_def__applies(d, arch)) {	/* another architecture's entry */
+			char why[96];
+
+			snprintf(why, sizeof(why), "not for %s files (\"arch\" in probes/%s.json)",
+				 probe_arch__name(arch), g->name);
 			r->err = -ENOENT;
+			r->why = strdup(why);
 			continue;
 		}
 		if (d->python_tier && o->opts->python_frames == PYF_OFF) {
