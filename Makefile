@@ -282,8 +282,14 @@ $(OUTPUT)/tests/libexit_shapes.so: tests/targets/exit_shapes.S | $(OUTPUT)/tests
 $(OUTPUT)/tests/libexit_shapes_stripped.so: $(OUTPUT)/tests/libexit_shapes.so
 	$(Q)strip --strip-all $< -o $@
 
+# The same shapes in aarch64 code, read (not run) by the same test where the cross assembler
+# is (tests/kernels/install-deps.sh arm64).
+$(OUTPUT)/tests/libexit_shapes_arm64.so: tests/targets/exit_shapes_arm64.S | $(OUTPUT)/tests
+	$(Q)aarch64-linux-gnu-gcc -shared -fPIC -nostdlib $< -o $@
+
 EXIT_SHAPES := $(if $(filter x86,$(ARCH)),$(OUTPUT)/tests/libexit_shapes.so \
-	$(OUTPUT)/tests/libexit_shapes_stripped.so)
+	$(OUTPUT)/tests/libexit_shapes_stripped.so \
+	$(if $(shell command -v aarch64-linux-gnu-gcc),$(OUTPUT)/tests/libexit_shapes_arm64.so))
 test-unit: $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS)) $(EXIT_SHAPES)
 	$(Q)for t in $(filter-out %.so,$^); do $$t || exit 1; done
 

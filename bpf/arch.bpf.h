@@ -15,11 +15,15 @@
 #if defined(__TARGET_ARCH_x86)
 /* x86-64 SysV: rdi rsi rdx rcx r8 r9, then the stack; the call pushed the return address */
 #define ARCH_ARG6(ctx)		((ctx)->r9)	/* no PT_REGS_PARM6 in libbpf 1.1 */
+#define ARCH_ARG7(ctx)		0		/* the 7th and 8th are on the stack: the */
+#define ARCH_ARG8(ctx)		0		/* loader never asks for reg6, reg7 here */
 #define ARCH_STACK_ARG0		8		/* [sp + 8] at entry: the first stack argument */
 #define ARCH_NR_WRITE		1
 #elif defined(__TARGET_ARCH_arm64)
 /* AAPCS64: x0-x7, then the stack; the return address is in x30 (lr), not on the stack */
 #define ARCH_ARG6(ctx)		(((const struct user_pt_regs *)(ctx))->regs[5])
+#define ARCH_ARG7(ctx)		(((const struct user_pt_regs *)(ctx))->regs[6])
+#define ARCH_ARG8(ctx)		(((const struct user_pt_regs *)(ctx))->regs[7])
 #define ARCH_STACK_ARG0		0		/* [sp] at entry: the first stack argument */
 #define ARCH_NR_WRITE		64
 #else

@@ -35,13 +35,18 @@ enum probe_action {
 };
 
 /* Where an argument comes from: argument registers (x86-64 SysV, arm64 AAPCS64), a stack slot,
- * the return value, or the return address. */
+ * the return value, or the return address. Which one holds a given argument depends on the
+ * architecture: probes/ says it per architecture where they differ (user/target/probe_defs.h). */
 enum arg_source {
 	ARG_NONE = 0,
-	ARG_REG0, ARG_REG1, ARG_REG2, ARG_REG3, ARG_REG4, ARG_REG5,	/* rdi rsi rdx rcx r8 r9 */
-	ARG_STACK1, ARG_STACK2, ARG_STACK3, ARG_STACK4,			/* [rsp + 8*n] at entry */
+	ARG_REG0, ARG_REG1, ARG_REG2, ARG_REG3, ARG_REG4, ARG_REG5,	/* rdi rsi rdx rcx r8 r9;
+									 * arm64: x0-x5 */
+	ARG_STACK1, ARG_STACK2, ARG_STACK3, ARG_STACK4,	/* the first stack slots at entry:
+							 * [rsp + 8*n]; arm64: [sp + 8*(n-1)] */
 	ARG_RET,							/* return value (exit only) */
 	ARG_RETADDR,		/* entry: the address the call returns to (who called) */
+	ARG_REG6, ARG_REG7,	/* arm64 only: x6, x7 (x86-64 passes those arguments on the stack) */
+	ARG__COUNT,
 };
 
 /* How a captured value is used once read. */

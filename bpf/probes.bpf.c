@@ -32,6 +32,8 @@ static __always_inline __u64 read_arg(struct pt_regs *ctx, __u8 src)
 	case ARG_REG3: return PT_REGS_PARM4(ctx);
 	case ARG_REG4: return PT_REGS_PARM5(ctx);
 	case ARG_REG5: return ARCH_ARG6(ctx);
+	case ARG_REG6: return ARCH_ARG7(ctx);
+	case ARG_REG7: return ARCH_ARG8(ctx);
 	case ARG_STACK1: case ARG_STACK2: case ARG_STACK3: case ARG_STACK4:
 		bpf_probe_read_user(&v, sizeof(v), (void *)(PT_REGS_SP(ctx) + ARCH_STACK_ARG0 +
 							    8 * (src - ARG_STACK1)));

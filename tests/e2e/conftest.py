@@ -124,11 +124,21 @@ DEBIAN_TORCH = Path("/usr/lib/python3/dist-packages")
 def venv():
     """Builds once (cached outside the repo, keyed by its pinned requirements) and returns the
     venv: pyenv's CPython 3.11 + torch==2.13.0 (official CPU wheel), transformers, accelerate,
-    lightning, keras (tests/scripts/make-venv.sh)."""
+    lightning, keras (tests/scripts/make-venv.sh). CIRRON_TEST_VENV names a venv built
+    elsewhere instead: the arm64 guest's /opt/torch-venv (Python 3.13, PyPI's aarch64 torch
+    2.9.1 CPU wheel, no other framework; tests/kernels)."""
+    if os.environ.get("CIRRON_TEST_VENV"):
+        return Path(os.environ["CIRRON_TEST_VENV"])
     r = subprocess.run([str(VENV_SCRIPT)], capture_output=True, text=True, timeout=1800)
     if r.returncode != 0:
         unavailable(f"cannot build the venv: {r.stderr.strip()[-500:]}")
     return Path(r.stdout.strip().splitlines()[-1])
+
+
+def venv_python_minor(venv):
+    """The minor version of the venv's Python (its pyvenv.cfg): 11 for make-venv.sh's."""
+    m = re.search(r"^version\s*=\s*3\.(\d+)", (venv / "pyvenv.cfg").read_text(), re.M)
+    return int(m.group(1)) if m else 11
 
 
 @pytest.fixture(scope="session")

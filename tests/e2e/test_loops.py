@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, only_session, unavailable
-from test_torch_tree import (HOST_PYTHON, Target, check_well_formed, children, named,
+from test_torch_tree import (HOST_PYTHON, HOST_PYTHON_MINOR, HOST_TORCH_MAJOR, Target,
+                             check_well_formed, children, named,
                              trixie_root)  # noqa: F401 (trixie_root is a fixture)
 
 LOOPS = ROOT / "tests" / "workloads" / "loops.py"
@@ -25,7 +26,7 @@ def target(request, bpf):
     if request.param == "host":
         if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
             unavailable("python3-torch is not installed")
-        return Target("host", [HOST_PYTHON, str(LOOPS)], 1, 11)
+        return Target("host", [HOST_PYTHON, str(LOOPS)], HOST_TORCH_MAJOR, HOST_PYTHON_MINOR)
     root = request.getfixturevalue("trixie_root")
     shutil.copy(LOOPS, root / "work" / "loops.py")
     return Target("trixie", ["chroot", str(root), "python3", "/work/loops.py"], 2, 13)

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, only_session, unavailable
-from test_torch_tree import HOST_PYTHON, Target, check_well_formed, named, trixie_root  # noqa: F401
+from test_torch_tree import (HOST_PYTHON, HOST_PYTHON_MINOR, HOST_TORCH_MAJOR, Target,
+                             check_well_formed, named, trixie_root)  # noqa: F401
 
 PRINTS = ROOT / "tests" / "workloads" / "prints.py"
 
@@ -26,7 +27,7 @@ def target(request, bpf):
     if request.param == "host":
         if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
             unavailable("python3-torch is not installed")
-        return Target("host", [HOST_PYTHON, str(PRINTS)], 1, 11)
+        return Target("host", [HOST_PYTHON, str(PRINTS)], HOST_TORCH_MAJOR, HOST_PYTHON_MINOR)
     root = request.getfixturevalue("trixie_root")
     shutil.copy(PRINTS, root / "work" / "prints.py")
     return Target("trixie", ["chroot", str(root), "python3", "/work/prints.py"], 2, 13)
@@ -87,8 +88,8 @@ def test_block_buffered_stdout(h, bpf, tmp_path):
     if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
         unavailable("python3-torch is not installed")
     expect = tmp_path / "expected.json"
-    s, _ = run(h, Target("host", [HOST_PYTHON, str(PRINTS)], 1, 11), "--epochs", "3",
-               "--batches", "40", "--no-flush", "--expect", str(expect))
+    host = Target("host", [HOST_PYTHON, str(PRINTS)], HOST_TORCH_MAJOR, HOST_PYTHON_MINOR)
+    s, _ = run(h, host, "--epochs", "3", "--batches", "40", "--no-flush", "--expect", str(expect))
     want = Counter((n, float(v), src) for n, v, _, src, _ in json.loads(expect.read_text()))
     got = Counter((m["name"], m["value"], m["source"])
                   for sp in s.spans.values() for m in sp["marks"] if "value" in m)

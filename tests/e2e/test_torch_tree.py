@@ -12,10 +12,26 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DEBIAN_TORCH, ROOT, TIME_SCALE, only_session, unavailable
+from conftest import DEBIAN_TORCH, ROOT, TIME_SCALE, only_session, unavailable, venv_python_minor
 
 TRAIN = ROOT / "tests" / "workloads" / "train.py"
 HOST_PYTHON = "/usr/bin/python3"      # Debian's, the one python3-torch imports under
+
+
+def debian_stack():
+    """(torch major, python minor) of Debian's python3 and python3-torch here, read from their
+    files: bookworm's 1.13 and 3.11 on the host, trixie's 2.6 and 3.13 in the arm64 guest
+    (tests/kernels). (1, 11) where they are missing: the host target is unavailable then."""
+    m = re.search(r"python3\.(\d+)$", os.path.realpath(HOST_PYTHON))
+    try:
+        v = re.search(r"__version__ = '(\d+)\.",
+                      (DEBIAN_TORCH / "torch" / "version.py").read_text())
+    except OSError:
+        v = None
+    return (int(v.group(1)) if v else 1), (int(m.group(1)) if m else 11)
+
+
+HOST_TORCH_MAJOR, HOST_PYTHON_MINOR = debian_stack()
 TRIXIE_SCRIPT = ROOT / "tests" / "scripts" / "make-trixie-root.sh"
 TRIXIE_ROOT = Path(os.environ.get("CIRRON_TRIXIE_ROOT", "/var/cache/cirron-probe/trixie-root"))
 
@@ -55,13 +71,14 @@ def target(request, bpf):
     if request.param == "host":
         if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
             unavailable("python3-torch is not installed")
-        return Target("host", [HOST_PYTHON, str(TRAIN)], 1, 11)
+        return Target("host", [HOST_PYTHON, str(TRAIN)], HOST_TORCH_MAJOR, HOST_PYTHON_MINOR)
     if request.param == "pyenv":    # env execs in place: the pid stays (attach tests)
         py = request.getfixturevalue("pyenv_python")
         return Target("pyenv", ["env", f"PYTHONPATH={DEBIAN_TORCH}", str(py), str(TRAIN)], 1, 11)
     if request.param == "venv":
         venv = request.getfixturevalue("venv")
-        return Target("venv", [str(venv / "bin" / "python"), str(TRAIN)], 2, 11)
+        return Target("venv", [str(venv / "bin" / "python"), str(TRAIN)], 2,
+                      venv_python_minor(venv))
     root = request.getfixturevalue("trixie_root")
     return Target("trixie", ["chroot", str(root), "python3", "/work/train.py"], 2, 13)
 
@@ -227,7 +244,8 @@ def test_cuda_counters_land_on_their_spans(h, bpf):
     only: the trixie root has no CUDA runtime."""
     if not Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so").exists():
         unavailable("python3-torch is not installed")
-    s = trace(h, Target("host", [HOST_PYTHON, str(TRAIN)], 1, 11), "--epochs", "1", "--batches", "4",
+    host = Target("host", [HOST_PYTHON, str(TRAIN)], HOST_TORCH_MAJOR, HOST_PYTHON_MINOR)
+    s = trace(h, host, "--epochs", "1", "--batches", "4",
               "--cuda-calls", observer_args=("--cuda-calls", "always"))
     check_well_formed(s)
     steps = named(s, "step")

@@ -2,10 +2,14 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Copyright (c) 2026 cirron-probe authors
 #
-# The kernel matrix: for each Debian suite (CIRRON_KERNEL_SUITES, default "bookworm bullseye":
-# Linux 6.1 and 5.10), fetch its cloud kernel (cached), boot it (boot.sh) and run
-# guest-tests.sh inside. Consoles: .output/kernels/<suite>/console.log. Prints one line per
-# kernel (result, wall time) and exits non-zero if any kernel failed.
+# The kernel matrix: for each suite of CIRRON_KERNEL_SUITES (default "bookworm bullseye
+# arm64"), fetch its kernel (cached), boot it (boot.sh) and run guest-tests.sh inside.
+# bookworm and bullseye: Debian's amd64 cloud kernels, Linux 6.1 and 5.10, on this machine's
+# root. arm64: Debian trixie's arm64 cloud kernel (6.12) under qemu-system-aarch64, on the
+# arm64 root (make-arm64-root.sh: built once, cached) with the cross build (make ARCH=arm64,
+# made here first: its CUDA test targets link with that root's libcudart). Consoles:
+# .output/kernels/<suite>/console.log. Prints one line per kernel (result, wall time) and
+# exits non-zero if any kernel failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 here=tests/kernels
@@ -14,15 +18,37 @@ mkdir -p .output/kernels
 : > "$summary"
 failed=0
 total_start=$SECONDS
-for suite in ${CIRRON_KERNEL_SUITES:-bookworm bullseye}; do
+
+# The arm64 guest's root and binaries; prints the root. Its build times go to the summary.
+prepare_arm64() {
+	local t=$SECONDS root
+	"$here/install-deps.sh" arm64 >&2 || return 1
+	root=$("$here/make-arm64-root.sh" | tail -1) || return 1
+	echo "kernels: arm64: root $(basename "$(realpath "$root")") ready in $((SECONDS - t))s" |
+		tee -a "$summary" >&2
+	t=$SECONDS
+	${MAKE:-make} --no-print-directory -j"$(nproc)" ARCH=arm64 kernel-test-bins >&2 || return 1
+	echo "kernels: arm64: cross build ready in $((SECONDS - t))s" | tee -a "$summary" >&2
+	echo "$root"
+}
+
+for suite in ${CIRRON_KERNEL_SUITES:-bookworm bullseye arm64}; do
 	start=$SECONDS
-	if ! kdir=$("$here/fetch-kernel.sh" "$suite"); then
-		echo "kernels: $suite: cannot fetch its kernel" | tee -a "$summary"
+	root=
+	if [[ $suite == arm64 ]]; then
+		kdir=$("$here/fetch-kernel.sh" "${CIRRON_ARM64_SUITE:-trixie}" arm64) &&
+			root=$(prepare_arm64)
+	else
+		kdir=$("$here/fetch-kernel.sh" "$suite")
+	fi
+	# shellcheck disable=SC2181 # either branch's status
+	if (($? != 0)); then
+		echo "kernels: $suite: cannot fetch its kernel or build what it runs" | tee -a "$summary"
 		failed=1
 		continue
 	fi
 	echo "kernels: $suite: booting $(cat "$kdir/.complete")"
-	"$here/boot.sh" "$kdir" ".output/kernels/$suite" "$here/guest-tests.sh"
+	CIRRON_VM_ROOT=${root:-/} "$here/boot.sh" "$kdir" ".output/kernels/$suite" "$here/guest-tests.sh"
 	rc=$?
 	result=$(tr -d '\r' < ".output/kernels/$suite/console.log" |
 		grep -E '^=*.* (passed|failed|error)' | tail -1 | tr -d '=' | sed 's/^ *//;s/ *$//')

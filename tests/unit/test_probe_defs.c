@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
+#include <elf.h>
 #include <fcntl.h>
 #include "target/probe_defs.h"
 #include "unit.h"
@@ -57,8 +58,15 @@ static void load_embedded(void)
 			ASSERT_TRUE(g->probes[j].symbol && *g->probes[j].symbol, "symbol");
 			ASSERT_TRUE(g->probes[j].action > ACT_NONE &&
 				    g->probes[j].action < ACT__COUNT, g->probes[j].symbol);
-			for (int k = 0; k < CIRRON_NARGS; k++)
-				ASSERT_LE(g->probes[j].arg_src[k], ARG_RETADDR, "arg source");
+			for (int a = 0; a < PROBE_ARCH__COUNT; a++)
+				for (int k = 0; k < CIRRON_NARGS; k++)
+					ASSERT_LT(g->probes[j].arg_src[a][k], ARG__COUNT,
+						  "arg source");
+			/* an offset or an instruction is one architecture's */
+			if (g->probes[j].build_id)
+				ASSERT_EQ(__builtin_popcount(g->probes[j].arches), 1,
+					  g->probes[j].symbol);
+			ASSERT_TRUE(g->probes[j].arches, g->probes[j].symbol);
 		}
 		for (size_t j = 0; j < i; j++)
 			ASSERT_TRUE(strcmp(g->name, s.groups[j].name), "group names unique");
@@ -77,22 +85,41 @@ static void load_embedded(void)
 		p = probe(cudart, "cudaLaunchKernel");
 		if (ASSERT_OK_PTR(p, "cudaLaunchKernel")) {
 			ASSERT_EQ(p->action, ACT_CUDA_LAUNCH, "action");
-			ASSERT_EQ(p->arg_src[0], ARG_REG0, "arg 0");
-			ASSERT_EQ(p->arg_deref[0], DEREF_NONE, "arg 0 deref");
-			ASSERT_EQ(p->arg_src[1], ARG_NONE, "no arg 1");
+			ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][0], ARG_REG0, "arg 0");
+			ASSERT_EQ(p->arg_deref[PROBE_ARCH_X86_64][0], DEREF_NONE, "arg 0 deref");
+			ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][1], ARG_NONE, "no arg 1");
 			ASSERT_FALSE(p->optional, "required");
 		}
 		p = probe(cudart, "cudaMemcpy");
 		if (ASSERT_OK_PTR(p, "cudaMemcpy")) {
 			ASSERT_EQ(p->action, ACT_CUDA_MEMCPY, "action");
-			ASSERT_EQ(p->arg_src[0], ARG_REG2, "bytes");
-			ASSERT_EQ(p->arg_src[1], ARG_REG3, "kind");
+			ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][0], ARG_REG2, "bytes");
+			ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][1], ARG_REG3, "kind");
 			ASSERT_TRUE(p->ret, "return probe");
 		}
 		p = probe(cudart, "cudaLaunchKernel_ptsz");
 		if (ASSERT_OK_PTR(p, "cudaLaunchKernel_ptsz"))
 			ASSERT_TRUE(p->optional, "optional");
 	}
+	/* where the ABIs differ: record_function_enter_new returns an object, whose memory
+	 * comes as argument 0 on x86-64 (RDI) and in X8 on aarch64, so the name moves */
+	p = probe(group(&s, "libtorch"), "_ZN5torch8autograd8profiler25record_function_enter_new*");
+	if (ASSERT_OK_PTR(p, "record_function_enter_new")) {
+		ASSERT_EQ(p->arches, PROBE_ARCH_ALL, "every architecture");
+		ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][0], ARG_REG1, "x86-64: RSI");
+		ASSERT_EQ(p->arg_src[PROBE_ARCH_AARCH64][0], ARG_REG0, "aarch64: X0");
+		ASSERT_EQ(p->arg_deref[PROBE_ARCH_AARCH64][0], DEREF_STDSTRING, "aarch64 deref");
+	}
+	p = probe(group(&s, "libtorch"), "record_function_enter (static, torch 1.13 Debian)");
+	if (ASSERT_OK_PTR(p, "torch 1.13 record_function_enter")) {
+		ASSERT_TRUE(probe_def__applies(p, PROBE_ARCH_X86_64), "an x86-64 build's offset");
+		ASSERT_FALSE(probe_def__applies(p, PROBE_ARCH_AARCH64), "not aarch64's");
+	}
+	/* the CUDA runtime's probes read arguments that are in the same registers on both */
+	for (size_t j = 0; cudart && j < cudart->n; j++)
+		ASSERT_EQ(memcmp(cudart->probes[j].arg_src[PROBE_ARCH_X86_64],
+				 cudart->probes[j].arg_src[PROBE_ARCH_AARCH64], CIRRON_NARGS), 0,
+			  cudart->probes[j].symbol);
 	ldso = group(&s, "ldso");
 	if (ASSERT_OK_PTR(ldso, "ldso group")) {
 		ASSERT_STREQ(ldso->match_defines, "_dl_debug_state", "ldso match");
@@ -193,6 +220,30 @@ static void rejects(void)
 					     "\"args\": \"reg0\"}") },
 		{ "5 args", GROUP(PROBE("\"reg0\", \"reg1\", \"reg2\", \"reg3\", \"reg4\"")) },
 		{ "bad second probe", GROUP(PROBE("\"reg0\"") ", " PROBE("\"reg7\"")) },
+		{ "arch unknown", GROUP("{\"symbol\": \"f\", \"action\": \"emit\", "
+				      "\"arch\": \"mips\"}") },
+		{ "arch not a string", GROUP("{\"symbol\": \"f\", \"action\": \"emit\", "
+					   "\"arch\": 62}") },
+		{ "arch a list", GROUP("{\"symbol\": \"f\", \"action\": \"emit\", "
+				     "\"arch\": [\"x86_64\"]}") },
+		{ "build_id without arch", GROUP("{\"symbol\": \"f\", \"action\": \"emit\", "
+			"\"build_id\": \"ab\", \"offset\": \"0x10\"}") },
+		{ "reg6 on x86_64", GROUP("{\"symbol\": \"f\", \"action\": \"emit\", "
+			"\"args\": {\"x86_64\": [\"reg6\"], \"aarch64\": [\"reg6\"]}}") },
+		{ "reg8 on aarch64", GROUP("{\"symbol\": \"f\", \"action\": \"emit\", "
+			"\"args\": {\"x86_64\": [\"reg0\"], \"aarch64\": [\"reg8\"]}}") },
+		{ "args for one architecture of two", GROUP("{\"symbol\": \"f\", \"action\": "
+			"\"emit\", \"args\": {\"aarch64\": [\"reg0\"]}}") },
+		{ "args for an architecture arch leaves out", GROUP("{\"symbol\": \"f\", "
+			"\"action\": \"emit\", \"arch\": \"x86_64\", \"args\": "
+			"{\"x86_64\": [\"reg0\"], \"aarch64\": [\"reg0\"]}}") },
+		{ "args for an unknown architecture", GROUP("{\"symbol\": \"f\", \"action\": "
+			"\"emit\", \"args\": {\"x86_64\": [\"reg0\"], \"aarch64\": [\"reg0\"], "
+			"\"riscv64\": [\"reg0\"]}}") },
+		{ "args by architecture not a list", GROUP("{\"symbol\": \"f\", \"action\": "
+			"\"emit\", \"args\": {\"x86_64\": \"reg0\", \"aarch64\": [\"reg0\"]}}") },
+		{ "bad argument in one architecture", GROUP("{\"symbol\": \"f\", \"action\": "
+			"\"emit\", \"args\": {\"x86_64\": [\"reg0\"], \"aarch64\": [\"x0\"]}}") },
 		{ "object_layout missing fields", GROUP("{\"symbol\": \"f\", \"action\": \"emit\", "
 						      "\"object_layout\": {\"managed_dict\": -24}}") },
 		{ "object_layout not numbers", GROUP("{\"symbol\": \"f\", \"action\": \"emit\", "
@@ -241,13 +292,13 @@ static void accepts(void)
 	p = &s.groups[0].probes[0];
 	ASSERT_STREQ(p->symbol, "a", "symbol");
 	ASSERT_EQ(p->action, ACT_EMIT, "emit");
-	ASSERT_EQ(p->arg_src[0], ARG_REG1, "reg1:stdstring source");
-	ASSERT_EQ(p->arg_deref[0], DEREF_STDSTRING, "reg1:stdstring deref");
-	ASSERT_EQ(p->arg_src[1], ARG_STACK2, "stack2");
-	ASSERT_EQ(p->arg_deref[1], DEREF_NONE, "stack2 deref");
-	ASSERT_EQ(p->arg_src[2], ARG_RET, "ret");
-	ASSERT_EQ(p->arg_src[3], ARG_REG0, "reg0:cstring source");
-	ASSERT_EQ(p->arg_deref[3], DEREF_CSTRING, "reg0:cstring deref");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][0], ARG_REG1, "reg1:stdstring source");
+	ASSERT_EQ(p->arg_deref[PROBE_ARCH_X86_64][0], DEREF_STDSTRING, "reg1:stdstring deref");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][1], ARG_STACK2, "stack2");
+	ASSERT_EQ(p->arg_deref[PROBE_ARCH_X86_64][1], DEREF_NONE, "stack2 deref");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][2], ARG_RET, "ret");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][3], ARG_REG0, "reg0:cstring source");
+	ASSERT_EQ(p->arg_deref[PROBE_ARCH_X86_64][3], DEREF_CSTRING, "reg0:cstring deref");
 	ASSERT_TRUE(p->ret, "return");
 	ASSERT_FALSE(p->optional, "not optional");
 	ASSERT_EQ(p->meaning, MEAN_SCOPE, "meaning");
@@ -255,15 +306,15 @@ static void accepts(void)
 	p = &s.groups[0].probes[1];
 	ASSERT_STREQ(p->symbol, "b*", "prefix symbol");
 	ASSERT_EQ(p->action, ACT_CUDA_SYNC, "cuda_sync");
-	ASSERT_EQ(p->arg_src[0], ARG_NONE, "no args");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][0], ARG_NONE, "no args");
 	ASSERT_TRUE(p->optional, "optional");
 	ASSERT_FALSE(p->ret, "no return");
 	ASSERT_EQ(p->meaning, MEAN_NONE, "no meaning");
 	p = &s.groups[0].probes[2];
-	ASSERT_EQ(p->arg_src[0], ARG_REG5, "reg5");
-	ASSERT_EQ(p->arg_src[1], ARG_STACK1, "stack1");
-	ASSERT_EQ(p->arg_src[2], ARG_STACK4, "stack4");
-	ASSERT_EQ(p->arg_src[3], ARG_RETADDR, "retaddr");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][0], ARG_REG5, "reg5");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][1], ARG_STACK1, "stack1");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][2], ARG_STACK4, "stack4");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][3], ARG_RETADDR, "retaddr");
 	ASSERT_STREQ(p->aux_symbol, "d", "aux symbol");
 	ASSERT_EQ(p->aux_offset, 16, "aux offset");
 	ASSERT_FALSE(p->exits, "no exit probes");
@@ -281,11 +332,73 @@ out:
 	probe_set__free(&s);
 }
 
+/* "arch" and per-architecture "args": what differs between the ABIs, e.g. cudaLaunchKernel's
+ * sharedMem and stream (after two dim3 by value: stack slots on x86-64, x6 and x7 on aarch64). */
+static void architectures(void)
+{
+	const char *json = GROUP(
+		"{\"symbol\": \"launch\", \"action\": \"emit\", \"args\": "
+		" {\"x86_64\": [\"reg0\", \"stack1\", \"stack2\"],"
+		"  \"aarch64\": [\"reg0\", \"reg6\", \"reg7\", \"stack1\"]}},"
+		"{\"symbol\": \"x86 only\", \"action\": \"emit\", \"arch\": \"x86_64\", "
+		" \"build_id\": \"ab\", \"offset\": \"0x10\", \"args\": [\"reg5\"]},"
+		"{\"symbol\": \"arm only\", \"action\": \"emit\", \"arch\": \"aarch64\", "
+		" \"args\": {\"aarch64\": [\"reg7:cstring\"]}},"
+		"{\"symbol\": \"both\", \"action\": \"emit\", \"args\": [\"reg2\"]}");
+	const struct probe_def *p;
+	struct probe_set s = {};
+
+	ASSERT_EQ(probe_arch__of_machine(EM_X86_64), PROBE_ARCH_X86_64, "EM_X86_64");
+	ASSERT_EQ(probe_arch__of_machine(EM_AARCH64), PROBE_ARCH_AARCH64, "EM_AARCH64");
+	ASSERT_EQ(probe_arch__of_machine(EM_386), -1, "EM_386: not probed");
+	ASSERT_EQ(probe_arch__of_machine(EM_RISCV), -1, "EM_RISCV: not probed");
+	ASSERT_STREQ(probe_arch__name(PROBE_ARCH_AARCH64), "aarch64", "aarch64 name");
+	ASSERT_STREQ(probe_arch__name(-1), "?", "no name");
+#if defined(__x86_64__)
+	ASSERT_EQ(probe_arch__own(), PROBE_ARCH_X86_64, "built for x86-64");
+#elif defined(__aarch64__)
+	ASSERT_EQ(probe_arch__own(), PROBE_ARCH_AARCH64, "built for aarch64");
+#endif
+	if (!ASSERT_OK(probe_set__parse(&s, json, "test"), "parse") ||
+	    !ASSERT_EQ(s.groups[0].n, 4, "four probes"))
+		goto out;
+	p = &s.groups[0].probes[0];
+	ASSERT_EQ(p->arches, PROBE_ARCH_ALL, "launch: both");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][0], ARG_REG0, "x86 func");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][1], ARG_STACK1, "x86 sharedMem");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][2], ARG_STACK2, "x86 stream");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][3], ARG_NONE, "x86: three");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_AARCH64][0], ARG_REG0, "arm func");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_AARCH64][1], ARG_REG6, "arm sharedMem: x6");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_AARCH64][2], ARG_REG7, "arm stream: x7");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_AARCH64][3], ARG_STACK1, "arm stack1");
+	p = &s.groups[0].probes[1];
+	ASSERT_TRUE(probe_def__applies(p, PROBE_ARCH_X86_64), "x86 only: x86");
+	ASSERT_FALSE(probe_def__applies(p, PROBE_ARCH_AARCH64), "x86 only: not arm");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][0], ARG_REG5, "x86 only: reg5");
+	p = &s.groups[0].probes[2];
+	ASSERT_FALSE(probe_def__applies(p, PROBE_ARCH_X86_64), "arm only: not x86");
+	ASSERT_TRUE(probe_def__applies(p, PROBE_ARCH_AARCH64), "arm only: arm");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_AARCH64][0], ARG_REG7, "arm only: x7");
+	ASSERT_EQ(p->arg_deref[PROBE_ARCH_AARCH64][0], DEREF_CSTRING, "arm only: cstring");
+	ASSERT_EQ(p->arg_src[PROBE_ARCH_X86_64][0], ARG_NONE, "arm only: nothing for x86");
+	p = &s.groups[0].probes[3];
+	ASSERT_FALSE(probe_def__applies(p, -1), "no architecture");
+	ASSERT_FALSE(probe_def__applies(p, PROBE_ARCH__COUNT), "out of range");
+	for (int a = 0; a < PROBE_ARCH__COUNT; a++) {
+		ASSERT_TRUE(probe_def__applies(p, a), "both: applies");
+		ASSERT_EQ(p->arg_src[a][0], ARG_REG2, "both: the same register");
+	}
+out:
+	probe_set__free(&s);
+}
+
 int main(void)
 {
 	RUN_TEST(load_embedded);
 	RUN_TEST(action_names);
 	RUN_TEST(rejects);
 	RUN_TEST(accepts);
+	RUN_TEST(architectures);
 	return unit__done();
 }

@@ -65,8 +65,10 @@ int probe_links__reserve(struct observer *o, struct target *t, struct probe_resu
 		return -ENOSPC;
 	reset_hits(o, 2 * id);	/* the id may have served an earlier probe */
 	reset_hits(o, 2 * id + 1);
-	memcpy(spec.arg_src, d->arg_src, sizeof(spec.arg_src));
-	memcpy(spec.arg_deref, d->arg_deref, sizeof(spec.arg_deref));
+	if (r->arch < 0 || r->arch >= PROBE_ARCH__COUNT)
+		return -ENOEXEC;
+	memcpy(spec.arg_src, d->arg_src[r->arch], sizeof(spec.arg_src));
+	memcpy(spec.arg_deref, d->arg_deref[r->arch], sizeof(spec.arg_deref));
 	if (d->ret)
 		spec.flags |= PROBE_F_RETURN;
 	if (d->nested)

@@ -5,6 +5,7 @@
 // symbol (or, for static functions of known builds, its build-id-keyed offset; for CPython's
 // slot_tp_call, the entry for the file's minor version), past a leading endbr64.
 #include <bpf/bpf.h>
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,13 +61,18 @@ static bool links_now(const struct probe_result *r)
 
 /* CET builds start functions with endbr64, which the kernel single-steps (~20 us a hit on
  * these VMs); the next instruction (a push) is emulated (~5 us). Probe there instead: the
- * return address is still on top of the stack, so return probes work too. */
+ * return address is still on top of the stack, so return probes work too. x86-64 files only:
+ * those bytes are another instruction in aarch64 code, and aarch64's first instructions stay
+ * probed (past a paciasp, x30 would hold the signed return address). */
 uint64_t resolve__skip_endbr64(int fd, uint64_t off)
 {
 	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	unsigned char insn[4];
+	unsigned char insn[4], ehdr[EI_NIDENT + 4];
 
-	if (fd >= 0 && pread(fd, insn, sizeof(insn), (off_t)off) == sizeof(insn) &&
+	if (fd < 0 || pread(fd, ehdr, sizeof(ehdr), 0) != sizeof(ehdr) ||
+	    ehdr[EI_DATA] != ELFDATA2LSB || (ehdr[18] | ehdr[19] << 8) != EM_X86_64)
+		return off;	/* e_machine follows e_ident and e_type */
+	if (pread(fd, insn, sizeof(insn), (off_t)off) == sizeof(insn) &&
 	    !memcmp(insn, endbr64, sizeof(insn)))
 		return off + 4;
 	return off;
@@ -174,6 +180,29 @@ static void add_runtime_text(struct observer *o, struct target *t, const struct 
 	     t->pid, CIRRON_RUNTIME_RANGES, f->path);
 }
 
+/* The architecture of f's code (its ELF e_machine, not this machine's), whose "args" and
+ * entries apply. A file of another architecture than this observer's (an emulated process)
+ * gets no uprobe: its breakpoint would be this architecture's instruction in that code.
+ * Then why says so (logged once per group), else it is "". */
+static int file_arch(struct target *t, const struct mapped_file *f, const struct probe_group *g,
+		     char *why, size_t size)
+{
+	int machine = elf_syms__machine(f->host_path);
+	int arch = machine < 0 ? -1 : probe_arch__of_machine((unsigned int)machine);
+
+	*why = 0;
+	if (arch >= 0 && arch == probe_arch__own())
+		return arch;
+	if (machine < 0)
+		snprintf(why, size, "cannot read its ELF header: %s", strerror(-machine));
+	else
+		snprintf(why, size, "its code is %s (ELF machine %d), this observer's %s",
+			 arch >= 0 ? probe_arch__name(arch) : "another architecture's", machine,
+			 probe_arch__name(probe_arch__own()));
+	wlog("pid %d: %s (group %s) not probed: %s", t->pid, f->path, g->name, why);
+	return arch;
+}
+
 /* Links the probes from index first on that attach_one reserved (links_now); one that
  * does not link gets its error and gives its id back. */
 static int link_group(struct observer *o, struct target *t, size_t first)
@@ -210,7 +239,8 @@ int resolve__group(struct observer *o, struct target *t, size_t fi,
 	struct mapped_file *f = &t->files[fi];
 	size_t n = g->n, i;
 	struct sym_query *q = calloc(2 * n, sizeof(*q));
-	int attached = 0, err, build_id_ok = 0;
+	int attached = 0, err, build_id_ok = 0, arch;
+	char foreign[160];
 	struct py_find pf = { .version_err = 1 };
 	char build_id[128];
 	bool cached, runtime_code = false, *tried = calloc(n, sizeof(*tried));
@@ -228,8 +258,9 @@ int resolve__group(struct observer *o, struct target *t, size_t fi,
 	err = sym_cache__resolve(o->syms, f->host_path, q, 2 * n, &cached);
 	if (err < 0)
 		goto out;
-	dlog("pid %d: %s matches group %s (symbols %s)", t->pid, f->path, g->name,
-	     cached ? "cached" : "read from ELF");
+	arch = file_arch(t, f, g, foreign, sizeof(foreign));
+	dlog("pid %d: %s matches group %s (symbols %s, %s)", t->pid, f->path, g->name,
+	     cached ? "cached" : "read from ELF", probe_arch__name(arch));
 	for (i = 0; i < n; i++) {
 		const struct probe_def *d = &g->probes[i];
 		struct probe_result *r = add_result(t);
@@ -243,6 +274,21 @@ int resolve__group(struct observer *o, struct target *t, size_t fi,
 		r->group = g;
 		r->def = d;
 		r->file = fi;
+		r->arch = arch;
+		if (*foreign) {		/* not this observer's architecture: nothing in it */
+			r->err = -ENOEXEC;
+			r->why = strdup(foreign);
+			continue;
+		}
+		if (!probe_def__applies(d, arch)) {	/* another architecture's entry */
+			char why[96];
+
+			snprintf(why, sizeof(why), "not for %s files (\"arch\" in probes/%s.json)",
+				 probe_arch__name(arch), g->name);
+			r->err = -ENOENT;
+			r->why = strdup(why);
+			continue;
+		}
 		if (d->python_tier && o->opts->python_frames == PYF_OFF) {
 			r->err = -ENOENT;	/* not asked for: reported like an absent probe */
 			continue;

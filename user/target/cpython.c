@@ -92,8 +92,9 @@ static bool in_exec(const struct elf_segment *s, int n, uint64_t vaddr)
 	return false;
 }
 
-/* Runtime addresses of every "__call__" string in the read-only segments (a linker may
- * merge it into the tail of a longer string: any occurrence counts). */
+/* Runtime addresses of every "__call__" string in the segments that are not writable (a
+ * linker may merge it into the tail of a longer string: any occurrence counts). The code
+ * segment too: aarch64's linker keeps .rodata there (no -z separate-code by default). */
 static int find_names(const struct mapped_file *f, const struct elf_segment *s, int n,
 		      uint64_t *addrs)
 {
@@ -103,7 +104,7 @@ static int find_names(const struct mapped_file *f, const struct elf_segment *s, 
 	for (int i = 0; i < n && found < MAX_NAMES; i++) {
 		char *buf, *p;
 
-		if ((s[i].flags & (PF_W | PF_X)) || !s[i].filesz || s[i].filesz > MAX_DATA)
+		if ((s[i].flags & PF_W) || !s[i].filesz || s[i].filesz > MAX_DATA)
 			continue;
 		buf = malloc(s[i].filesz);
 		if (!buf)

@@ -201,6 +201,19 @@ int elf_syms__first_load_vaddr(const char *path, uint64_t *vaddr)
 	return err;
 }
 
+int elf_syms__machine(const char *path)
+{
+	struct elf_handle h;
+	GElf_Ehdr eh;
+	int err = elf_handle__open(path, &h);
+
+	if (err)
+		return err;
+	err = gelf_getehdr(h.elf, &eh) ? (int)eh.e_machine : -ENOEXEC;
+	elf_handle__close(&h);
+	return err;
+}
+
 int elf_syms__build_id(const char *path, char *hex, size_t size)
 {
 	struct elf_handle h;

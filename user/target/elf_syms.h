@@ -22,6 +22,9 @@ int elf_syms__resolve(const char *path, struct sym_query *q, size_t n);
 /* Load bias helper: the p_vaddr of the first PT_LOAD (page-aligned down). -errno on error. */
 int elf_syms__first_load_vaddr(const char *path, uint64_t *vaddr);
 
+/* The file's e_machine (EM_X86_64, EM_AARCH64, ...), or -errno. */
+int elf_syms__machine(const char *path);
+
 /* The GNU build-id as lowercase hex. Returns 0, -ENOENT if the file has none, or -errno. */
 int elf_syms__build_id(const char *path, char *hex, size_t size);
 

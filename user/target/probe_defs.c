@@ -2,6 +2,7 @@
 // Copyright (c) 2026 cirron-probe authors
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -57,6 +58,49 @@ static int parse_meaning(const char *s)
 	return -1;
 }
 
+static const char *const arch_names[PROBE_ARCH__COUNT] = {
+	[PROBE_ARCH_X86_64] = "x86_64",
+	[PROBE_ARCH_AARCH64] = "aarch64",
+};
+
+const char *probe_arch__name(int a)
+{
+	return a >= 0 && a < PROBE_ARCH__COUNT ? arch_names[a] : "?";
+}
+
+static int parse_arch(const char *s)
+{
+	for (int i = 0; i < PROBE_ARCH__COUNT; i++)
+		if (!strcmp(s, arch_names[i]))
+			return i;
+	return -1;
+}
+
+int probe_arch__of_machine(unsigned int e_machine)
+{
+	switch (e_machine) {
+	case EM_X86_64: return PROBE_ARCH_X86_64;
+	case EM_AARCH64: return PROBE_ARCH_AARCH64;
+	}
+	return -1;
+}
+
+int probe_arch__own(void)
+{
+#if defined(__x86_64__)
+	return PROBE_ARCH_X86_64;
+#elif defined(__aarch64__)
+	return PROBE_ARCH_AARCH64;
+#else
+	return -1;
+#endif
+}
+
+bool probe_def__applies(const struct probe_def *d, int a)
+{
+	return a >= 0 && a < PROBE_ARCH__COUNT && (d->arches >> a & 1);
+}
+
 const char *probe_action__name(enum probe_action a)
 {
 	return a < ACT__COUNT && action_names[a] ? action_names[a] : "?";
@@ -71,9 +115,12 @@ static int parse_action(const char *s)
 	return -1;
 }
 
-/* "reg0".."reg5", "stack1".."stack4", "ret", "retaddr" (who called: the entry's return
- * address), optionally ":stdstring" or ":cstring". */
-static int parse_arg(const char *s, __u8 *src, __u8 *deref)
+/* "reg0".."reg5" ("reg6", "reg7": aarch64's x6 and x7, where x86-64 has stack slots),
+ * "stack1".."stack4" (the first stack slots at entry: the 7th argument on x86-64, the 9th on
+ * aarch64), "ret", "retaddr" (who called: the entry's return address), optionally
+ * ":stdstring" or ":cstring". nregs: the architecture's argument registers, 6 (x86-64, or a
+ * list for every architecture) or 8. */
+static int parse_arg(const char *s, int nregs, __u8 *src, __u8 *deref)
 {
 	const char *colon = strchr(s, ':');
 	size_t len = colon ? (size_t)(colon - s) : strlen(s);
@@ -86,8 +133,8 @@ static int parse_arg(const char *s, __u8 *src, __u8 *deref)
 		*deref = DEREF_CSTRING;
 	else if (colon)
 		return -EINVAL;
-	if (len == 4 && !strncmp(s, "reg", 3) && (n = s[3] - '0') >= 0 && n <= 5)
-		*src = (__u8)(ARG_REG0 + n);
+	if (len == 4 && !strncmp(s, "reg", 3) && (n = s[3] - '0') >= 0 && n < nregs)
+		*src = (__u8)(n <= 5 ? ARG_REG0 + n : ARG_REG6 + n - 6);
 	else if (len == 6 && !strncmp(s, "stack", 5) && (n = s[5] - '0') >= 1 && n <= 4)
 		*src = (__u8)(ARG_STACK1 + n - 1);
 	else if (len == 3 && !strncmp(s, "ret", 3))
@@ -153,12 +200,105 @@ static int parse_cuda_source(const cJSON *p, struct probe_def *d, const char *or
 	return 0;
 }
 
+/* One architecture's argument list into d (arch < 0: the same list for every architecture). */
+static int parse_arg_list(const cJSON *list, int arch, struct probe_def *d, const char *origin)
+{
+	int nregs = arch == PROBE_ARCH_AARCH64 ? 8 : 6, i = 0;
+	const cJSON *a;
+
+	if (!cJSON_IsArray(list)) {
+		elog("%s: %s: \"args\" is an array, or an object of arrays by architecture",
+		     origin, d->symbol);
+		return -EINVAL;
+	}
+	cJSON_ArrayForEach(a, list) {
+		__u8 src, deref;
+
+		if (i == CIRRON_NARGS || !cJSON_IsString(a) ||
+		    parse_arg(a->valuestring, nregs, &src, &deref)) {
+			elog("%s: %s: bad %s argument #%d (want reg0-%d, stack1-4, ret or retaddr, "
+			     "optionally :stdstring or :cstring; at most %d)", origin, d->symbol,
+			     arch < 0 ? "" : probe_arch__name(arch), i, nregs - 1, CIRRON_NARGS);
+			return -EINVAL;
+		}
+		for (int k = 0; k < PROBE_ARCH__COUNT; k++) {
+			if (arch >= 0 && k != arch)
+				continue;
+			d->arg_src[k][i] = src;
+			d->arg_deref[k][i] = deref;
+		}
+		i++;
+	}
+	return 0;
+}
+
+/* "args": ["reg0", ...] where the arguments are in the same places on every architecture,
+ * else {"x86_64": [...], "aarch64": [...]}, one list for each architecture the entry applies
+ * to (and none other). */
+static int parse_args(const cJSON *args, struct probe_def *d, const char *origin)
+{
+	const cJSON *list;
+	unsigned int named = 0;
+
+	if (!args || cJSON_IsArray(args))
+		return args ? parse_arg_list(args, -1, d, origin) : 0;
+	if (!cJSON_IsObject(args)) {
+		elog("%s: %s: \"args\" is an array, or an object of arrays by architecture",
+		     origin, d->symbol);
+		return -EINVAL;
+	}
+	cJSON_ArrayForEach(list, args) {
+		int a = parse_arch(list->string);
+
+		if (a < 0 || !probe_def__applies(d, a)) {
+			elog("%s: %s: \"args\" for \"%s\": %s", origin, d->symbol, list->string,
+			     a < 0 ? "not an architecture (x86_64, aarch64)" :
+			     "an architecture its \"arch\" leaves out");
+			return -EINVAL;
+		}
+		if (parse_arg_list(list, a, d, origin))
+			return -EINVAL;
+		named |= 1u << a;
+	}
+	if (named != d->arches) {
+		elog("%s: %s: \"args\" by architecture needs a list for each architecture it "
+		     "applies to", origin, d->symbol);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* "arch": "x86_64" or "aarch64": an entry that holds one architecture's facts (a file
+ * offset, an instruction); every architecture without it. An entry keyed by "build_id" is
+ * one build of one architecture: it must say which. */
+static int parse_arches(const cJSON *p, struct probe_def *d, const char *origin)
+{
+	const cJSON *arch = cJSON_GetObjectItemCaseSensitive(p, "arch");
+	int a;
+
+	d->arches = PROBE_ARCH_ALL;
+	if (!arch) {
+		if (!cJSON_GetObjectItemCaseSensitive(p, "build_id"))
+			return 0;
+		elog("%s: %s: a probe with \"build_id\" names its \"arch\" (x86_64 or "
+		     "aarch64): its offset is one architecture's code", origin, d->symbol);
+		return -EINVAL;
+	}
+	a = cJSON_IsString(arch) ? parse_arch(arch->valuestring) : -1;
+	if (a < 0) {
+		elog("%s: %s: \"arch\" is \"x86_64\" or \"aarch64\"", origin, d->symbol);
+		return -EINVAL;
+	}
+	d->arches = 1u << a;
+	return 0;
+}
+
 static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 {
 	const cJSON *action = cJSON_GetObjectItemCaseSensitive(p, "action");
-	const cJSON *args = cJSON_GetObjectItemCaseSensitive(p, "args"), *a;
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(p, "args");
 	const cJSON *aux_off = cJSON_GetObjectItemCaseSensitive(p, "aux_offset"), *meaning, *ret;
-	int i = 0, act;
+	int act;
 
 	memset(d, 0, sizeof(*d));
 	d->symbol = dup_string(p, "symbol");
@@ -172,20 +312,8 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 		return -EINVAL;
 	}
 	d->action = act;
-	if (args && !cJSON_IsArray(args)) {
-		elog("%s: %s: \"args\" must be an array", origin, d->symbol);
+	if (parse_arches(p, d, origin) || parse_args(args, d, origin))
 		return -EINVAL;
-	}
-	cJSON_ArrayForEach(a, args) {
-		if (i == CIRRON_NARGS || !cJSON_IsString(a) ||
-		    parse_arg(a->valuestring, &d->arg_src[i], &d->arg_deref[i])) {
-			elog("%s: %s: bad argument #%d (want reg0-5, stack1-4, ret or retaddr, "
-			     "optionally :stdstring or :cstring; at most %d)", origin, d->symbol, i,
-			     CIRRON_NARGS);
-			return -EINVAL;
-		}
-		i++;
-	}
 	meaning = cJSON_GetObjectItemCaseSensitive(p, "meaning");
 	if (meaning) {
 		int m = cJSON_IsString(meaning) ? parse_meaning(meaning->valuestring) : -1;

@@ -27,12 +27,24 @@ enum probe_meaning {
 	MEAN__COUNT,
 };
 
+/* The architectures a probes/ entry may be keyed by ("arch", per-architecture "args"), told
+ * by the probed file's ELF e_machine, never by the machine the observer runs on. */
+enum probe_arch {
+	PROBE_ARCH_X86_64 = 0,	/* "x86_64": EM_X86_64, SysV: rdi rsi rdx rcx r8 r9, then the stack */
+	PROBE_ARCH_AARCH64,	/* "aarch64": EM_AARCH64, AAPCS64: x0-x7, then the stack; a
+				 * returned object's memory comes in x8, not as argument 0 */
+	PROBE_ARCH__COUNT,
+};
+#define PROBE_ARCH_ALL	((1u << PROBE_ARCH__COUNT) - 1)
+
 /* One probed symbol, as written in probes/<group>.json. */
 struct probe_def {
 	char *symbol;		/* exact name, or a prefix ending in '*' */
 	enum probe_action action;
-	__u8 arg_src[CIRRON_NARGS];
-	__u8 arg_deref[CIRRON_NARGS];
+	/* where each argument is, per architecture ("args": one list for all, or one each) */
+	__u8 arg_src[PROBE_ARCH__COUNT][CIRRON_NARGS];
+	__u8 arg_deref[PROBE_ARCH__COUNT][CIRRON_NARGS];
+	unsigned int arches;	/* bit per enum probe_arch: the files it applies to ("arch") */
 	bool ret;		/* attach a return probe too */
 	bool exits;		/* "return": "exits": the exit is seen by entry-style uprobes on
 				 * the function's own exit instructions (PROBE_F_EXITS): a C++
@@ -90,5 +102,14 @@ const char *probe_action__name(enum probe_action a);
 /* ld.so and CPython probes assist; a probe the tree or the CUDA counts use makes a session. */
 bool probe_def__gives_session(const struct probe_def *d);
 const char *probe_meaning__name(enum probe_meaning m);
+/* "x86_64", "aarch64"; "?" out of range. */
+const char *probe_arch__name(int a);
+/* The probe_arch of an ELF e_machine, or -1 (not one this tool probes). */
+int probe_arch__of_machine(unsigned int e_machine);
+/* The architecture this binary and its BPF object were built for: the only one whose files
+ * its uprobes can probe. */
+int probe_arch__own(void);
+/* Whether d applies to a file of architecture a (its "arch"). */
+bool probe_def__applies(const struct probe_def *d, int a);
 
 #endif

@@ -100,6 +100,7 @@ struct probe_result {
 	size_t file;		/* index in target.files */
 	char *symbol;		/* resolved name (prefix queries resolve to one symbol) */
 	uint64_t file_offset;
+	int arch;		/* enum probe_arch of its file: which of def's "args" apply */
 	uint32_t id;		/* BPF cookie, 0 if not attached */
 	uint64_t addr;		/* no cookies: the entry's address in probe_addrs, or 0 */
 	bool sampled;		/* Python tier at --python-frames sampled: linked in samples only */
