@@ -248,19 +248,24 @@ void py_params__free(struct py_params *p)
  * _PyInterpreterFrame's code object (3.13: f_executable), previous, stacktop (valid
  * localsplus entries: the locals, then the value stack, saved when the frame made a Python
  * call; -1 while it runs) and localsplus. A code object's co_localsplusnames (a tuple, as
- * long as the frame's locals, cells and free variables) is at +96 in all three. */
+ * long as the frame's locals, cells and free variables) is at +96 in all three. 3.12 and
+ * 3.13 put an entry frame owned by the C stack (owner FRAME_OWNED_BY_CSTACK, 3) where C
+ * code calls into Python: it holds no locals (3.13's f_executable is None there), and the
+ * walk steps over it. */
 struct frame_layout {
 	uint32_t minor;
 	uint32_t threads_head, ts_next, ts_frame;
 	int32_t cframe_frame;	/* -1: ts_frame points at the frame itself */
 	uint32_t fr_code, fr_previous, fr_stacktop, fr_localsplus;
+	uint32_t fr_owner;	/* 0: no entry frames (3.11) */
 };
 
 static const struct frame_layout frame_layouts[] = {
-	{ 11, 16, 8, 56, 8, 32, 48, 64, 72 },
-	{ 12, 72, 8, 56, 0, 0, 8, 64, 72 },
-	{ 13, 7344, 8, 72, -1, 0, 8, 64, 72 },
+	{ 11, 16, 8, 56, 8, 32, 48, 64, 72, 0 },
+	{ 12, 72, 8, 56, 0, 0, 8, 64, 72, 70 },
+	{ 13, 7344, 8, 72, -1, 0, 8, 64, 72, 70 },
 };
+#define FRAME_OWNED_BY_CSTACK	3
 
 #define CO_LOCALSPLUSNAMES	96
 #define TUPLE_SIZE		16
@@ -349,7 +354,14 @@ static bool walk_thread(int pid, const struct py_layout *l, const struct frame_l
 		int32_t top = 0;
 		uint64_t items = 0;
 		int64_t nnames;
+		uint8_t owner = 0;
 
+		if (fl->fr_owner && procfs__read_mem(pid, fr + fl->fr_owner, &owner, 1) &&
+		    owner == FRAME_OWNED_BY_CSTACK) {
+			if (!procfs__read_mem(pid, fr + fl->fr_previous, &fr, 8))
+				return false;
+			continue;
+		}
 		if (!is_code(pid, fl, fr, code_type))
 			return false;
 		nnames = local_names(pid, fl, fr, &items);
