@@ -92,6 +92,7 @@ struct snap_ctl {
 	char why[320];		/* why none was found, or why snapshots cannot be */
 	/* epoch ends */
 	long prev_end_steps;	/* optimizer steps at the last loop's end */
+	long prev_end_before;	/* prev_end_steps before that end (an epoch may end again) */
 	uint64_t ended_epoch_id;	/* the last epoch whose end was seen */
 	uint64_t epoch_id;	/* the epoch the tree has open */
 	long epoch_index;
@@ -546,6 +547,7 @@ static void epoch_ended(struct observer *o, struct target *t, uint64_t span_id, 
 	struct snap_ctl *c = t->snap;
 
 	if (c->ended_epoch_id == span_id) {	/* it ends again: the earlier end was not it */
+		c->prev_end_steps = c->prev_end_before;	/* its length counts from its start */
 		if (c->held_epoch_id == span_id) {
 			cJSON_Delete(c->held);
 			c->held = NULL;
@@ -575,6 +577,7 @@ static void epoch_ended(struct observer *o, struct target *t, uint64_t span_id, 
 		c->pend.kept = read_dup(&c->cand);
 	c->cand.fresh = false;
 	plan_wakeups(o, t, last_step);
+	c->prev_end_before = c->prev_end_steps;
 	c->prev_end_steps = last_step;
 	if (late)	/* the next epoch's updates have begun: that state is gone */
 		settle(o, t, "the epoch's end was seen only when the next epoch began, and its "
