@@ -237,12 +237,20 @@ def test_keras_model_found(h, venv):
     """A Keras 3 model on the torch backend (no torch optimizer: Keras updates by hand):
     found, with the torch parameters that hold its variables."""
     env = dict(os.environ, KERAS_BACKEND="torch")
+    # --python-frames always: without Python frames Keras 3.15's epochs are split at its
+    # validation loop (docs/tree.md, known limits), and the records follow the tree's epochs
     job = run_job(h, [str(venv / "bin" / "python"), str(FRAMEWORKS), "keras", "--epochs", "2",
-                      "--batches", "8", "--norms"], env=env)
+                      "--batches", "8", "--norms"], "--python-frames", "always", env=env)
     assert job.snaps, job.err[-3000:]
     want = {n for (e, m), v in job.printed.items() for n in v}
+    # Keras updates by hand: no optimizer step wakes the loader at an epoch's end, so an
+    # epoch's read may come only after the next one ended; such a record says so
+    read = [s for s in job.snaps if "error" not in s]
+    assert read, job.snaps
     for s in job.snaps:
-        assert "error" not in s, s
+        if "error" in s:
+            assert "before this one's state could be read" in s["error"], s
+            continue
         names = {p["name"].rsplit(".", 1)[-1] for p in s["params"]}
         assert names == want, (names, want)
 
