@@ -94,8 +94,11 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 		return 0;
 	if (spec->action == ACT_EMIT)
 		snap_note(id, spec, tgid, args);
+	/* an exits probe's entry tells its stack pointer (ret): a later entry at the same depth
+	 * or above means an exception left the earlier call (nothing nested in it) */
 	if (spec->action == ACT_EMIT || (spec->flags & PROBE_F_DETAIL))
-		emit(EV_CALL, id, spec, args, 0, 0);
+		emit(EV_CALL, id, spec, args,
+		     (spec->flags & PROBE_F_EXITS) ? (__u64)PT_REGS_SP(ctx) : 0, 0);
 
 	if ((spec->flags & PROBE_F_RETURN) && !(spec->flags & PROBE_F_NESTED))
 		save_call(ctx, id, args);

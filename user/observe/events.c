@@ -228,6 +228,7 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 		break;
 	case MEAN_BACKWARD:
 		te.kind = entry ? TI_BACKWARD_ENTER : TI_BACKWARD_EXIT;
+		te.obj = entry ? e->ret : 0;	/* the entry's stack pointer, or 0 */
 		break;
 	case MEAN_GRAD_MODE:
 		if (!entry)

@@ -159,6 +159,7 @@ struct torch_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 	long compiles;			/* compiles seen, recompilations included */
 	/* Activation checkpointing (torch_tree_recompute.c) */
 	int backward_depth;		/* nested Engine::execute inside the open backward */
+	uint64_t backward_sp;		/* the open backward's stack pointer at entry, or 0 */
 	struct span *recompute;		/* a forward recomputed inside the backward */
 };
 

@@ -8,6 +8,9 @@
 // - Reentrant checkpointing (use_reentrant=True) runs a backward of its own inside the
 //   backward (CheckpointFunction.backward calls torch.autograd.backward): a nested
 //   Engine::execute stays part of the open backward (a depth count; its exit ends only it).
+//   Nested means deeper on the stack (its stack pointer at entry, from BPF, below the open
+//   one's): an entry at the open one's depth or above follows a backward that an exception
+//   left, and begins a backward of its own.
 // - A Module call while a backward runs is a recomputed forward: `forward {recompute=true}`
 //   under the backward, never a forward of the step (Python frames only: without them
 //   nothing shows it, and its time is the backward's).
@@ -18,8 +21,17 @@
 bool torch_tree__nested_backward(struct torch_tree *t, const struct tree_event *ev, bool enter)
 {
 	if (enter) {
-		if (!t->backward)
+		if (!t->backward) {
+			t->backward_sp = ev->obj;
 			return false;
+		}
+		/* not deeper on the stack than the open one: that one was left by an exception
+		 * (a reentrant backward runs inside it, below its frame); a new backward */
+		if (ev->obj && t->backward_sp && ev->obj >= t->backward_sp) {
+			t->backward_depth = 0;
+			t->backward_sp = ev->obj;
+			return false;
+		}
 		t->backward_depth++;
 		return true;
 	}
