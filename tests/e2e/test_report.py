@@ -133,7 +133,7 @@ def test_report_bad_output(h, built, tmp_path):
                        capture_output=True, text=True, timeout=30)
     lines = [ln for ln in r.stderr.splitlines() if "no sessions in" not in ln]
     assert r.returncode == EXIT_OUTPUT_UNWRITABLE and lines == [
-        f"cirron-probe: cannot write {out}: No such file or directory"], r.stderr
+        f"cirron-probe: cannot write {out}: {out.parent}: No such file or directory"], r.stderr
     r = subprocess.run([str(ROOT / "cirron-probe"), "report", str(tmp_path / "none")],
                        capture_output=True, text=True, timeout=30, cwd=tmp_path)
     assert r.returncode == 8 and not (tmp_path / "report.html").exists(), r.stderr
