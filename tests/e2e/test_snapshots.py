@@ -25,7 +25,11 @@ from test_torch_tree import HOST_PYTHON, trixie_root  # noqa: F401 (trixie_root 
 WORKLOAD = ROOT / "tests" / "workloads" / "snapshots.py"
 FRAMEWORKS = ROOT / "tests" / "workloads" / "frameworks.py"
 PARAMS = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "mix_bf16", "tview", "unused"}
-FAST = ("--epochs", "4", "--batches", "8")     # epochs of a few ms
+# epochs of a few ms, each followed by a validation of ~25 ms: a job gives a snapshot the
+# time between an epoch's last optimizer step and the next epoch's first, and a real one's
+# validation or checkpoint takes longer than that (the loader is woken at that step and
+# reads in ~0.3 ms, but may wait for a CPU on a loaded 2-core machine)
+FAST = ("--epochs", "4", "--batches", "8", "--val-batches", "512")
 SLOW = ("--epochs", "3", "--batches", "4", "--batch-sleep", "0.25")    # about a second each
 
 pytestmark = pytest.mark.timeout(300)

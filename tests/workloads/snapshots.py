@@ -10,11 +10,11 @@ parameter one line
   STATS <epoch> <model> <name> {"weights": {...}, "grad": {...} or null}
 and then
   EPOCH_END <epoch> STEPS <optimizer steps so far>
-then validates under torch.no_grad() (8 batches), as real loops do. Prints DONE at the
+then validates under torch.no_grad() (--val-batches, 8 by default), as real loops do. Prints DONE at the
 end, after a last validation (the job lives on after its last epoch) unless --exit-at-end.
 
-    snapshots.py [--epochs E] [--batches B] [--batch-sleep S] [--where PLACE]
-                 [--exit-at-end] [--save DIR]
+    snapshots.py [--epochs E] [--batches B] [--batch-sleep S] [--val-batches V]
+                 [--where PLACE] [--exit-at-end] [--save DIR]
 --where: where the job keeps its model: global (a global of __main__), local (a local of
 main()), attr (an attribute of a trainer object, itself a local), ddp (wrapped in
 DistributedDataParallel, one gloo rank), compile (torch.compile), gan (a generator and a
@@ -90,7 +90,7 @@ class Trainer:
         a = self.a
         data = TensorDataset(torch.randn(8 * a.batches, 12), torch.randn(8 * a.batches, 4))
         loader = DataLoader(data, batch_size=8)
-        val = DataLoader(TensorDataset(torch.randn(64, 12), torch.randn(64, 4)), batch_size=8)
+        val = DataLoader(val_set(a), batch_size=8)
         steps = 0
         for epoch in range(a.epochs):
             for x, y in loader:
@@ -111,6 +111,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--batches", type=int, default=4)
     ap.add_argument("--batch-sleep", type=float, default=0)
+    ap.add_argument("--val-batches", type=int, default=8)
     ap.add_argument("--where", default="global",
                     choices=["global", "local", "attr", "ddp", "compile", "gan"])
     ap.add_argument("--exit-at-end", action="store_true")
@@ -146,6 +147,13 @@ def main():
     print("DONE", flush=True)
 
 
+def val_set(a):
+    """The validation set: --val-batches batches of 8 (its loop is the quiet time between
+    an epoch's last optimizer step and the next epoch's first)."""
+    n = 8 * a.val_batches
+    return TensorDataset(torch.randn(n, 12), torch.randn(n, 4))
+
+
 def validate(model, loader):
     with torch.no_grad():
         for x, _ in loader:
@@ -155,7 +163,7 @@ def validate(model, loader):
 def train(a, net, opt, inner=None):
     data = TensorDataset(torch.randn(8 * a.batches, 12), torch.randn(8 * a.batches, 4))
     loader = DataLoader(data, batch_size=8)
-    val = DataLoader(TensorDataset(torch.randn(64, 12), torch.randn(64, 4)), batch_size=8)
+    val = DataLoader(val_set(a), batch_size=8)
     steps = 0
     for epoch in range(a.epochs):
         for x, y in loader:
@@ -182,7 +190,7 @@ def gan(a):
     opt_c = torch.optim.SGD(critic.parameters(), lr=0.05)
     loader = DataLoader(TensorDataset(torch.randn(8 * a.batches, 12),
                                       torch.randn(8 * a.batches, 4)), batch_size=8)
-    val = DataLoader(TensorDataset(torch.randn(64, 12), torch.randn(64, 4)), batch_size=8)
+    val = DataLoader(val_set(a), batch_size=8)
     steps = 0
     for epoch in range(a.epochs):
         for x, real in loader:

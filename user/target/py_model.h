@@ -31,6 +31,8 @@ bool py_obj__attrs_each(int pid, const struct py_layout *l, uint32_t minor, uint
 			bool (*fn)(const char *key, uint64_t value, void *ctx), void *ctx);
 /* The instance __dict__ of obj (a managed dict, as torch Modules have after their first
  * __setattr__), or 0. */
+/* A str object's text (ASCII, compact) into buf; false if unreadable or too long. */
+bool py_str__read(int pid, const struct py_layout *l, uint64_t obj, char *buf, size_t size);
 uint64_t py_dict__of_instance(int pid, const struct py_layout *l, uint64_t obj);
 
 /* Walks module's _parameters and _modules (recursively, at most 64 deep) into out.
@@ -39,7 +41,7 @@ int py_model__params(int pid, const struct py_layout *l, uint64_t module, struct
 void py_params__free(struct py_params *p);
 
 /* Calls fn(value, name, ctx) for every local (name: its variable name) and saved value-stack
- * entry (name "") of every thread's Python frames. CPython 3.11 to 3.13 (minor); interp: the
+ * entry (name "") of every thread's Python frames (target/py_frames.c). CPython 3.11 to 3.13 (minor); interp: the
  * PyInterpreterState. A thread whose frames changed under every walk gives the longest
  * part seen. Returns how many threads did, -ENOTSUP (another version) or -EIO. */
 int py_frames__each(int pid, const struct py_layout *l, uint32_t minor, uint64_t interp,
