@@ -16,9 +16,16 @@
 #include "common/exit_codes.h"
 #include "common/log.h"
 
+static bool libbpf_quiet;
+
+void bpf_object__quiet_libbpf(bool quiet)
+{
+	libbpf_quiet = quiet;
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (level == LIBBPF_DEBUG && log_verbosity < 2)
+	if ((level == LIBBPF_DEBUG || libbpf_quiet) && log_verbosity < 2)
 		return 0;
 	if (level == LIBBPF_INFO && log_verbosity < 1)
 		return 0;

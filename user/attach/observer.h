@@ -112,6 +112,9 @@ const char *write_hook__name(enum write_hook_kind k);
  * (events go to handle_event: observe/dispatch.c). Returns 0 or an exit code. */
 typedef int (*ring_buffer_event_fn)(void *ctx, void *data, size_t size);
 int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event);
+/* While quiet, libbpf's messages show at -vv only (a load that may fail, with a fallback
+ * that says so in a line of ours). */
+void bpf_object__quiet_libbpf(bool quiet);
 void bpf_object__unload_all(struct observer *o);
 
 #endif

@@ -43,9 +43,11 @@ static int load_fentry(struct observer *o)
 			goto fail;
 		}
 	}
+	bpf_object__quiet_libbpf(true);	/* refused on some kernels: our line says so */
 	err = write_fentry_bpf__load(s);
 	if (!err)
 		err = write_fentry_bpf__attach(s);
+	bpf_object__quiet_libbpf(false);
 	if (err)
 		goto fail;
 	o->writes.fentry = s;
