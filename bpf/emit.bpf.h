@@ -7,24 +7,7 @@
 
 #include "maps.bpf.h"
 #include "snap.bpf.h"
-
-static __always_inline void copy_str(char dst[CIRRON_STR_LEN], const struct probe_spec *spec,
-				     const __u64 args[CIRRON_NARGS])
-{
-	for (int i = 0; i < CIRRON_NARGS; i++) {
-		const void *p = (const void *)args[i];
-
-		if (spec->arg_deref[i] == DEREF_STDSTRING) {
-			/* libstdc++: the data pointer is the first member */
-			if (bpf_probe_read_user(&p, sizeof(p), p))
-				return;
-		} else if (spec->arg_deref[i] != DEREF_CSTRING) {
-			continue;
-		}
-		bpf_probe_read_user_str(dst, CIRRON_STR_LEN, p);
-		return;
-	}
-}
+#include "spec_str.bpf.h"
 
 /* Ring-buffer records: every bpf_ringbuf_reserve is followed at once by its one NULL check,
  * and every path after it ends in a submit. Older verifiers (6.1 and 5.10, checked in the
@@ -139,7 +122,7 @@ static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_
 	for (int i = 0; i < CIRRON_NARGS; i++)
 		e->args[i] = args[i];
 	if (type == EV_CALL)
-		copy_str(e->str, spec, args);
+		spec_str(e->str, CIRRON_STR_LEN, spec, args);
 	if (spec->action == ACT_EMIT) {
 		struct cuda_counts *c = bpf_map_lookup_elem(&cuda_totals, &tgid);
 

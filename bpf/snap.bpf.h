@@ -8,6 +8,7 @@
 
 #include "maps.bpf.h"
 #include "snap.h"
+#include "spec_str.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -51,24 +52,6 @@ static __always_inline void snap_update_begins(void)
 
 #define SNAP_NAME_LEN 24
 
-/* The scope's name, as copy_str finds it, its first SNAP_NAME_LEN - 1 bytes. */
-static __always_inline void snap_scope_name(char dst[SNAP_NAME_LEN], const struct probe_spec *spec,
-					    const __u64 args[CIRRON_NARGS])
-{
-	for (int i = 0; i < CIRRON_NARGS; i++) {
-		const void *p = (const void *)args[i];
-
-		if (spec->arg_deref[i] == DEREF_STDSTRING) {
-			if (bpf_probe_read_user(&p, sizeof(p), p))
-				return;
-		} else if (spec->arg_deref[i] != DEREF_CSTRING) {
-			continue;
-		}
-		bpf_probe_read_user_str(dst, SNAP_NAME_LEN, p);
-		return;
-	}
-}
-
 static __always_inline bool snap_prefix(const char *s, const char *prefix, int n)
 {
 	for (int i = 0; i < n && i < SNAP_NAME_LEN; i++)
@@ -94,7 +77,7 @@ static __always_inline void snap_scope_enter(struct snap_state *st, const struct
 {
 	char name[SNAP_NAME_LEN] = {};
 
-	snap_scope_name(name, spec, args);
+	spec_str(name, SNAP_NAME_LEN, spec, args);
 	if (snap_prefix(name, "enumerate(DataLoader)#", 22)) {
 		snap_loop_end(st, w);
 		st->nexts++;

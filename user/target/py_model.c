@@ -138,12 +138,26 @@ static bool find_key(const char *key, uint64_t value, void *ctx)
 	return true;
 }
 
+uint64_t py_dict__get(int pid, const struct py_layout *l, uint64_t dict, const char *key)
+{
+	struct find_ctx f = { .key = key };
+
+	py_dict__each(pid, l, dict, find_key, &f);
+	return f.value;
+}
+
+uint64_t py_obj__attr(int pid, const struct py_layout *l, uint32_t minor, uint64_t obj,
+		      const char *key)
+{
+	struct find_ctx f = { .key = key };
+
+	py_obj__attrs_each(pid, l, minor, obj, find_key, &f);
+	return f.value;
+}
+
 static uint64_t attr(int pid, const struct py_layout *l, uint64_t obj, const char *name)
 {
-	struct find_ctx f = { .key = name };
-
-	py_dict__each(pid, l, py_dict__of_instance(pid, l, obj), find_key, &f);
-	return f.value;
+	return py_dict__get(pid, l, py_dict__of_instance(pid, l, obj), name);
 }
 
 struct walk {

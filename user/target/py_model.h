@@ -31,6 +31,11 @@ bool py_obj__attrs_each(int pid, const struct py_layout *l, uint32_t minor, uint
 			bool (*fn)(const char *key, uint64_t value, void *ctx), void *ctx);
 /* The instance __dict__ of obj (a managed dict, as torch Modules have after their first
  * __setattr__), or 0. */
+/* The value of key in a str-keyed dict, or 0. */
+uint64_t py_dict__get(int pid, const struct py_layout *l, uint64_t dict, const char *key);
+/* An instance's attribute, from its __dict__ or its values only (as py_obj__attrs_each), or 0. */
+uint64_t py_obj__attr(int pid, const struct py_layout *l, uint32_t minor, uint64_t obj,
+		      const char *key);
 /* A str object's text (ASCII, compact) into buf; false if unreadable or too long. */
 bool py_str__read(int pid, const struct py_layout *l, uint64_t obj, char *buf, size_t size);
 uint64_t py_dict__of_instance(int pid, const struct py_layout *l, uint64_t obj);

@@ -130,36 +130,15 @@ static uint64_t *list_items(struct search *s, uint64_t list, int64_t *n)
 	return v;
 }
 
-struct find_ctx {
-	const char *key;
-	uint64_t value;
-};
-
-static bool find_key(const char *key, uint64_t value, void *ctx)
-{
-	struct find_ctx *f = ctx;
-
-	if (strcmp(key, f->key) != 0)
-		return false;
-	f->value = value;
-	return true;
-}
-
 static uint64_t dict_get(struct search *s, uint64_t dict, const char *key)
 {
-	struct find_ctx f = { .key = key };
-
-	py_dict__each(s->pid, s->l, dict, find_key, &f);
-	return f.value;
+	return py_dict__get(s->pid, s->l, dict, key);
 }
 
 /* An instance's attribute (its __dict__, or its values only). */
 static uint64_t attr_get(struct search *s, uint64_t obj, const char *key)
 {
-	struct find_ctx f = { .key = key };
-
-	py_obj__attrs_each(s->pid, s->l, s->minor, obj, find_key, &f);
-	return f.value;
+	return py_obj__attr(s->pid, s->l, s->minor, obj, key);
 }
 
 /* A torch optimizer: the parameters of its param_groups (a list of dicts with "params").
