@@ -47,8 +47,14 @@ for tool in "${qemu[0]}" /usr/lib/qemu/virtiofsd "$root/bin/busybox"; do
 	command -v "$tool" >/dev/null ||
 		{ echo "boot: $tool is missing (tests/kernels/install-deps.sh)" >&2; exit 125; }
 done
-# Another root sees the repository at /repo.
+# Another root sees the repository at /repo. On the host's root, a repository under a
+# directory the guest mounts a tmpfs on (a clone in /tmp) is shared again at its own path.
 run=$script
+repo_at=
+if [[ $root == / ]]; then
+	case $repo in /tmp/* | /run/* | /var/tmp/* | /root/*) run="$script cirron.repo_at=$repo" ;; esac
+	[[ $run == "$script" ]] || repo_at=$repo
+fi
 if [[ $root != / ]]; then
 	[[ $script == "$repo"/* ]] || { echo "boot: $script is not in $repo" >&2; exit 125; }
 	run="/repo/${script#"$repo"/} cirron.repo"
@@ -96,7 +102,7 @@ trap cleanup EXIT
 rm -rf "$work/out"
 mkdir -p "$work/out"
 shares=(hostroot "$root" out "$work/out")
-[[ $root == / ]] || shares+=(repo "$repo")
+[[ $root == / && -z $repo_at ]] || shares+=(repo "$repo")
 devices=()
 for ((i = 0; i < ${#shares[@]}; i += 2)); do
 	tag=${shares[i]} sock=$work/${shares[i]}.sock
