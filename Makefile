@@ -307,7 +307,7 @@ venv:
 test-e2e: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin \
 		$(OUTPUT)/tests/with_pid $(OUTPUT)/tests/sigcount \
 		$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls trixie-root venv
-	$(Q)$(PYTHON) -m pytest -q -rs tests/e2e
+	$(Q)$(PYTHON) -m pytest -q -rs --durations=15 tests/e2e
 
 # user/'s stages include only the stages below them (user/README.md)
 check-layers:
