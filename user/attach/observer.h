@@ -79,9 +79,9 @@ struct observer {
 	struct watch watch;		/* watch: which processes to trace */
 	struct marks_regex marks_rx;	/* --marks-regex, compiled at the first write */
 	struct metrics *metrics;	/* --metrics: the /metrics endpoint, or NULL */
+	struct write_hooks writes;	/* marks */
 	int cuda_windows_fd, runtime_text_fd;	/* --cuda-calls sampled gate; libcudart code */
 	int images_fd;		/* execs per traced process (PROBE_F_IMAGE) */
-	struct write_hooks writes;	/* marks */
 	int snap_states_fd, snap_wakes_fd, snap_roles_fd;	/* --snapshots (bpf/snap.h) */
 };
 
