@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// --snapshots: the records of an epoch (one per model, or one that says why there is none),
+// held until the next epoch begins, then added to the session.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/log.h"
+#include "observe/snap_internal.h"
+
+void snap_read__free(struct snap_read *r)
+{
+	cJSON_Delete(r->records);
+	cJSON_Delete(r->model_attr);
+	memset(r, 0, sizeof(*r));
+}
+
+struct snap_read snap_read__dup(const struct snap_read *r)
+{
+	struct snap_read d = *r;
+
+	d.records = cJSON_Duplicate(r->records, true);
+	d.model_attr = cJSON_Duplicate(r->model_attr, true);
+	return d;
+}
+
+/* The held records go out with the next batch. */
+void snap__flush_held(struct target *t)
+{
+	struct snap_ctl *c = t->snap;
+	cJSON *rec;
+
+	if (!c->held)
+		return;
+	if (!t->snapshots)
+		t->snapshots = cJSON_CreateArray();
+	while ((rec = cJSON_DetachItemFromArray(c->held, 0))) {
+		cJSON_AddItemToArray(t->snapshots, rec);
+		t->snapshots_taken++;
+	}
+	cJSON_Delete(c->held);
+	c->held = NULL;
+}
+
+/* The session's `model` attribute: the inventory, written again only when it changed (an
+ * epoch of a few ms would otherwise put the root in every batch). */
+static void set_model_attr(struct target *t, const cJSON *inv)
+{
+	cJSON *a = t->session->root->attrs, *was = cJSON_GetObjectItemCaseSensitive(a, "model");
+
+	if (!inv || (was && cJSON_Compare(was, inv, true)))
+		return;
+	if (was)
+		cJSON_ReplaceItemInObjectCaseSensitive(a, "model", cJSON_Duplicate(inv, true));
+	else
+		cJSON_AddItemToObject(a, "model", cJSON_Duplicate(inv, true));
+	session__touch_root(t->session);
+}
+
+static void add_record(struct target *t, uint64_t span_id, cJSON *rec)
+{
+	struct snap_ctl *c = t->snap;
+
+	if (c->held && c->held_epoch_id != span_id)
+		snap__flush_held(t);
+	if (!c->held)
+		c->held = cJSON_CreateArray();
+	c->held_epoch_id = span_id;
+	cJSON_AddItemToArray(c->held, rec);
+}
+
+static cJSON *record_head(const struct observer *o, uint64_t span_id, long epoch)
+{
+	static const char *const mode[] = { "stats", "sampled", "full" };
+	cJSON *rec = cJSON_CreateObject();
+
+	json__add_u64(rec, "span_id", span_id);
+	cJSON_AddNumberToObject(rec, "epoch", (double)epoch);
+	json__add_u64(rec, "ts_ns", clock__wall_ns());
+	cJSON_AddStringToObject(rec, "mode", mode[o->opts->snapshots]);
+	return rec;
+}
+
+/* An epoch's records from a read: one per model. */
+void snap__records_from(struct observer *o, struct target *t, uint64_t span_id, long epoch,
+			 long last_step, const struct snap_read *rd, bool exact, int attempts,
+			 const char *note)
+{
+	const cJSON *m;
+
+	cJSON_ArrayForEach(m, rd->records) {
+		cJSON *rec = record_head(o, span_id, epoch), *it;
+
+		cJSON_AddStringToObject(rec, "consistency", exact ? "exact" : "torn");
+		cJSON_AddNumberToObject(rec, "after_step", (double)rd->after_step);
+		cJSON_AddNumberToObject(rec, "epoch_last_step", (double)last_step);
+		cJSON_AddNumberToObject(rec, "attempts", attempts);
+		if (note)
+			cJSON_AddStringToObject(rec, "note", note);
+		cJSON_ArrayForEach(it, m) {
+			cJSON_AddItemToObject(rec, it->string, cJSON_Duplicate(it, true));
+		}
+		cJSON_AddNumberToObject(rec, "bytes_read", (double)rd->bytes);
+		cJSON_AddNumberToObject(rec, "duration_ms", rd->ms);
+		add_record(t, span_id, rec);
+	}
+	set_model_attr(t, rd->model_attr);
+}
+
+void snap__error_record(struct observer *o, struct target *t, uint64_t span_id, long epoch,
+			 long last_step, const char *why)
+{
+	cJSON *rec = record_head(o, span_id, epoch);
+
+	cJSON_AddNumberToObject(rec, "epoch_last_step", (double)last_step);
+	cJSON_AddStringToObject(rec, "error", why);
+	cJSON_AddNumberToObject(rec, "bytes_read", 0);
+	cJSON_AddNumberToObject(rec, "duration_ms", 0);
+	add_record(t, span_id, rec);
+}
+
+/* The waiting epoch's record, from what there is: the kept read of its end's state, the
+ * last torn one, or why there is none. */
+void snap__settle(struct observer *o, struct target *t, const char *why_none)
+{
+	struct snap_ctl *c = t->snap;
+
+	if (!c->pend.want)
+		return;
+	c->pend.want = false;
+	c->refresh = c->found && clock__mono_ns() >= c->find_after_ns;
+	if (c->cand.valid && c->cand.seq == c->pend.end_seq && c->cand.fresh)
+		snap__records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step, &c->cand,
+			     true, c->pend.attempts ? c->pend.attempts : 1, NULL);
+	else if (c->pend.kept.valid)
+		snap__records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step,
+			     &c->pend.kept, true, c->pend.attempts + 1, NULL);
+	else if (c->pend.torn.valid)
+		snap__records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step,
+			     &c->pend.torn, false, c->pend.attempts, "every read was torn: an "
+			     "update began before it ended");
+	else
+		snap__error_record(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step,
+			     c->why[0] ? c->why : why_none);
+	snap_read__free(&c->pend.torn);
+	snap_read__free(&c->pend.kept);
+}

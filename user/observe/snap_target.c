@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// --snapshots: what a look for the models or a read needs from the target, found with the
+// loader's caches (the CPython that runs it, __main__, the interpreter, the object and
+// tensor layouts) before the worker is asked.
+#include <stdio.h>
+#include <string.h>
+#include "common/log.h"
+#include "observe/snap_internal.h"
+#include "target/cpython.h"
+
+/* The CPython the target runs: the file that defines _PyRuntime (the executable, or
+ * libpython where it is shared, as in pyenv's builds), its version, and __main__'s dict. */
+static const struct mapped_file *python_of(struct observer *o, struct target *t, uint32_t *hex,
+					   uint64_t *main_dict)
+{
+	const struct mapped_file *any = NULL;
+
+	for (size_t i = 0; i < t->nfiles; i++) {
+		if (!strstr(t->files[i].path, "python") ||
+		    cpython__version(o->syms, t->pid, &t->files[i], hex))
+			continue;
+		any = &t->files[i];
+		if (!cpython__module_dict(o->syms, t->pid, any, *hex, "__main__", main_dict))
+			return any;
+	}
+	*main_dict = 0;
+	return any;
+}
+
+static const struct py_layout *py_layout_for(const struct observer *o, uint32_t hex)
+{
+	for (size_t i = 0; i < o->probes.n; i++)
+		for (size_t k = 0; k < o->probes.groups[i].n; k++) {
+			const struct probe_def *d = &o->probes.groups[i].probes[k];
+
+			if (d->meaning == MEAN_PY_CALL && d->py_layout.known &&
+			    d->py_version == (hex & 0xffff0000u))
+				return &d->py_layout;
+		}
+	return NULL;
+}
+
+static void refuse(struct target *t, const char *why)
+{
+	snprintf(t->snap->why, sizeof(t->snap->why), "%s", why);
+	t->snap_refused = true;
+	elog("pid %d: snapshots off: %s", t->pid, why);
+}
+
+/* What the worker needs from the loader's caches (the symbol cache, the probe set: the
+ * event thread's), looked up here. Returns false when it cannot be had (yet). */
+bool snap__prepare(struct observer *o, struct target *t, struct snap_req *q)
+{
+	const struct mapped_file *f;
+	const struct py_layout *pyl;
+	uint32_t hex = 0;
+	uint64_t dict = 0;
+	char why[200];
+	cJSON *v = cJSON_GetObjectItemCaseSensitive(t->session->root->attrs, "torch_version");
+
+	if (!cJSON_IsString(v))
+		return false;	/* not known yet */
+	if (torch_layout__find(v->valuestring, &q->l, why, sizeof(why))) {
+		refuse(t, why);
+		return false;
+	}
+	f = python_of(o, t, &hex, &dict);
+	if (dict)	/* kept: the interpreter's exit clears sys.modules */
+		t->snap_main_dict = dict;
+	pyl = f ? py_layout_for(o, hex) : NULL;
+	if (!pyl) {
+		refuse(t, "no object layout for this CPython in probes/cpython.json (3.11 to 3.13)");
+		return false;
+	}
+	q->pid = t->pid;
+	q->pyl = *pyl;
+	q->roots.main_dict = t->snap_main_dict;
+	q->roots.minor = hex >> 16 & 0xff;
+	q->roots.forward = t->model_obj;
+	q->roots.whole_frames = t->snap->find_partial < FIND_WHOLE_TRIES;
+	if (cpython__interp(o->syms, t->pid, f, hex, &q->roots.interp))
+		q->roots.interp = 0;
+	q->states_fd = o->snap_states_fd;
+	q->stats_fd = o->stats_fd;
+	return true;
+}
