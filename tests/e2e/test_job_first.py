@@ -91,15 +91,21 @@ def wait_steps(root, obs, n=STEPS_SEEN):
         time.sleep(0.1)
 
 
-def check_backwards(s, all_steps=None, mid_run=False):
+def check_backwards(s, all_steps=None, mid_run=False, detached=False):
     """Every backward the observer saw closed with its exit (none open, none incomplete), one
     in each closed step; all_steps: the job's count, when it was seen from its start. mid_run:
     the first step may have begun before the probes were in, after its backward began: it has
-    none then."""
+    none then. detached: the observer left while the job trained, at a moment of its own: a
+    backward under way then is the last one and `open`, and the probes, still in while the
+    loader reads its last events, may count the exit of one more (its events come after the
+    last read)."""
     backwards = named(s, "backward")
     steps = [x for x in named(s, "step") if x["status"] == "ok"]
     assert backwards and steps, (sorted({x["name"] for x in s.spans.values()}), s.root["attrs"],
                                  s.health)
+    backwards.sort(key=lambda b: b["start_ns"])
+    if detached and backwards[-1]["status"] == "open":
+        backwards.pop()
     assert [b for b in backwards if b["status"] != "ok"] == [], \
         [(b["status"], b.get("attrs")) for b in backwards if b["status"] != "ok"]
     per_step = [sum(1 for b in backwards if b["parent_id"] == st["span_id"]) for st in steps]
@@ -110,7 +116,8 @@ def check_backwards(s, all_steps=None, mid_run=False):
         assert len(backwards) == all_steps, (len(backwards), all_steps)
     probes = {p["symbol"]: p for p in s.health["probes"]}
     execute = next(p for k, p in probes.items() if "Engine7execute" in k)
-    assert execute["return_hits"] == len(backwards), (execute, len(backwards))
+    extra = execute["return_hits"] - len(backwards)
+    assert extra == 0 or (detached and extra == 1), (execute, len(backwards))
 
 
 def health_signals(s):
@@ -134,7 +141,7 @@ def test_attach_mid_run_sends_nothing(h, stack):
     assert result["eintr"] == dict.fromkeys(result["eintr"], 0), result
     s = next(iter(read_spool(root).values()))
     assert s.root["attrs"]["attached_mid_run"] is True
-    check_backwards(s, mid_run=True)
+    check_backwards(s, mid_run=True, detached=True)
     assert health_signals(s) == 0
 
 
