@@ -52,8 +52,8 @@ done
 run=$script
 repo_at=
 if [[ $root == / ]]; then
-	case $repo in /tmp/* | /run/* | /var/tmp/* | /root/*) run="$script cirron.repo_at=$repo" ;; esac
-	[[ $run == "$script" ]] || repo_at=$repo
+	case $repo in /tmp/* | /run/* | /var/tmp/* | /root/*) repo_at=$repo ;; esac
+	[[ -z $repo_at ]] || run="$script cirron.repo_at=$repo_at"
 fi
 if [[ $root != / ]]; then
 	[[ $script == "$repo"/* ]] || { echo "boot: $script is not in $repo" >&2; exit 125; }
