@@ -180,13 +180,16 @@ def test_every_epoch_exact(h, env, speed, frames):
 @pytest.mark.parametrize("where,found_by,names", [
     ("local", "frame_locals", {"net"}),
     ("attr", "attribute", {"trainer.model"}),
+    ("attr-step", "attribute", {"trainer.model"}),
     ("ddp", "frame_locals", {"net"}),
     ("gan", "frame_locals", {"gen", "critic"}),
 ])
 def test_model_where_code_keeps_it(h, env, where, found_by, names):
     """A local of main(), an attribute of a trainer object (its loop uses self.model: no
-    frame holds the model itself), wrapped in DDP (its inner module's names), a GAN's two
-    models each in its own namespace."""
+    frame holds the model itself; or hands it, with the optimizer, to a step function whose
+    parameters hold them at most looks: the trainer's name all the same, every epoch),
+    wrapped in DDP (its inner module's names), a GAN's two models each in its own
+    namespace."""
     job = run(h, env, *FAST, "--where", where)
     models = {"gen": "gen", "critic": "critic"} if where == "gan" else None
     snaps = check_epochs(job, models)

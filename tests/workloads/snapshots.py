@@ -16,7 +16,9 @@ end, after a last validation (the job lives on after its last epoch) unless --ex
     snapshots.py [--epochs E] [--batches B] [--batch-sleep S] [--val-batches V]
                  [--where PLACE] [--exit-at-end] [--save DIR]
 --where: where the job keeps its model: global (a global of __main__), local (a local of
-main()), attr (an attribute of a trainer object, itself a local), ddp (wrapped in
+main()), attr (an attribute of a trainer object, itself a local), attr-step (the same, its
+loop handing model and optimizer to a step function: most looks see them as that callee's
+parameters), ddp (wrapped in
 DistributedDataParallel, one gloo rank), compile (torch.compile), gan (a generator and a
 discriminator, each with its optimizer, each trained every batch).
 --batch-sleep: seconds of work per batch (time.sleep), for epochs of seconds.
@@ -81,8 +83,9 @@ class Trainer:
     """A trainer object that holds the model and its optimizer, as frameworks do; its loop
     reaches them through self only."""
 
-    def __init__(self, a, net):
+    def __init__(self, a, net, step=None):
         self.a = a
+        self.step = step
         self.model = net
         self.optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
 
@@ -94,9 +97,12 @@ class Trainer:
         steps = 0
         for epoch in range(a.epochs):
             for x, y in loader:
-                self.optimizer.zero_grad()
-                nn.functional.mse_loss(self.model(x), y).backward()
-                self.optimizer.step()
+                if self.step:
+                    self.step(self.model, self.optimizer, x, y)
+                else:
+                    self.optimizer.zero_grad()
+                    nn.functional.mse_loss(self.model(x), y).backward()
+                    self.optimizer.step()
                 steps += 1
                 if a.batch_sleep:
                     time.sleep(a.batch_sleep)
@@ -113,7 +119,7 @@ def main():
     ap.add_argument("--batch-sleep", type=float, default=0)
     ap.add_argument("--val-batches", type=int, default=8)
     ap.add_argument("--where", default="global",
-                    choices=["global", "local", "attr", "ddp", "compile", "gan"])
+                    choices=["global", "local", "attr", "attr-step", "ddp", "compile", "gan"])
     ap.add_argument("--exit-at-end", action="store_true")
     ap.add_argument("--save", default=None)
     a = ap.parse_args()
@@ -126,8 +132,8 @@ def main():
     elif a.where == "local":
         net = Net()      # only in main()'s locals (and train's), as in most scripts
         train(a, net, torch.optim.SGD(net.parameters(), lr=0.1))
-    elif a.where == "attr":
-        trainer = Trainer(a, Net())
+    elif a.where in ("attr", "attr-step"):
+        trainer = Trainer(a, Net(), train_step if a.where == "attr-step" else None)
         trainer.fit()
     elif a.where == "ddp":
         import torch.distributed as dist
@@ -152,6 +158,14 @@ def val_set(a):
     an epoch's last optimizer step and the next epoch's first)."""
     n = 8 * a.val_batches
     return TensorDataset(torch.randn(n, 12), torch.randn(n, 4))
+
+
+def train_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss
 
 
 def validate(model, loader):

@@ -410,6 +410,23 @@ static void do_read(struct snap_worker *w)
 	free(ps);
 }
 
+/* A model found again keeps the name it had, unless this look found it by a better one
+ * (farther out): its records carry one name through the run. */
+static void keep_names(struct py_models *found, const struct py_models *had)
+{
+	for (size_t k = 0; k < found->n; k++)
+		for (size_t j = 0; j < had->n; j++) {
+			struct py_model *m = &found->v[k];
+			const struct py_model *o = &had->v[j];
+
+			if (o->module != m->module || o->rank > m->rank)
+				continue;
+			memcpy(m->name, o->name, sizeof(m->name));
+			m->found_by = o->found_by;
+			m->rank = o->rank;
+		}
+}
+
 static void do_find(struct snap_worker *w)
 {
 	struct snap_result *r = &w->res;
@@ -419,6 +436,7 @@ static void do_find(struct snap_worker *w)
 	snprintf(r->found_how, sizeof(r->found_how), "%zu roots, %zu locals (frames: %d), %zu "
 		 "objects", found.roots, found.locals, found.frames_err, found.candidates);
 	if (!r->err) {
+		keep_names(&found, &w->models);
 		py_models__free(&w->models);
 		w->models = found;
 	} else if (r->err == -EAGAIN) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "target/cpython.h"
 #include "target/procfs.h"
+#include "target/py_dict.h"
 #include "target/sym_cache.h"
 #include "target/target.h"
 
@@ -218,59 +219,16 @@ static int find_modules(struct sym_cache *syms, int pid, const struct mapped_fil
 }
 
 #define DICT_USED	16	/* PyDictObject.ma_used */
-#define DICT_KEYS	32	/* PyDictObject.ma_keys */
-#define DICT_VALUES	40
-#define DK_LOG2_INDEX	9	/* PyDictKeysObject, 3.11+ */
-#define DK_KIND		10
-#define DK_NENTRIES	24
-#define DK_INDICES	32
 #define MD_DICT		16	/* PyModuleObject.md_dict */
-#define STR_LENGTH	16
-#define MAX_ENTRIES	8192
 
-/* Reads a compact ASCII str into buf; false if it is not one or longer than size - 1. */
-static bool read_str(int pid, uint64_t obj, uint64_t ascii_data, char *buf, size_t size)
+/* The dict layout of a runtime_layout's version (64-bit; as probes/cpython.json's
+ * object_layout) for target/py_dict.c: sys.modules and a module's __dict__. */
+static struct py_layout dict_layout(const struct runtime_layout *l)
 {
-	int64_t len = 0;
-
-	if (!obj || !procfs__read_mem(pid, obj + STR_LENGTH, &len, sizeof(len)) || len < 0 ||
-	    (uint64_t)len >= size || !procfs__read_mem(pid, obj + ascii_data, buf, (size_t)len))
-		return false;
-	buf[len] = 0;
-	return true;
-}
-
-/* Calls match(key, value, ctx) for each entry of a combined dict (string keys) until it
- * returns true. Returns true if one did. */
-static bool dict_each(int pid, uint64_t dict, uint64_t ascii_data,
-		      bool (*match)(const char *key, uint64_t value, void *ctx), void *ctx)
-{
-	uint64_t keys = 0, values = 0, nentries = 0, *e;
-	uint8_t log2_index = 0, kind = 0;
-	size_t esize;
-	bool hit = false;
-
-	if (!procfs__read_mem(pid, dict + DICT_KEYS, &keys, sizeof(keys)) || !keys ||
-	    !procfs__read_mem(pid, dict + DICT_VALUES, &values, sizeof(values)) || values ||
-	    !procfs__read_mem(pid, keys + DK_LOG2_INDEX, &log2_index, 1) ||
-	    !procfs__read_mem(pid, keys + DK_KIND, &kind, 1) ||
-	    !procfs__read_mem(pid, keys + DK_NENTRIES, &nentries, sizeof(nentries)) ||
-	    log2_index > 24 || nentries > MAX_ENTRIES)
-		return false;
-	esize = kind == 0 ? 3 : 2;	/* DICT_KEYS_GENERAL {hash, key, value}, else {key, value} */
-	e = calloc(nentries ? nentries : 1, esize * 8);
-	if (!e)
-		return false;
-	if (procfs__read_mem(pid, keys + DK_INDICES + (1ull << log2_index), e, nentries * esize * 8))
-		for (uint64_t i = 0; i < nentries && !hit; i++) {
-			uint64_t key = e[i * esize + esize - 2], value = e[i * esize + esize - 1];
-			char name[64];
-
-			if (value && read_str(pid, key, ascii_data, name, sizeof(name)))
-				hit = match(name, value, ctx);
-		}
-	free(e);
-	return hit;
+	return (struct py_layout){ .known = true, .ma_keys = 32, .ma_values = 40,
+				   .values_header = l->minor >= 13 ? 8 : 0,
+				   .dk_log2_index_bytes = 9, .dk_nentries = 24, .dk_indices = 32,
+				   .ascii_data = (int64_t)l->ascii_data };
 }
 
 struct module_match {
@@ -293,7 +251,7 @@ static bool match_module(const char *key, uint64_t value, void *ctx)
 }
 
 struct version_match {
-	uint64_t ascii_data;
+	struct py_layout dl;
 	int pid;
 	char *buf;
 	size_t size;
@@ -304,7 +262,7 @@ static bool match_version(const char *key, uint64_t value, void *ctx)
 {
 	struct version_match *v = ctx;
 
-	return !strcmp(key, v->key) && read_str(v->pid, value, v->ascii_data, v->buf, v->size);
+	return !strcmp(key, v->key) && py_str__read(v->pid, &v->dl, value, v->buf, v->size);
 }
 
 /* A package still being imported has no __version__ yet, but its __file__ is set first:
@@ -348,7 +306,7 @@ static bool match_lazy_objects(const char *key, uint64_t value, void *ctx)
 {
 	struct version_match *v = ctx;
 
-	return !strcmp(key, "_objects") && dict_each(v->pid, value, v->ascii_data, match_version, v);
+	return !strcmp(key, "_objects") && py_dict__each(v->pid, &v->dl, value, match_version, v);
 }
 
 int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file *f,
@@ -364,12 +322,12 @@ int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file 
 
 	if (err)
 		return err;
-	v.ascii_data = l->ascii_data;
+	v.dl = dict_layout(l);
 	/* PyDictObject: ma_used follows the object header in every version */
 	if (modules_used && procfs__read_mem(pid, modules + DICT_USED, &used, sizeof(used)) &&
 	    used == *modules_used)
 		return -ENOENT;		/* no module came or went since the last walk */
-	dict_each(pid, modules, v.ascii_data, match_module, &m);
+	py_dict__each(pid, &v.dl, modules, match_module, &m);
 	if (m.best == n) {
 		if (modules_used)
 			*modules_used = used;
@@ -377,13 +335,13 @@ int cpython__imported(struct sym_cache *syms, int pid, const struct mapped_file 
 	}
 	version[0] = 0;
 	if (!procfs__read_mem(pid, m.module + MD_DICT, &dict, sizeof(dict)) || !dict ||
-	    dict_each(pid, dict, v.ascii_data, match_version, &v) ||
-	    dict_each(pid, dict, v.ascii_data, match_lazy_objects, &v))
+	    py_dict__each(pid, &v.dl, dict, match_version, &v) ||
+	    py_dict__each(pid, &v.dl, dict, match_lazy_objects, &v))
 		return (int)m.best;
 	v.key = "__file__";
 	v.buf = file;
 	v.size = sizeof(file);
-	if (dict_each(pid, dict, v.ascii_data, match_version, &v) &&
+	if (py_dict__each(pid, &v.dl, dict, match_version, &v) &&
 	    !version_from_dist_info(pid, names[m.best], file, version, size))
 		version[0] = 0;
 	return (int)m.best;
@@ -408,11 +366,13 @@ int cpython__module_dict(struct sym_cache *syms, int pid, const struct mapped_fi
 	struct module_match m = { .names = names, .n = 1, .best = 1 };
 	const struct runtime_layout *l = NULL;
 	uint64_t interp = 0, modules = 0;
+	struct py_layout dl;
 	int err = find_modules(syms, pid, f, hex, &l, &interp, &modules);
 
 	if (err)
 		return err;
-	dict_each(pid, modules, l->ascii_data, match_module, &m);
+	dl = dict_layout(l);
+	py_dict__each(pid, &dl, modules, match_module, &m);
 	if (m.best || !procfs__read_mem(pid, m.module + MD_DICT, dict, sizeof(*dict)) || !*dict)
 		return -ENOENT;
 	return 0;

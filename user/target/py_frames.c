@@ -72,8 +72,10 @@ struct frame_slots {
 	struct frame_slot {
 		uint64_t value;
 		const char *name;	/* in a code_info, or "" */
+		int frame;		/* its frame, 0: the newest */
 	} *v;
 	size_t n, cap;
+	int frames;			/* frames walked */
 };
 
 static uint64_t current_frame(const struct walk_ctx *w, uint64_t ts)
@@ -141,7 +143,7 @@ static const struct code_info *code_info(struct walk_ctx *w, uint64_t code)
 	return ci;
 }
 
-static void slot_add(struct frame_slots *fs, uint64_t value, const char *name)
+static void slot_add(struct frame_slots *fs, uint64_t value, const char *name, int frame)
 {
 	if (fs->n == fs->cap) {
 		size_t cap = fs->cap ? 2 * fs->cap : 256;
@@ -153,6 +155,7 @@ static void slot_add(struct frame_slots *fs, uint64_t value, const char *name)
 		fs->cap = cap;
 	}
 	fs->v[fs->n].value = value;
+	fs->v[fs->n].frame = frame;
 	fs->v[fs->n++].name = name;
 }
 
@@ -207,14 +210,15 @@ static bool walk_thread(struct walk_ctx *w, uint64_t ts, struct frame_slots *fs)
 		for (int32_t i = 0; i < top; i++)
 			if (v[i])
 				slot_add(fs, v[i], ci->names && i < ci->nnames && i < NAMES_KEPT ?
-					 ci->names[i] : "");
+					 ci->names[i] : "", fs->frames);
+		fs->frames++;
 		memcpy(&fr, b + fl->fr_previous, 8);
 	}
 	return true;
 }
 
 int py_frames__each(int pid, const struct py_layout *l, uint32_t minor, uint64_t interp,
-		    void (*fn)(uint64_t value, const char *name, void *ctx), void *ctx)
+		    void (*fn)(uint64_t value, const char *name, int outer, void *ctx), void *ctx)
 {
 	struct walk_ctx *w = calloc(1, sizeof(*w));
 	uint64_t ts = 0;
@@ -242,6 +246,7 @@ int py_frames__each(int pid, const struct py_layout *l, uint32_t minor, uint64_t
 			bool whole;
 
 			fs.n = 0;
+			fs.frames = 0;
 			whole = walk_thread(w, ts, &fs);
 			whole_seen |= whole;
 			if (whole || fs.n > best.n) {
@@ -256,7 +261,7 @@ int py_frames__each(int pid, const struct py_layout *l, uint32_t minor, uint64_t
 		if (!whole_seen)
 			partial++;
 		for (size_t i = 0; i < best.n; i++)
-			fn(best.v[i].value, best.v[i].name, ctx);
+			fn(best.v[i].value, best.v[i].name, best.frames - 1 - best.v[i].frame, ctx);
 		free(best.v);
 		free(fs.v);
 		if (!procfs__read_mem(pid, ts + w->fl->ts_next, &ts, 8))

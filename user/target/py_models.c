@@ -9,7 +9,11 @@
 // torch optimizers are found (their param_groups), the models are the largest Modules
 // holding parameters they update, each under the name it was found by (a GAN's generator
 // and discriminator: two); without optimizers, the Module with the most parameters.
+// A model found several ways takes the name of the outermost: a global, then the locals and
+// attributes of main()'s frame, before a callee's parameter that holds it for a moment
+// (print_stats(model) inside a trainer's fit(): `trainer.model`, at every look).
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,8 @@ struct candidate {
 	char name[128];
 	const char *found_by;
 	int depth;
+	int rank;	/* how far in it was found: 0 a global, 1 + the frame's place from the
+			 * thread's oldest, an attribute its object's; INT_MAX: not by name */
 };
 
 struct search {
@@ -41,23 +47,26 @@ struct search {
 	size_t optimizers;
 	/* for the callbacks */
 	const char *found_by, *prefix;
-	int depth;
+	int depth, rank;
 };
 
-static void add(struct search *s, uint64_t obj, const char *name, const char *found_by, int depth)
+static void add(struct search *s, uint64_t obj, const char *name, const char *found_by,
+		int depth, int rank)
 {
 	struct candidate *c;
 
 	if (!obj || s->n == CANDIDATES_MAX)
 		return;
+	if (!name[0])	/* a method's `self`, a value on a frame's stack, the forward's Module */
+		rank = INT_MAX;
 	for (size_t i = 0; i < s->n; i++)
-		if (s->c[i].obj == obj) {	/* found already, by an earlier (better) way */
-			/* that had no name for it: a method's `self`, a value on a frame's
-			 * stack, the forward's Module */
-			if (!s->c[i].name[0] && name[0]) {
-				snprintf(s->c[i].name, sizeof(s->c[i].name), "%s", name);
-				if (strcmp(s->c[i].found_by, "forward") != 0)
-					s->c[i].found_by = found_by;
+		if (s->c[i].obj == obj) {	/* found already: named by the outermost way */
+			c = &s->c[i];
+			if (rank < c->rank) {
+				snprintf(c->name, sizeof(c->name), "%s", name);
+				if (strcmp(c->found_by, "forward") != 0)
+					c->found_by = found_by;
+				c->rank = rank;
 			}
 			return;
 		}
@@ -66,6 +75,7 @@ static void add(struct search *s, uint64_t obj, const char *name, const char *fo
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->found_by = found_by;
 	c->depth = depth;
+	c->rank = rank;
 }
 
 static bool add_entry(const char *key, uint64_t value, void *ctx)
@@ -79,13 +89,14 @@ static bool add_entry(const char *key, uint64_t value, void *ctx)
 		snprintf(name, sizeof(name), "%s.%s", s->prefix, key);
 	else
 		snprintf(name, sizeof(name), "%s", key);
-	add(s, value, name, s->found_by, s->depth);
+	add(s, value, name, s->found_by, s->depth, s->rank);
 	return false;
 }
 
 struct local {
 	uint64_t value;
 	char name[64];
+	int outer;
 };
 
 struct locals {
@@ -93,7 +104,7 @@ struct locals {
 	size_t n, cap;
 };
 
-static void add_local(uint64_t value, const char *name, void *ctx)
+static void add_local(uint64_t value, const char *name, int outer, void *ctx)
 {
 	struct locals *ls = ctx;
 
@@ -107,6 +118,7 @@ static void add_local(uint64_t value, const char *name, void *ctx)
 		ls->cap = cap;
 	}
 	ls->v[ls->n].value = value;
+	ls->v[ls->n].outer = outer;
 	/* inside a method: `self` is no name the job knows its model by */
 	snprintf(ls->v[ls->n++].name, sizeof(ls->v[0].name), "%s", strcmp(name, "self") ? name : "");
 }
@@ -254,6 +266,7 @@ static void expand(struct search *s, const struct candidate *c, const struct py_
 	s->found_by = "attribute";
 	s->prefix = c->name[0] ? c->name : t->name;
 	s->depth = c->depth + 1;
+	s->rank = c->rank;
 	py_obj__attrs_each(s->pid, s->l, s->minor, c->obj, add_entry, s);
 }
 
@@ -291,32 +304,47 @@ static void classify(struct search *s, struct py_models *out, size_t from, bool 
 			continue;
 		}
 		m->module = module;
-		m->cand = i;	/* named once all are in: a later one may name it */
+		m->cand = i;	/* named once all are in: a later, outer one may name it */
 		snprintf(m->name, sizeof(m->name), "%s", t->name);
 		out->n++;
 next:;
 	}
 }
 
-/* The roots first; the attributes of the objects there only when the roots hold no model or
- * no optimizer (a script's own globals and locals: a millisecond; a framework's trainer: a
- * few more, and the first look comes as training begins). */
+/* The farthest in that a model found so far was named (a callee's parameter: large). */
+static int named_at(const struct search *s, const struct py_models *out)
+{
+	int rank = 0;
+
+	for (size_t k = 0; k < out->n; k++)
+		if (s->c[out->v[k].cand].rank > rank)
+			rank = s->c[out->v[k].cand].rank;
+	return rank;
+}
+
+/* The roots first; then the attributes of the objects there, two levels deep when the roots
+ * hold no model or no optimizer (a framework's trainer: a few ms; the first look comes as
+ * training begins), else one level and only of the objects of frames outer than where a
+ * model was named: a trainer there holds it by a name that lasts (trainer.model), where the
+ * job may be in a callee for a moment (a script's own globals and locals: none). */
 static void classify_all(struct search *s, struct py_models *out)
 {
 	size_t roots = s->n;
+	bool found;
+	int below;
 
 	classify(s, out, 0, false);
-	if (out->n && s->optimizers)
-		return;
+	found = out->n && s->optimizers;
+	below = found ? named_at(s, out) : INT_MAX;
 	for (size_t i = 0; i < roots; i++) {
 		struct candidate c = s->c[i];
-		struct py_type *t = py_types__classify(s->types, s->pid, c.obj);
+		struct py_type *t = c.rank < below ? py_types__classify(s->types, s->pid, c.obj) : NULL;
 
 		if (t && t->kind != PYK_MODULE && t->kind != PYK_LOSS &&
 		    (t->kind != PYK_OPTIMIZER || !s->optimizers))
 			expand(s, &c, t);
 	}
-	classify(s, out, roots, true);
+	classify(s, out, roots, !found);
 }
 
 /* Keeps the models: the largest Modules holding parameters the optimizers update (a Module
@@ -376,9 +404,10 @@ int py_models__find(int pid, const struct py_layout *l, struct py_types *types,
 	if (!s.c)
 		return -ENOMEM;
 	if (r->forward)	/* named by where else it is found */
-		add(&s, r->forward, "", "forward", ATTR_DEPTH);
+		add(&s, r->forward, "", "forward", ATTR_DEPTH, INT_MAX);
 	if (r->main_dict) {
 		s.found_by = "main_globals";
+		s.rank = 0;
 		py_dict__each(pid, l, r->main_dict, add_entry, &s);
 	}
 	if (r->interp) {	/* outermost frames first: main()'s names, not a callee's */
@@ -393,7 +422,8 @@ int py_models__find(int pid, const struct py_layout *l, struct py_types *types,
 			return -EAGAIN;
 		}
 		for (size_t i = ls.n; i-- > 0;)
-			add(&s, ls.v[i].value, ls.v[i].name, "frame_locals", 0);
+			add(&s, ls.v[i].value, ls.v[i].name, "frame_locals", 0,
+			    ls.v[i].outer < INT_MAX - 1 ? 1 + ls.v[i].outer : INT_MAX - 1);
 		free(ls.v);
 	}
 	out->roots = s.n;
@@ -405,6 +435,7 @@ int py_models__find(int pid, const struct py_layout *l, struct py_types *types,
 		if (c->name[0])
 			snprintf(out->v[k].name, sizeof(out->v[k].name), "%s", c->name);
 		out->v[k].found_by = c->found_by;
+		out->v[k].rank = c->rank;
 	}
 	choose(&s, out);
 	out->optimizers = s.optimizers;

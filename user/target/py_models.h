@@ -13,6 +13,8 @@ struct py_model {
 	char name[128];		/* its namespace: the name it was found by (a global, a local,
 				 * trainer.model), else its class */
 	const char *found_by;	/* forward, main_globals, frame_locals, attribute */
+	int rank;		/* how far in its name was found: 0 a global, larger for a local
+				 * of a newer frame, INT_MAX its class (py_models.c) */
 	size_t cand;		/* (while looking) the object it was found as */
 	struct py_params params;
 };

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "target/procfs.h"
+#include "target/py_dict.h"
 #include "target/pytypes.h"
 
 #define OB_TYPE		8
@@ -172,39 +173,6 @@ int py_types__read_bool(int pid, uint64_t addr)
 	return (int)digit;
 }
 
-uint64_t py_types__dict_get(int pid, uint64_t dict, const char *key, const struct py_layout *l)
-{
-	uint64_t keys, values, nentries, k, entries, v = 0;
-	uint8_t log2_index_bytes, kind = 0;
-	size_t esize, klen = strlen(key);
-	char name[64];
-
-	if (!l->known || !dict || klen >= sizeof(name) ||
-	    !procfs__read_mem(pid, dict + (uint64_t)l->ma_values, &values, sizeof(values)) ||
-	    !procfs__read_mem(pid, dict + (uint64_t)l->ma_keys, &keys, sizeof(keys)) || !keys ||
-	    !procfs__read_mem(pid, keys + (uint64_t)l->dk_log2_index_bytes, &log2_index_bytes, 1) ||
-	    log2_index_bytes > 20 ||
-	    (!values && !procfs__read_mem(pid, keys + (uint64_t)l->dk_log2_index_bytes + 1, &kind, 1)) ||
-	    !procfs__read_mem(pid, keys + (uint64_t)l->dk_nentries, &nentries, sizeof(nentries)))
-		return 0;
-	esize = !values && kind == 0 ? 24 : 16;	/* as in py_types__find_training */
-	entries = keys + (uint64_t)l->dk_indices + (1ull << log2_index_bytes);
-	for (uint64_t i = 0; i < nentries && i < 64; i++) {
-		uint64_t entry = entries + esize * i + (esize - 16);	/* {key, value} */
-
-		if (!procfs__read_mem(pid, entry, &k, sizeof(k)) || !k ||
-		    !procfs__read_mem(pid, k + (uint64_t)l->ascii_data, name, klen + 1) ||
-		    memcmp(name, key, klen + 1) != 0)
-			continue;
-		if (values)
-			procfs__read_mem(pid, values + (uint64_t)l->values_header + 8 * i, &v, sizeof(v));
-		else
-			procfs__read_mem(pid, entry + 8, &v, sizeof(v));
-		return v;
-	}
-	return 0;
-}
-
 /* OptimizedModule registers the module it wraps as a submodule: _modules["_orig_mod"]. */
 struct py_type *py_types__wrapped(struct py_types *c, int pid, uint64_t obj,
 				  const struct py_layout *l)
@@ -219,8 +187,7 @@ struct py_type *py_types__wrapped(struct py_types *c, int pid, uint64_t obj,
 	w->obj = obj;
 	w->orig = NULL;
 	if (l->known && procfs__read_mem(pid, obj + (uint64_t)l->managed_dict, &dict, sizeof(dict)) &&
-	    (orig = py_types__dict_get(pid, py_types__dict_get(pid, dict, "_modules", l),
-				       "_orig_mod", l)) &&
+	    (orig = py_dict__get(pid, l, py_dict__get(pid, l, dict, "_modules"), "_orig_mod")) &&
 	    procfs__read_mem(pid, orig + OB_TYPE, &type, sizeof(type)))
 		w->orig = py_types__classify_type(c, pid, type);
 	return w->orig;

@@ -5,17 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-
-/* Where a CPython build keeps an instance's attributes (probes/cpython.json
- * "object_layout", byte offsets): enough to find `training` in a module's __dict__. */
-struct py_layout {
-	bool known;
-	int64_t managed_dict;	/* PyDictObject * relative to the object (managed dicts) */
-	int64_t ma_keys, ma_values;	/* in PyDictObject */
-	int64_t values_header;	/* bytes before values[0] in PyDictValues */
-	int64_t dk_log2_index_bytes, dk_nentries, dk_indices;	/* in PyDictKeysObject */
-	int64_t ascii_data;	/* first character of a compact ASCII str */
-};
+#include "target/py_layout.h"
 
 /* What a called Python object is, from its class chain read in the target's memory:
  * PYK_COMPILER is dynamo's frame callback (torch.compile compiling a frame). */
@@ -78,8 +68,6 @@ struct py_type *py_types__classify_type(struct py_types *c, int pid, uint64_t ty
 void py_types__find_training(struct py_type *t, int pid, uint64_t obj, const struct py_layout *l);
 /* 1 or 0 for Py_True / Py_False at addr, -1 if it is not a bool. */
 int py_types__read_bool(int pid, uint64_t addr);
-/* The value of key in a str-keyed dict (split or combined) at dict, or 0. */
-uint64_t py_types__dict_get(int pid, uint64_t dict, const char *key, const struct py_layout *l);
 /* The class of the module an OptimizedModule (torch.compile(module)) wraps: its
  * _modules["_orig_mod"], cached per instance. NULL if unreadable. */
 struct py_type *py_types__wrapped(struct py_types *c, int pid, uint64_t obj,
