@@ -175,6 +175,33 @@ def test_lightning(h, fw_venv):
     check_module_training(s, "Model")
 
 
+def test_keras_default_level(h, fw_venv):
+    """Keras 3 at the default level (no Python frames): its epochs whole although it never
+    calls the loader's last __next__ (it knows the batch count) and disables grad in every
+    training step before the backward (its metric updates) as its validation does around
+    the model call: one step per batch with its data_load, an inferred forward and a
+    backward; the validation forwards (mode=eval) under the epoch."""
+    s = run(h, fw_venv, "keras", "--epochs", "2", "--batches", "4", "--val-batches", "2",
+            frames="off")
+    check_well_formed(s)
+    a = s.root["attrs"]
+    assert a["framework"] == "keras" and a["python_frames"] == "off", a
+    epochs = named(s, "epoch")
+    assert len(epochs) == 2, [e["index"] for e in epochs]
+    steps = named(s, "step")
+    assert [x["index"] for x in steps] == list(range(8))
+    for st in steps:
+        assert st["attrs"]["boundary"] == "data_load"
+        assert len(children(s, st, "data_load")) == 1
+        (fwd,) = children(s, st, "forward")
+        assert fwd["attrs"]["mode"] == "train" and fwd["attrs"]["timing"] == "inferred"
+        assert len(children(s, st, "backward")) == 1
+    for e in epochs:
+        assert len(children(s, e, "step")) == 4
+        evals = children(s, e, "forward")
+        assert len(evals) == 2 and all(f["attrs"]["mode"] == "eval" for f in evals), evals
+
+
 def test_keras(h, fw_venv):
     """Keras 3 on torch (model.fit, 2 epochs of 4 batches, validation of 2 batches): the
     framework, the epochs from Keras's DataLoader, a step per batch (Keras steps its own

@@ -240,26 +240,21 @@ def test_frameworks(h, venv, framework):
         assert FRAMEWORK_NAMES[framework] in {p["name"] for p in s["params"]}
 
 
-def test_keras_model_found(h, venv):
-    """A Keras 3 model on the torch backend (no torch optimizer: Keras updates by hand):
-    found, with the torch parameters that hold its variables."""
+@pytest.mark.parametrize("frames", ["off", "always"])
+def test_keras(h, venv, frames):
+    """A Keras 3 model on the torch backend (no torch optimizer: Keras updates by hand under
+    no_grad, and disables grad for its metric updates before each backward): found, with the
+    torch parameters that hold its variables, and every epoch's record exact and equal to
+    torch's numbers, with Python frames and without (after_step 0: no optimizer step)."""
     env = dict(os.environ, KERAS_BACKEND="torch")
-    # --python-frames always: without Python frames Keras 3.15's epochs are split at its
-    # validation loop (docs/tree.md, known limits), and the records follow the tree's epochs
-    job = run_job(h, [str(venv / "bin" / "python"), str(FRAMEWORKS), "keras", "--epochs", "2",
-                      "--batches", "8", "--norms"], "--python-frames", "always", env=env)
-    assert job.snaps, job.err[-3000:]
-    want = {n for (e, m), v in job.printed.items() for n in v}
-    # Keras updates by hand: no optimizer step wakes the loader at an epoch's end, so an
-    # epoch's read may come only after the next one ended; such a record says so
-    read = [s for s in job.snaps if "error" not in s]
-    assert read, job.snaps
-    for s in job.snaps:
-        if "error" in s:
-            assert "before this one's state could be read" in s["error"], s
-            continue
-        names = {p["name"].rsplit(".", 1)[-1] for p in s["params"]}
-        assert names == want, (names, want)
+    job = run_job(h, [str(venv / "bin" / "python"), str(FRAMEWORKS), "keras", "--epochs", "3",
+                      "--batches", "8", "--norms"], "--python-frames", frames, env=env)
+    assert sorted(job.steps) == [0, 1, 2], job.out[-2000:]
+    for epoch, steps in job.steps.items():
+        recs = [s for s in job.snaps if s["epoch"] == epoch]
+        assert len(recs) == 1, f"epoch {epoch}: {[brief(r) for r in recs]}"
+        check_record(recs[0], job.printed[(epoch, "-")], steps,
+                     name=lambda n: n.rsplit(".", 1)[-1])
 
 
 def test_cap_samples_and_says_so(h, env):

@@ -8,7 +8,10 @@
 // - cm-off: torch.compile(model), inductor, the 2.13 wheel, default level;
 // - t-cm-off: the same on Debian's 2.6 (aot_eager: dynamo's scopes, AOT tracing a backward);
 // - t-ck-n-off: non-reentrant checkpointing, Debian's 2.6, default level;
-// - ck-r-always: reentrant checkpointing, the 2.13 wheel, --python-frames always.
+// - ck-r-always: reentrant checkpointing, the 2.13 wheel, --python-frames always;
+// - keras-off: Keras 3.15 on the 2.13 wheel (tests/workloads/frameworks.py keras), default
+//   level: no optimizer step, grad disabled for metric updates before each backward, the
+//   loader's last __next__ never called, a batch peeked at under no_grad before training.
 #include "torch_tree_world.h"
 
 #define DATA_DIR "tests/unit/data/idioms/"
@@ -146,6 +149,20 @@ static void test_checkpoint_recompute(void)
 	world_free(&w);
 }
 
+/* Keras: each training step disables grad (its loss tracker's updates) between the batch
+ * and the backward, as its validation steps do around the model call; nothing tells them
+ * apart until a backward comes or not. */
+static void test_keras(void)
+{
+	struct world w;
+
+	if (!replay(&w, DATA_DIR "keras-off.log", false))
+		return;
+	check_plain(&w, 0);
+	ASSERT_EQ(count(&w, "forward", "cirron.session"), 1, "the batch peeked at before training");
+	world_free(&w);
+}
+
 int main(void)
 {
 	RUN_TEST(test_amp_skipped_step);
@@ -153,5 +170,6 @@ int main(void)
 	RUN_TEST(test_compiled_model_torch26);
 	RUN_TEST(test_checkpoint_torch26);
 	RUN_TEST(test_checkpoint_recompute);
+	RUN_TEST(test_keras);
 	return unit__done();
 }

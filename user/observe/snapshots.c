@@ -476,10 +476,15 @@ void snapshots__poll(struct observer *o)
 	}
 }
 
+/* Whether the loop should look every few ms: a read is due or under way, or a process
+ * trains with no optimizer step (Keras, updates by hand), where no step's end wakes the
+ * loader: its epoch's end is then seen within a poll, not a whole timeout later. The
+ * loader's timer, not the job, pays for that. */
 bool snapshots__active(const struct observer *o)
 {
 	for (const struct target *t = o->targets; t; t = t->next)
-		if (t->snap && (t->snap->busy || t->snap->pend.want))
+		if (t->snap && (t->snap->busy || t->snap->pend.want ||
+				(training(t) && t->tree.optimizer_steps <= 0)))
 			return true;
 	return false;
 }

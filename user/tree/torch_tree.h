@@ -120,6 +120,10 @@ struct torch_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 	/* Evaluation loops that load with grad enabled and disable it around the model call
 	 * only (HF Trainer): a pending batch followed by a no_grad region outside any scope */
 	bool pending_nograd;
+	bool nograd_undecided;	/* the region began right after training, with no model call to
+				 * tell (no Python frames): the loop's end, or a no_grad region
+				 * inside a training batch (Keras's metric updates), until a
+				 * backward or the next __next__ tells */
 	bool pending_eval;	/* the pending batch had a forward in eval (no_grad, or a module
 				 * in eval mode): a validation batch unless a backward follows */
 	uint64_t last_event_ns;	/* the training thread's last event handled */

@@ -35,7 +35,7 @@ void torch_tree__confirm_batch(struct torch_tree *t)
 
 	if (!t->pending)
 		return;
-	t->pending = t->pending_nograd = t->pending_eval = false;
+	t->pending = t->pending_nograd = t->nograd_undecided = t->pending_eval = false;
 	/* a held __next__ before a trained batch: its loop's end */
 	torch_tree__release_held(t, true);
 	t->unconfirmed_run = 0;
@@ -101,18 +101,23 @@ void torch_tree__release_held(struct torch_tree *t, bool exhausted)
 void torch_tree__settle_unconfirmed(struct torch_tree *t, uint64_t next_ts,
 				    const uint64_t *next_counters)
 {
+	bool validation;
+
 	if (t->pending && t->pending_eval) {
 		torch_tree__eval_batch(t);
 		return;
 	}
-	/* the region ended before this __next__: the model call of an evaluation batch */
-	if (t->pending && t->pending_nograd && t->nograd_end) {
+	/* the region ended before this __next__: the model call of an evaluation batch; right
+	 * after training and with no model call to tell, the loop's end and a validation on
+	 * tensors at hand (below) */
+	if (t->pending && t->pending_nograd && t->nograd_end && !t->nograd_undecided) {
 		torch_tree__nograd_eval_batch(t);
 		return;
 	}
 	if (t->pending_nograd)	/* grad went off after it and stays off: the loop's end */
 		next_ts = 0;
-	t->pending_nograd = false;
+	validation = t->pending && t->pending_nograd && t->nograd_undecided && t->nograd_end;
+	t->pending_nograd = t->nograd_undecided = false;
 	if (!t->pending || !t->pending_end) {
 		if (!next_ts)
 			torch_tree__release_held(t, true);
@@ -135,6 +140,9 @@ void torch_tree__settle_unconfirmed(struct torch_tree *t, uint64_t next_ts,
 		torch_tree__unconfirmed_data_load(t, t->pending_start, t->pending_end,
 						  t->pending_start_counters,
 						  t->pending_end_counters, true);
+		if (validation)
+			torch_tree__inferred_eval_forward(t, t->nograd_start, t->nograd_counters,
+							  t->nograd_end, t->nograd_end_counters);
 		return;
 	}
 	t->held = true;

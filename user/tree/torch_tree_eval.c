@@ -76,25 +76,28 @@ void torch_tree__on_grad_mode(struct torch_tree *t, const struct tree_event *ev)
 	 * off is nested in something that switched it (activation checkpointing's pack hooks
 	 * and its reentrant forward, under Function.apply's guard) and decides nothing. */
 	if (!guard && !ev->value && t->grad_enabled && !t->nscopes) {
-		bool after_training = !t->unconfirmed_run && !t->eval_since_train &&
-				      !t->train_exhausted;
+		bool after_training = t->step_index && !t->unconfirmed_run &&
+				      !t->eval_since_train && !t->train_exhausted;
 
-		/* The first __next__ nothing trained on, then no_grad, and no model
-		 * call to tell (no Python frames): the training loop's end
-		 * (StopIteration) and what follows it (validation on tensors at
-		 * hand), settled below. */
+		/* The first __next__ after training, then no_grad, and no model call to
+		 * tell (no Python frames): the training loop's end (StopIteration) and
+		 * what follows it (validation on tensors at hand), or a training batch
+		 * whose step disables grad before its backward (Keras's metric updates).
+		 * A backward tells the second; the next __next__ the first
+		 * (torch_tree__settle_unconfirmed). */
 		bool undecidable = after_training && !torch_tree__forwards_measured(t);
 
-		if (t->pending && t->pending_end && !t->pending_nograd && !t->pending_eval &&
-		    !undecidable) {
+		if (t->pending && t->pending_end && !t->pending_nograd && !t->pending_eval) {
 			/* A batch loaded with grad on, then no_grad: the model call of an
 			 * evaluation loop (HF Trainer), or validation after the loop's end.
 			 * What comes first tells: a backward (a training batch after all), the
 			 * region's end and then the next __next__ (an evaluation batch), or the
 			 * next __next__ with the region still open (the loop's end). Right after
-			 * training the training loop is over either way. */
-			if (after_training)
+			 * training, with a model call to tell, the training loop is over either
+			 * way. */
+			if (after_training && !undecidable)
 				torch_tree__count_loop_end(t);
+			t->nograd_undecided = undecidable;
 			t->pending_nograd = true;
 			t->nograd_start = ev->ts_ns;
 			t->nograd_end = 0;
@@ -110,10 +113,12 @@ void torch_tree__on_grad_mode(struct torch_tree *t, const struct tree_event *ev)
 		if (t->pending_nograd && !t->nograd_end) {
 			t->nograd_end = ev->ts_ns;	/* decided by what follows */
 			torch_tree__snapshot(t, t->nograd_end_counters);
-		} else {
+		} else if (!t->pending_nograd) {
 			t->last_data_end_ns = 0;	/* validation is over: no forward spans it */
 		}
-		if (t->step_updated && !t->step_had_optimizer) {
+		/* (a region of the batch loaded since is no end of the last step's update: if a
+		 * backward follows, the batch's forward spans it, Keras's metric updates) */
+		if (t->step_updated && !t->step_had_optimizer && !t->pending_nograd) {
 			t->last_boundary_ns = ev->ts_ns;	/* the update ended here */
 			torch_tree__mark_boundary(t, ev->ts_ns);
 		}

@@ -14,5 +14,7 @@ bool torch_tree__updating(const struct torch_tree *t)
 	for (int i = 0; i < t->nscopes; i++)
 		if (t->scopes[i].kind == SK_OPTIMIZER || t->scopes[i].kind == SK_ZERO_GRAD)
 			return true;
-	return !t->grad_enabled && !t->nscopes && t->step_had_backward && !t->step_had_optimizer;
+	/* an update by hand belongs to the open step: grad off once it closed is validation */
+	return !t->grad_enabled && !t->nscopes && t->step && t->step_had_backward &&
+	       !t->step_had_optimizer;
 }

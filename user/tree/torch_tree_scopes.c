@@ -246,7 +246,7 @@ void torch_tree__on_forward(struct torch_tree *t, const struct tree_event *ev, b
 		    !t->train_exhausted && !t->pending_eval)
 			t->eval_inside = t->eval_end_next = true;
 		t->pending_eval = true;
-		t->pending_nograd = false;
+		t->pending_nograd = t->nograd_undecided = false;
 		if (t->step && torch_tree__step_done(t))
 			torch_tree__close_step(t, t->pending_start, t->pending_start_counters);
 	} else if (t->grad_enabled && ev->value != 0) {	/* a module in eval mode trains nothing */
