@@ -140,11 +140,55 @@ static void test_prefetched_batches(void)
 	}
 }
 
+/* A training step that disables grad between its batch and its backward (a metric under
+ * torch.no_grad(), Keras's loss tracker), with an optimizer or updating by hand, then a
+ * validation loop under no_grad (default level: no model call seen). Nothing tells that
+ * region from validation after the loop's end until the backward comes. */
+static void test_nograd_metric_before_backward(void)
+{
+	for (int by_hand = 0; by_hand < 2; by_hand++) {
+		struct world w;
+
+		world_init(&w, 1000);
+		for (int e = 0; e < 2; e++) {
+			for (int i = 0; i < 3; i++) {
+				data(&w, 0);
+				w.ts += 3000;	/* the forward */
+				feed(&w, TI_GRAD_MODE, NULL, 0, 0);	/* the metric */
+				feed(&w, TI_GRAD_MODE, NULL, 0, 1);
+				backward(&w);
+				if (by_hand) {
+					feed(&w, TI_GRAD_MODE, NULL, 0, 0);
+					feed(&w, TI_GRAD_MODE, NULL, 0, 1);
+				} else {
+					optimizer(&w);
+				}
+			}
+			if (!by_hand)
+				data(&w, 0);	/* StopIteration (Keras never calls it) */
+			feed(&w, TI_GRAD_MODE, NULL, 0, 0);
+			for (int i = 0; i < 2; i++)
+				data(&w, 0);	/* validation batches */
+			data(&w, 0);	/* its StopIteration */
+			feed(&w, TI_GRAD_MODE, NULL, 0, 1);
+		}
+		collect(&w, true);
+		ASSERT_EQ(count(&w, "epoch", "cirron.session"), 2, "epochs");
+		ASSERT_EQ(count(&w, "step", "epoch"), 6, "a step per batch");
+		ASSERT_EQ(count(&w, "data_load", "step"), 6, "a data_load per step");
+		ASSERT_EQ(count_mode(&w, "train", "step"), 6, "a forward per step");
+		ASSERT_EQ(count(&w, "backward", "step"), 6, "a backward per step");
+		check_well_formed(&w);
+		world_free(&w);
+	}
+}
+
 int main(void)
 {
 	RUN_TEST(test_inference_mode_validation);
 	RUN_TEST(test_eval_nograd_around_forward);
 	RUN_TEST(test_eval_mode_module_forward);
 	RUN_TEST(test_prefetched_batches);
+	RUN_TEST(test_nograd_metric_before_backward);
 	return unit__done();
 }

@@ -200,7 +200,9 @@ void torch_tree__on_data_enter(struct torch_tree *t, const struct tree_event *ev
 		torch_tree__push_scope(t, NULL, SK_DATA_PENDING);
 		return;
 	}
-	if (t->step && (t->step_had_optimizer || t->step_skipped))
+	/* a batch loaded with grad off after the step's update (an optimizer's, or by hand):
+	 * validation, not part of that step */
+	if (t->step && (t->step_had_optimizer || t->step_skipped || t->step_updated))
 		torch_tree__close_step(t, ev->ts_ns, NULL);
 	t->eval_since_train = true;
 	sp = session__open(t->s, t->step ? t->step : t->epoch, "data_load", -1, ev->ts_ns);
