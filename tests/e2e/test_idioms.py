@@ -28,6 +28,7 @@ The names the rules give (issue 26):
   `recompute=true`.
 - a compiled model's exact forward: `module` is the model's own class, `compiled=true`.
 """
+import os
 import re
 import shutil
 import socket
@@ -57,6 +58,20 @@ pytestmark = pytest.mark.timeout(400)
 # (stack, script, args, level, torchrun, observer args) -> (sessions, the job's stdout, spool
 # root, seconds the run took)
 RUNS = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def first_compiles(tmp_path_factory):
+    """Inductor's caches of this run only: each graph's first compile here is a first one,
+    as in a job started in a fresh container, whatever this machine compiled before (a
+    cache hit skips AOTAutograd's traced backward, a miss runs it)."""
+    old = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(tmp_path_factory.mktemp("inductor-cache"))
+    yield
+    if old is None:
+        del os.environ["TORCHINDUCTOR_CACHE_DIR"]
+    else:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = old
 
 
 def free_port():

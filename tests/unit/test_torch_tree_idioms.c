@@ -189,7 +189,9 @@ static void test_grad_scaler_skipped_step(void)
 }
 
 /* torch.compile(model), default level: the first batch compiles the training graph (a cache
- * entry of frame A), the first validation batch compiles A again (grad mode is guarded). */
+ * entry of frame A), the first validation batch compiles A again (grad mode is guarded). A
+ * first compile's traced backward (AOTAutograd's torch.autograd.grad, before the compile is
+ * known) and a gradient penalty are no backward of the step. */
 static void test_compile_spans(void)
 {
 	const uint64_t frame = 0xabc0;
@@ -201,8 +203,18 @@ static void test_compile_spans(void)
 		for (int i = 0; i < 3; i++) {
 			data(&w, 0);
 			if (!e && !i) {
-				w.ts += 50000;	/* compiling */
+				w.ts += 50000;	/* compiling: a first compile traces the backward
+						 * with autograd.grad (value 1), and switches grad
+						 * in Python inside it */
+				feed(&w, TI_BACKWARD_ENTER, NULL, 0x7000, 1);
+				feed(&w, TI_GRAD_MODE, NULL, 0, 0);
+				feed(&w, TI_GRAD_MODE, NULL, 0, 1);
+				feed(&w, TI_BACKWARD_EXIT, NULL, 0, 1);
 				feed(&w, TI_COMPILED, NULL, frame, 0);
+			}
+			if (i == 2) {	/* a gradient penalty: autograd.grad before the backward */
+				feed(&w, TI_BACKWARD_ENTER, NULL, 0x7000, 1);
+				feed(&w, TI_BACKWARD_EXIT, NULL, 0, 1);
 			}
 			backward(&w);
 			optimizer(&w);
@@ -232,6 +244,7 @@ static void test_compile_spans(void)
 	ASSERT_STREQ(attr_str(by_id(&w, c->parent), "mode"), "eval", "an eval forward");
 	ASSERT_EQ(count(&w, "step", "epoch"), 6, "steps");
 	ASSERT_EQ(count_mode(&w, "train", "step"), 6, "a forward per step");
+	ASSERT_EQ(count(&w, "backward", "step"), 6, "a backward per step: autograd.grad is none");
 	check_well_formed(&w);
 	world_free(&w);
 }

@@ -229,6 +229,10 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 	case MEAN_BACKWARD:
 		te.kind = entry ? TI_BACKWARD_ENTER : TI_BACKWARD_EXIT;
 		te.obj = entry ? e->ret : 0;	/* the entry's stack pointer, or 0 */
+		/* accumulate_grad false (the exit carries the entry's arguments):
+		 * torch.autograd.grad, not a backward of the step (tree/torch_tree_scopes.c) */
+		te.value = r->def->arg_src[r->arch][0] != ARG_NONE &&
+			   !(e->args[0] & 0xff);
 		break;
 	case MEAN_GRAD_MODE:
 		if (!entry)

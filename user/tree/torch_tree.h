@@ -120,6 +120,8 @@ struct torch_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 	/* Evaluation loops that load with grad enabled and disable it around the model call
 	 * only (HF Trainer): a pending batch followed by a no_grad region outside any scope */
 	bool pending_nograd;
+	int grad_calls;		/* torch.autograd.grad calls under way (no exit seen for one an
+				 * exception left: reset at the next batch or backward) */
 	bool nograd_undecided;	/* the region began right after training, with no model call to
 				 * tell (no Python frames): the loop's end, or a no_grad region
 				 * inside a training batch (Keras's metric updates), until a

@@ -163,6 +163,7 @@ void torch_tree__on_data_enter(struct torch_tree *t, const struct tree_event *ev
 	bool ahead;
 
 	torch_tree__end_inferred_forward(t, ev->ts_ns);
+	t->grad_calls = 0;	/* no autograd.grad call spans a __next__ either */
 	/* no compile spans a __next__: a callback's return may have been left out (the end of
 	 * a --python-frames sampled window) */
 	t->compile_open = false;

@@ -70,7 +70,7 @@ void torch_tree__nograd_eval_batch(struct torch_tree *t)
  * keep the mode the tree mirrors. */
 void torch_tree__on_grad_mode(struct torch_tree *t, const struct tree_event *ev)
 {
-	bool guard = ev->obj || t->backward || torch_tree__compiling(t);
+	bool guard = ev->obj || t->backward || t->grad_calls || torch_tree__compiling(t);
 
 	/* A region begins where grad goes from on to off: a no_grad() entered with grad already
 	 * off is nested in something that switched it (activation checkpointing's pack hooks

@@ -193,6 +193,19 @@ void torch_tree__on_scope_exit(struct torch_tree *t, const struct tree_event *ev
 
 void torch_tree__on_backward(struct torch_tree *t, const struct tree_event *ev, bool enter)
 {
+	/* torch.autograd.grad (value 1: it accumulates no .grad): the backward AOTAutograd
+	 * traces while torch.compile compiles (before the compile is known at the default
+	 * level), a gradient penalty: not the step's backward, and what runs in it (grad
+	 * switches) is not the job's regions either */
+	if (ev->value) {
+		if (enter)
+			t->grad_calls++;
+		else if (t->grad_calls)
+			t->grad_calls--;
+		return;
+	}
+	if (enter)
+		t->grad_calls = 0;	/* none is under way where a backward begins */
 	/* a compile traces the model's backward (AOTAutograd, torch 2.6): not the job's */
 	if (torch_tree__compiling(t) || torch_tree__nested_backward(t, ev, enter))
 		return;
