@@ -175,17 +175,27 @@ def test_lightning(h, fw_venv):
     check_module_training(s, "Model")
 
 
-def test_keras_default_level(h, fw_venv):
-    """Keras 3 at the default level (no Python frames): its epochs whole although it never
-    calls the loader's last __next__ (it knows the batch count) and disables grad in every
-    training step before the backward (its metric updates) as its validation does around
-    the model call: one step per batch with its data_load, an inferred forward and a
-    backward; the validation forwards (mode=eval) under the epoch."""
+@pytest.mark.parametrize("frames", ["always", "off"])
+def test_keras(h, fw_venv, frames):
+    """Keras 3 on torch (model.fit, 2 epochs of 4 batches, validation of 2 batches): the
+    framework, the epochs from Keras's DataLoader, a step per batch (Keras steps its own
+    optimizer: boundary=data_load) with one forward of the whole model and one backward,
+    validation forwards in mode=eval under the epoch. With Python frames the forward is
+    exact (Sequential, a torch Module through a mixin base); Keras passes training=False as
+    a call argument and never calls Module.eval(): mode comes from grad mode. Without them
+    (the default) the epochs are whole all the same, although Keras never calls the
+    loader's last __next__ (it knows the batch count) and disables grad in every training
+    step before the backward (its metric updates) as its validation does around the model
+    call; the forward is inferred."""
     s = run(h, fw_venv, "keras", "--epochs", "2", "--batches", "4", "--val-batches", "2",
-            frames="off")
+            frames=frames)
     check_well_formed(s)
-    a = s.root["attrs"]
-    assert a["framework"] == "keras" and a["python_frames"] == "off", a
+    if frames == "always":
+        check_session(s, "keras", "3.")
+    else:
+        assert s.root["attrs"]["framework"] == "keras", s.root["attrs"]
+        assert s.root["attrs"]["python_frames"] == "off", s.root["attrs"]
+    assert not named(s, "optimizer_step"), "Keras steps its own optimizer"
     epochs = named(s, "epoch")
     assert len(epochs) == 2, [e["index"] for e in epochs]
     steps = named(s, "step")
@@ -194,36 +204,14 @@ def test_keras_default_level(h, fw_venv):
         assert st["attrs"]["boundary"] == "data_load"
         assert len(children(s, st, "data_load")) == 1
         (fwd,) = children(s, st, "forward")
-        assert fwd["attrs"]["mode"] == "train" and fwd["attrs"]["timing"] == "inferred"
+        assert fwd["attrs"]["mode"] == "train", fwd
+        if frames == "always":
+            assert fwd["attrs"]["module"] == "Sequential", fwd
+        else:
+            assert fwd["attrs"]["timing"] == "inferred", fwd
         assert len(children(s, st, "backward")) == 1
     for e in epochs:
         assert len(children(s, e, "step")) == 4
-        evals = children(s, e, "forward")
+        evals = (model_forwards(s, "Sequential", e) if frames == "always"
+                 else children(s, e, "forward"))
         assert len(evals) == 2 and all(f["attrs"]["mode"] == "eval" for f in evals), evals
-
-
-def test_keras(h, fw_venv):
-    """Keras 3 on torch (model.fit, 2 epochs of 4 batches, validation of 2 batches): the
-    framework, the epochs from Keras's DataLoader, a step per batch (Keras steps its own
-    optimizer: boundary=data_load) with one exact forward of the whole model (Sequential, a
-    torch Module through a mixin base) and one backward, validation forwards in mode=eval
-    under the epoch. Keras passes training=False as a call argument and never calls
-    Module.eval(): mode comes from grad mode."""
-    s = run(h, fw_venv, "keras", "--epochs", "2", "--batches", "4", "--val-batches", "2")
-    check_well_formed(s)
-    check_session(s, "keras", "3.")
-    assert not named(s, "optimizer_step"), "Keras steps its own optimizer"
-    epochs = named(s, "epoch")
-    assert len(epochs) == 2
-    steps = named(s, "step")
-    assert [x["index"] for x in steps] == list(range(8))
-    for st in steps:
-        assert st["attrs"]["boundary"] == "data_load"
-        assert len(children(s, st, "data_load")) == 1
-        (fwd,) = children(s, st, "forward")
-        assert fwd["attrs"]["module"] == "Sequential" and fwd["attrs"]["mode"] == "train"
-        assert len(children(s, st, "backward")) == 1
-    for e in epochs:
-        assert len(children(s, e, "step")) == 4
-        evals = model_forwards(s, "Sequential", e)
-        assert len(evals) == 2 and all(f["attrs"]["mode"] == "eval" for f in evals)
