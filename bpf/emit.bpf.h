@@ -137,6 +137,14 @@ static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_
 			e->counters[4] = c->malloc_bytes;
 		}
 	}
+	{
+		__u32 zero = 0, *py = bpf_map_lookup_elem(&py_wake, &zero);
+
+		if (py && *py) {	/* python.bpf.h: a class first seen */
+			*py = 0;
+			wake = BPF_RB_FORCE_WAKEUP;
+		}
+	}
 	bpf_ringbuf_submit(e, wake ? wake : wakeup_flags());
 	snap_sent(tgid);
 }

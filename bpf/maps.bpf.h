@@ -99,6 +99,16 @@ struct {
 	__type(value, struct py_verdict_val);
 } py_verdicts SEC(".maps") __weak;
 
+/* Set by a call of a class seen for the first time (python.bpf.h): the event that reports it
+ * wakes the loader, which judges the class (and, for a module, finds its `training`) at once
+ * instead of at its next poll, so that the class's next calls carry their mode. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} py_wake SEC(".maps") __weak;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);

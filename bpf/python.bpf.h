@@ -40,6 +40,13 @@ static __always_inline bool py_call_enter(__u64 args[CIRRON_NARGS])
 	args[2] = key.type;
 	v = bpf_map_lookup_elem(&py_verdicts, &key);
 	report = !v || v->verdict != PYV_IGNORE;
+	if (!v) {	/* a class first seen: wake the loader with this call, once */
+		struct py_verdict_val unknown = {};
+		__u32 zero = 0, *wake = bpf_map_lookup_elem(&py_wake, &zero);
+
+		if (!bpf_map_update_elem(&py_verdicts, &key, &unknown, BPF_NOEXIST) && wake)
+			*wake = 1;
+	}
 	if (v && report && v->nderef)
 		args[1] = py_read_chain(obj, v);
 	st = bpf_map_lookup_elem(&py_stacks, &tid);

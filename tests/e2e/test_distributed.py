@@ -104,7 +104,10 @@ def test_straggler_flagged_with_its_phase(h, job):
 
 
 def test_no_straggler_when_even(h, job):
-    root, _ = run_job(h, job)
+    """No rank is slowed: none is named. 3 ranks share this machine's 2 cores, so in a step
+    of a few ms the one the scheduler kept off a core looks busy longer; over 40 steps no
+    rank is that one in 60% of them by chance (over 8, 5 of 8 happened)."""
+    root, _ = run_job(h, job, "--batches", "20")
     r = subprocess.run([str(ROOT / "cirron-probe"), "trace", "--ranks", str(root)],
                        capture_output=True, text=True, timeout=60)
     assert re.search(r"^straggler: none", r.stdout, re.M), r.stdout

@@ -3,9 +3,13 @@
 //
 // --snapshots: the records of an epoch (one per model, or one that says why there is none),
 // held until the next epoch begins, then added to the session.
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "common/fsutil.h"
 #include "common/log.h"
 #include "observe/snap_internal.h"
 
@@ -82,6 +86,41 @@ static cJSON *record_head(const struct observer *o, uint64_t span_id, long epoch
 	return rec;
 }
 
+/* A read's files lie under the directory of the epoch it was made for; when its values are
+ * another epoch's (the state after that epoch's last step had not changed: the same read
+ * serves both), the files are linked under that epoch's directory too, so that
+ * snapshots/<span id>/ always holds the record's own files. */
+static void files_for(const struct observer *o, cJSON *files, uint64_t span_id)
+{
+	char prefix[PATH_MAX], want[PATH_MAX], dir[PATH_MAX];
+	cJSON *f;
+
+	snprintf(prefix, sizeof(prefix), "%s/snapshots/", o->opts->path);
+	cJSON_ArrayForEach(f, files) {
+		const char *p = cJSON_GetStringValue(f), *rest;
+		char *slash;
+		int err;
+
+		if (!p || strncmp(p, prefix, strlen(prefix)) != 0 ||
+		    !(rest = strchr(p + strlen(prefix), '/')))
+			continue;
+		if (snprintf(want, sizeof(want), "%s%llu%s", prefix, (unsigned long long)span_id,
+			     rest) >= (int)sizeof(want) || !strcmp(want, p))
+			continue;
+		memcpy(dir, want, sizeof(dir));
+		if ((slash = strrchr(dir, '/')))
+			*slash = 0;
+		err = fs__mkdir_p(dir, 0755);
+		if (!err && link(p, want) && errno != EEXIST)
+			err = -errno;
+		if (err) {
+			elog("snapshots: %s: cannot link it as %s: %s", p, want, fs__strerror(err));
+			continue;
+		}
+		cJSON_SetValuestring(f, want);
+	}
+}
+
 /* An epoch's records from a read: one per model. */
 void snap__records_from(struct observer *o, struct target *t, uint64_t span_id, long epoch,
 			 long last_step, const struct snap_read *rd, bool exact, int attempts,
@@ -101,6 +140,7 @@ void snap__records_from(struct observer *o, struct target *t, uint64_t span_id, 
 		cJSON_ArrayForEach(it, m) {
 			cJSON_AddItemToObject(rec, it->string, cJSON_Duplicate(it, true));
 		}
+		files_for(o, cJSON_GetObjectItemCaseSensitive(rec, "files"), span_id);
 		cJSON_AddNumberToObject(rec, "bytes_read", (double)rd->bytes);
 		cJSON_AddNumberToObject(rec, "duration_ms", rd->ms);
 		add_record(t, span_id, rec);
