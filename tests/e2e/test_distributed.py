@@ -104,10 +104,12 @@ def test_straggler_flagged_with_its_phase(h, job):
 
 
 def test_no_straggler_when_even(h, job):
-    """No rank is slowed: none is named. 3 ranks share this machine's 2 cores, so in a step
-    of a few ms the one the scheduler kept off a core looks busy longer; over 40 steps no
-    rank is that one in 60% of them by chance (over 8, 5 of 8 happened)."""
-    root, _ = run_job(h, job, "--batches", "20")
+    """No rank is slowed: none is named. Two ranks, one per core of this 2-core machine: with
+    three, one rank waits for a core in most steps, the others wait for it in the
+    all-reduce, and it is named, rightly, as the one behind (seen in 2 of 3 suite runs)."""
+    argv = [("2" if prev in ("--nproc", "--nproc_per_node") else a)
+            for prev, a in zip([None, *job[0]], job[0])]
+    root, _ = run_job(h, (argv, job[1]), "--batches", "20")
     r = subprocess.run([str(ROOT / "cirron-probe"), "trace", "--ranks", str(root)],
                        capture_output=True, text=True, timeout=60)
     assert re.search(r"^straggler: none", r.stdout, re.M), r.stdout
