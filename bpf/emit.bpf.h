@@ -137,7 +137,7 @@ static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_
 			e->counters[4] = c->malloc_bytes;
 		}
 	}
-	{
+	if (spec->flags & PROBE_F_PY_CALL) {	/* only a Python call's event can carry it */
 		__u32 zero = 0, *py = bpf_map_lookup_elem(&py_wake, &zero);
 
 		if (py && *py) {	/* python.bpf.h: a class first seen */
