@@ -15,7 +15,7 @@
 #define CIRRON_MAX_TARGETS	1024	/* processes followed at once */
 #define CIRRON_STR_LEN		64
 #define CIRRON_NARGS		4
-#define CIRRON_NCOUNTERS	5	/* launches, memcpy bytes, memcpy ns, sync ns, malloc bytes */
+#define CIRRON_NCOUNTERS	16	/* enum cuda_counter: what an anchor event carries */
 
 /* What a probe does when it fires; chosen per symbol in probes/ (data). */
 enum probe_action {
@@ -23,8 +23,8 @@ enum probe_action {
 	ACT_EMIT,		/* send an event with the captured arguments */
 	ACT_CUDA_LAUNCH,	/* count a kernel launch; arg0 = host stub address */
 	ACT_CUDA_MEMCPY,	/* arg0 = bytes, arg1 = cudaMemcpyKind; timed */
-	ACT_CUDA_MALLOC,	/* arg0 = bytes */
-	ACT_CUDA_FREE,
+	ACT_CUDA_MALLOC,	/* arg0 = bytes, arg1 = void **ptr (read at return) */
+	ACT_CUDA_FREE,		/* arg0 = the pointer freed */
 	ACT_CUDA_SYNC,		/* time blocked between entry and return */
 	ACT_CUDA_DEVICE_COUNT,	/* arg0 = int *count, read at return */
 	ACT_DL_STATE,		/* ld.so _dl_debug_state: the link map changed */
@@ -63,14 +63,12 @@ enum arg_deref {
 						 * return is sent, the loader pairs them LIFO */
 #define PROBE_F_PY_CALL		(1u << 4)	/* with NESTED: arg0 is a PyObject; calls of a
 						 * class with verdict PYV_IGNORE send nothing */
-#define PROBE_F_SAMPLED		(1u << 5)	/* --cuda-calls sampled: counts only while the
-						 * process's CUDA window is open (cuda_windows) */
+#define PROBE_F_NCCL		(1u << 5)	/* an NCCL collective: counted (calls, bytes:
+						 * arg0 elements of ncclDataType_t arg1) */
 #define PROBE_F_DRIVER		(1u << 6)	/* a driver API entry point (libcuda): counted
 						 * also as source=driver, and not at all when
 						 * called from the runtime's code (cuda_runtime_text):
 						 * the runtime probe counted that call already */
-#define PROBE_F_PROGRESS	(1u << 7)	/* an always-linked exact probe (anchor, CUDA
-						 * synchronize): marks CUDA window boundaries */
 #define PROBE_F_IMAGE		(1u << 8)	/* counts only in the process image it was
 						 * linked in (probe_spec.image): a uprobe_multi
 						 * link also fires in the image an exec brings */
@@ -119,17 +117,19 @@ struct probe_spec {
 				 * entry point implies (0: other) */
 };
 
-/* Per-process CUDA runtime totals, updated atomically by every thread of the process. */
+/* Per-process CUDA totals, updated atomically by every thread of the process: every call
+ * counted at its entry (docs/outputs.md, "What one launch is"). */
 struct cuda_counts {
-	__u64 launches;
+	__u64 launches;			/* kernels: runtime launches + driver launches made
+					 * from outside the runtime; graph launches apart */
 	__u64 memcpy_calls;
 	__u64 memcpy_bytes_h2d;
 	__u64 memcpy_bytes_d2h;
 	__u64 memcpy_bytes_d2d;
 	__u64 memcpy_bytes_other;	/* host-to-host and cudaMemcpyDefault */
-	__u64 memcpy_ns;		/* time inside cudaMemcpy* calls */
+	__u64 memcpy_ns;		/* time inside synchronous cudaMemcpy calls */
 	__u64 malloc_calls;
-	__u64 malloc_bytes;
+	__u64 malloc_bytes;		/* bytes asked for, failed calls included */
 	__u64 free_calls;
 	__u64 sync_calls;
 	__u64 sync_ns;			/* time blocked in *Synchronize */
@@ -141,20 +141,28 @@ struct cuda_counts {
 	__u64 free_calls_driver;
 	__u64 graph_launches;		/* not in launches: a graph holds many kernels */
 	__u64 graph_launches_driver;
+	__u64 nccl_calls;		/* NCCL collectives (all-reduce, send, ...) */
+	__u64 nccl_bytes;		/* their element count times the element size */
+	__u64 free_bytes;		/* frees of allocations seen made (cuda_allocs) */
+	__u64 reserved_bytes;		/* allocations seen made and not freed yet */
+	__u64 reserved_peak_bytes;	/* the most reserved_bytes has been */
 };
 
-/* --cuda-calls sampled: a process's window, in the cuda_windows map. Its per-call CUDA
- * probes count while COUNTING, CLOSING or TIMED. The loader links them and sets ARMED;
- * the next progress call (PROBE_F_PROGRESS: a torch anchor or a CUDA synchronize) starts
- * COUNTING; the loader sets CLOSING; the next progress call ends it (CLOSED). So a window
- * covers whole intervals between progress calls, and `progress` says how many. Without
- * progress calls the loader counts for a time (TIMED) instead. */
-enum cuda_window_state { CW_CLOSED = 0, CW_ARMED, CW_COUNTING, CW_CLOSING, CW_TIMED };
+/* What an anchor event carries (event.counters), so a span gets exactly what happened
+ * while it ran, whatever it is: the loader's names in tree/session.c. */
+enum cuda_counter {
+	CC_LAUNCHES, CC_MEMCPY_BYTES, CC_MEMCPY_NS, CC_SYNC_NS, CC_MALLOC_BYTES,
+	CC_LAUNCHES_DRIVER, CC_GRAPH_LAUNCHES, CC_MEMCPY_CALLS, CC_MEMCPY_BYTES_H2D,
+	CC_MEMCPY_BYTES_D2H, CC_MEMCPY_BYTES_D2D, CC_MALLOC_CALLS, CC_FREE_CALLS, CC_SYNC_CALLS,
+	CC_NCCL_CALLS, CC_NCCL_BYTES,
+	CC__COUNT,
+};
 
-struct cuda_window {
-	__u32 state;		/* enum cuda_window_state */
+/* A live device allocation, by process and address (cuda_allocs): its size. */
+struct alloc_key {
+	__u32 tgid;
 	__u32 pad;
-	__u64 progress;		/* progress calls while COUNTING, the closing one included */
+	__u64 ptr;
 };
 
 /* Code ranges of a process's CUDA runtime copies (libcudart), for PROBE_F_DRIVER. */
@@ -247,6 +255,8 @@ enum stat_id {
 				 * was lost (watch looks at /proc again) */
 	STAT_WRITE_DROPS,	/* a write_event found the ring buffer full */
 	STAT_DRIVER_FROM_RUNTIME,	/* driver calls left out: made by libcudart's code */
+	STAT_ALLOCS_FULL,	/* cuda_allocs was full: an allocation's size is not known at its
+				 * free (cuda.reserved_bytes stays higher by it) */
 	STAT__COUNT,
 };
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Copyright (c) 2026 cirron-probe authors */
 /* The CUDA calls tier: per-process totals of runtime and driver calls (launches per kernel,
- * copies, allocations, synchronize time), counted in maps, and --cuda-calls sampled windows. */
+ * copies, allocations and what they hold, synchronize time, NCCL collectives), every call
+ * counted in maps at its entry, no event per call. */
 #ifndef __CIRRON_CUDA_BPF_H
 #define __CIRRON_CUDA_BPF_H
 
@@ -47,52 +48,98 @@ static __always_inline void add_memcpy_bytes(struct cuda_counts *c, __u64 bytes,
 	}
 }
 
-/* Whether a sampled or driver CUDA call goes uncounted: its process's window is closed, or
- * (driver) the runtime made it. Entry probes sit at the first instruction (or just after
- * endbr64), so the return address (x86-64: [sp]; arm64: x30) is the immediate caller. */
-static __always_inline bool cuda_call_left_out(struct pt_regs *ctx, const struct probe_spec *spec,
-					       __u32 tgid)
+/* Whether a driver call goes uncounted: the runtime made it (its probe counted the call).
+ * Entry probes sit at the first instruction (or just after endbr64), so the return address
+ * (x86-64: [sp]; arm64: x30) is the immediate caller. */
+static __always_inline bool cuda_call_left_out(struct pt_regs *ctx, __u32 tgid)
 {
-	if (spec->flags & PROBE_F_SAMPLED) {
-		struct cuda_window *w = bpf_map_lookup_elem(&cuda_windows, &tgid);
+	struct code_ranges *r = bpf_map_lookup_elem(&cuda_runtime_text, &tgid);
+	__u64 ra;
 
-		if (!w || (w->state != CW_COUNTING && w->state != CW_CLOSING &&
-			   w->state != CW_TIMED))
+	if (!r)
+		return false;
+	ra = arch_entry_return_address(ctx);
+	for (int i = 0; i < CIRRON_RUNTIME_RANGES; i++) {
+		if (ra >= r->start[i] && ra < r->end[i]) {
+			count(&stats, STAT_DRIVER_FROM_RUNTIME);
 			return true;
-	}
-	if (spec->flags & PROBE_F_DRIVER) {
-		struct code_ranges *r = bpf_map_lookup_elem(&cuda_runtime_text, &tgid);
-		__u64 ra;
-
-		if (!r)
-			return false;
-		ra = arch_entry_return_address(ctx);
-		for (int i = 0; i < CIRRON_RUNTIME_RANGES; i++) {
-			if (ra >= r->start[i] && ra < r->end[i]) {
-				count(&stats, STAT_DRIVER_FROM_RUNTIME);
-				return true;
-			}
 		}
 	}
 	return false;
 }
 
-/* A progress call (anchor, synchronize) opens or closes the process's armed or closing
- * CUDA window, and counts inside it. */
-static __always_inline void cuda_window_progress(__u32 tgid)
+/* Bytes per element of an ncclDataType_t (nccl.h: int8, uint8, int32, uint32, int64, uint64,
+ * float16, float32, float64, bfloat16, float8e4m3, float8e5m2); 0: not known. */
+static __always_inline __u64 nccl_type_size(__u64 t)
 {
-	struct cuda_window *w = bpf_map_lookup_elem(&cuda_windows, &tgid);
-
-	if (!w)
-		return;
-	if (w->state == CW_ARMED) {
-		w->state = CW_COUNTING;
-	} else if (w->state == CW_COUNTING) {
-		__sync_fetch_and_add(&w->progress, 1);
-	} else if (w->state == CW_CLOSING) {
-		__sync_fetch_and_add(&w->progress, 1);
-		w->state = CW_CLOSED;
+	switch (t) {
+	case 0: case 1: case 10: case 11: return 1;
+	case 6: case 9: return 2;
+	case 2: case 3: case 7: return 4;
+	case 4: case 5: case 8: return 8;
 	}
+	return 0;
+}
+
+/* An NCCL collective: arg0 elements of type arg1. */
+static __always_inline void count_nccl(__u32 tgid, const __u64 args[CIRRON_NARGS])
+{
+	struct cuda_counts *c = cuda_counts_of(tgid);
+
+	if (!c)
+		return;
+	__sync_fetch_and_add(&c->nccl_calls, 1);
+	__sync_fetch_and_add(&c->nccl_bytes, args[0] * nccl_type_size(args[1] & 0xffffffff));
+}
+
+/* A free of ptr: what its allocation held leaves reserved_bytes (an allocation made before
+ * the attach, or not seen, is not known: only its call counts). */
+static __always_inline void count_free(struct cuda_counts *c, __u32 tgid, __u64 ptr)
+{
+	struct alloc_key key;
+	__u64 *size, n;
+
+	/* cudaFree(0), a no-op that creates the context, finds nothing: no allocation is kept
+	 * at 0. (No test of ptr here: 6.18's verifier took the lookup below for dead code, as
+	 * if ptr were the 0 of read_arg's unknown-source path.) */
+	__builtin_memset(&key, 0, sizeof(key));
+	key.tgid = tgid;
+	key.ptr = ptr;
+	size = bpf_map_lookup_elem(&cuda_allocs, &key);
+	if (!size)
+		return;
+	n = *size;
+	__sync_fetch_and_add(&c->free_bytes, n);
+	__sync_fetch_and_add(&c->reserved_bytes, -n);
+	bpf_map_delete_elem(&cuda_allocs, &key);
+}
+
+/* An allocation returned: ret 0 (cudaSuccess, CUDA_SUCCESS) put its address at *ptr_out.
+ * The peak is updated without a lock: allocations are rare, and two racing ones may leave
+ * it short by the smaller (kernels before 5.12 have no atomic fetch in BPF). */
+static __always_inline void count_alloc(__u32 tgid, __u64 bytes, __u64 ptr_out, __u64 ret)
+{
+	struct alloc_key key;
+	struct cuda_counts *c;
+	__u64 now;
+
+	__builtin_memset(&key, 0, sizeof(key));
+	key.tgid = tgid;
+	if ((__u32)ret != 0 || !ptr_out || !bytes)
+		return;
+	if (bpf_probe_read_user(&key.ptr, sizeof(key.ptr), (void *)ptr_out) || !key.ptr)
+		return;
+	c = cuda_counts_of(tgid);
+	if (!c)
+		return;
+	if (bpf_map_update_elem(&cuda_allocs, &key, &bytes, BPF_ANY)) {
+		count(&stats, STAT_ALLOCS_FULL);
+		return;
+	}
+	__sync_fetch_and_add(&c->reserved_bytes, bytes);
+	now = c->reserved_bytes;
+	if (now > c->reserved_peak_bytes)
+		c->reserved_peak_bytes = now;
 }
 
 /* Driver API calls and graph launches: the totals, and the source=driver part. */
@@ -129,6 +176,7 @@ static __always_inline void count_cuda_call(const struct probe_spec *spec, __u32
 		break;
 	case ACT_CUDA_FREE:
 		__sync_fetch_and_add(&c->free_calls, 1);
+		count_free(c, tgid, args[0]);
 		if (drv)
 			__sync_fetch_and_add(&c->free_calls_driver, 1);
 		break;
@@ -169,17 +217,24 @@ static __always_inline bool cuda_count_entry(const struct probe_spec *spec, __u3
 		if (!c)
 			return false;
 		__sync_fetch_and_add(&c->free_calls, 1);
+		count_free(c, tgid, args[0]);
 		break;
 	}
 	return true;
 }
 
-/* A timed runtime call returned after dur_ns: copy time, or time blocked in a synchronize. */
+/* A CUDA call with a return probe returned after dur_ns: what an allocation holds, copy
+ * time, or time blocked in a synchronize. */
 static __always_inline void cuda_count_return(const struct probe_spec *spec, __u32 tgid,
+					      const __u64 args[CIRRON_NARGS], __u64 ret,
 					      __u64 dur_ns)
 {
 	struct cuda_counts *c;
 
+	if (spec->action == ACT_CUDA_MALLOC) {
+		count_alloc(tgid, args[0], args[1], ret);
+		return;
+	}
 	if (spec->action != ACT_CUDA_MEMCPY && spec->action != ACT_CUDA_SYNC)
 		return;
 	c = cuda_counts_of(tgid);

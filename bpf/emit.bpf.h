@@ -90,6 +90,28 @@ static __always_inline __u64 wakeup_flags(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
+/* The process's CUDA totals that a span takes the difference of (enum cuda_counter) */
+static __always_inline void fill_counters(__u64 *v, const struct cuda_counts *c)
+{
+	v[CC_LAUNCHES] = c->launches;
+	v[CC_MEMCPY_BYTES] = c->memcpy_bytes_h2d + c->memcpy_bytes_d2h + c->memcpy_bytes_d2d +
+			     c->memcpy_bytes_other;
+	v[CC_MEMCPY_NS] = c->memcpy_ns;
+	v[CC_SYNC_NS] = c->sync_ns;
+	v[CC_MALLOC_BYTES] = c->malloc_bytes;
+	v[CC_LAUNCHES_DRIVER] = c->launches_driver;
+	v[CC_GRAPH_LAUNCHES] = c->graph_launches;
+	v[CC_MEMCPY_CALLS] = c->memcpy_calls;
+	v[CC_MEMCPY_BYTES_H2D] = c->memcpy_bytes_h2d;
+	v[CC_MEMCPY_BYTES_D2H] = c->memcpy_bytes_d2h;
+	v[CC_MEMCPY_BYTES_D2D] = c->memcpy_bytes_d2d;
+	v[CC_MALLOC_CALLS] = c->malloc_calls;
+	v[CC_FREE_CALLS] = c->free_calls;
+	v[CC_SYNC_CALLS] = c->sync_calls;
+	v[CC_NCCL_CALLS] = c->nccl_calls;
+	v[CC_NCCL_BYTES] = c->nccl_bytes;
+}
+
 static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_spec *spec,
 				 const __u64 args[CIRRON_NARGS], __u64 ret, __u64 dur_ns)
 {
@@ -128,14 +150,8 @@ static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_
 
 		wake = snap_stamp(tgid, &e->snap_updates);
 
-		if (c) {
-			e->counters[0] = c->launches;
-			e->counters[1] = c->memcpy_bytes_h2d + c->memcpy_bytes_d2h +
-					 c->memcpy_bytes_d2d + c->memcpy_bytes_other;
-			e->counters[2] = c->memcpy_ns;
-			e->counters[3] = c->sync_ns;
-			e->counters[4] = c->malloc_bytes;
-		}
+		if (c)
+			fill_counters(e->counters, c);
 	}
 	if (spec->flags & PROBE_F_PY_CALL) {	/* only a Python call's event can carry it */
 		__u32 zero = 0, *py = bpf_map_lookup_elem(&py_wake, &zero);

@@ -164,15 +164,15 @@ struct call_state {
 	__u32 pad;
 };
 
-/* --cuda-calls sampled: per tgid, nonzero while the loader's window is open. A call is
- * counted at its entry probe, so a call under way when the window opens or closes is
- * counted once or not at all. */
+/* Live device allocations (cudaMalloc, cuMemAlloc, ...) by process and address: their size,
+ * so a free can say how much it gave back (cuda.reserved_bytes). Allocations are few (torch's
+ * caching allocator keeps its segments); a full map is counted (STAT_ALLOCS_FULL). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CIRRON_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, struct cuda_window);
-} cuda_windows SEC(".maps") __weak;
+	__uint(max_entries, 32768);
+	__type(key, struct alloc_key);
+	__type(value, __u64);
+} cuda_allocs SEC(".maps") __weak;
 
 /* Per tgid, where libcudart's code is mapped: driver calls made from there are left out. */
 struct {

@@ -70,15 +70,14 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	/* no cookies: a nested return needs the entry's id whatever the entry decides */
 	if (!use_cookie && (spec->flags & PROBE_F_NESTED) && (spec->flags & PROBE_F_RETURN))
 		save_call(ctx, id, args);
-	if (spec->flags & PROBE_F_PROGRESS)
-		cuda_window_progress(tgid);
-	if ((spec->flags & (PROBE_F_SAMPLED | PROBE_F_DRIVER)) &&
-	    cuda_call_left_out(ctx, spec, tgid))
+	if ((spec->flags & PROBE_F_DRIVER) && cuda_call_left_out(ctx, tgid))
 		return 0;
 	if ((spec->flags & PROBE_F_DRIVER) || spec->action == ACT_CUDA_GRAPH_LAUNCH) {
 		count_cuda_call(spec, tgid, args);
 		if (spec->flags & PROBE_F_DETAIL)
 			emit(EV_CALL, id, spec, args, 0, 0);
+		if (spec->flags & PROBE_F_RETURN)	/* an allocation: what it holds */
+			save_call(ctx, id, args);
 		return 0;
 	}
 	if (spec->action == ACT_DL_WATCH || spec->action == ACT_DL_STATE) {
@@ -87,6 +86,8 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	}
 	if (!cuda_count_entry(spec, tgid, args))
 		return 0;
+	if (spec->flags & PROBE_F_NCCL)
+		count_nccl(tgid, args);
 
 	if (spec->action == ACT_EMIT && !armed(tgid))
 		return 0;
@@ -147,7 +148,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
 		return 0;
 	dur = bpf_ktime_get_ns() - st->ts_ns;
 
-	cuda_count_return(spec, tgid, dur);
+	cuda_count_return(spec, tgid, st->args, ret, dur);
 	if (spec->action == ACT_CUDA_DEVICE_COUNT)
 		emit_device_count(id, st->args[0], ret);
 	if (spec->action == ACT_EMIT || (spec->flags & PROBE_F_DETAIL))

@@ -62,12 +62,9 @@ const char cli_top_doc[] =
 #define CUDA_CALLS_OPTION \
 	{ "cuda-calls", OPT_CUDA_CALLS, "LEVEL", 0, \
 	  "Per-call CUDA probes (kernel launches, memcpy, malloc/free, graph launches; runtime " \
-	  "and driver API): sampled (default): every call in a process's first second (or " \
-	  "first 20000 calls; a shorter run has exact totals), then attached during one " \
-	  "training step in every --sample-every (at most one window a second; 20 ms windows " \
-	  "for processes without torch steps), totals estimated as cuda.*_est; always: every " \
-	  "call, exact totals (implied by --cuda-detail); off: none (synchronize and device " \
-	  "count stay)", 0 }
+	  "and driver API): always (default): every call counted in BPF maps, exact totals " \
+	  "on the session and every span, one uprobe hit per call, no event; off: none " \
+	  "(synchronize, device count and NCCL stay)", 0 }
 
 /* What attach, run and watch share. */
 #define OBSERVE_OPTIONS \
@@ -88,7 +85,7 @@ const char cli_top_doc[] =
 	  0 }, \
 	PYTHON_FRAMES_OPTION, \
 	{ "sample-every", OPT_SAMPLE_EVERY, "N", 0, \
-	  "Sampled windows (--python-frames sampled, --cuda-calls sampled): one training step in " \
+	  "Sampled windows (--python-frames sampled): one training step in " \
 	  "every N, at most one window a second (default: 100)", 0 }, \
 	{ "hang-factor", OPT_HANG_FACTOR, "F", 0, \
 	  "Warn (stderr, and a hang record in the spool) when a span has been open F times longer " \

@@ -51,7 +51,7 @@ EXPECTED_HITS = {
     "cudaMemcpy": (CALLS["memcpy_h2d"] + CALLS["memcpy_d2h"],
                    CALLS["memcpy_h2d"] + CALLS["memcpy_d2h"]),
     "cudaMemcpyAsync": (CALLS["memcpy_async"], 0),
-    "cudaMalloc": (CALLS["malloc"], 0),
+    "cudaMalloc": (CALLS["malloc"], CALLS["malloc"]),   # the return: what it holds
     "cudaFree": (CALLS["free"], 0),
     "cudaStreamSynchronize": (CALLS["stream_sync"], CALLS["stream_sync"]),
     "cudaDeviceSynchronize": (CALLS["device_sync"], CALLS["device_sync"]),

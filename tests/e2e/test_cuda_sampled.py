@@ -149,6 +149,11 @@ def test_driver_calls_counted_once(h, bpf):
     assert (a["cuda.malloc_calls"], a["cuda.malloc_calls_driver"]) == (5, 4), a
     assert a["cuda.malloc_bytes"] == 4 * (1 << 20) + (64 << 10)
     assert (a["cuda.free_calls"], a["cuda.free_calls_driver"]) == (5, 4), a
+    # What the process holds: 4 x 1 MiB (the peak), 3 freed, then 64 KiB through the runtime,
+    # freed; a free of an address never allocated gives nothing back.
+    assert a["cuda.reserved_peak_bytes"] == 4 << 20, a
+    assert a["cuda.reserved_bytes"] == 1 << 20, a
+    assert a["cuda.free_bytes"] == (3 << 20) + (64 << 10), a
     # The driver probes saw the runtime's calls too, and left them out.
     assert s.probe("cuLaunchKernel")["hits"] == 50
     assert s.health["driver_calls_from_runtime"] == 10 + 2 + 1 + 1 + 1

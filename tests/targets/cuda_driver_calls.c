@@ -18,8 +18,8 @@
 #define N_DRV_H2D	3	/* 4096 bytes each */
 #define N_DRV_D2H	2	/* 1000 bytes each */
 #define N_DRV_D2D_ASYNC	1	/* 512 bytes */
-#define N_DRV_ALLOC	4	/* 1 MiB each */
-#define N_DRV_FREE	4
+#define N_DRV_ALLOC	4	/* 1 MiB each (the stand-in gives each an address) */
+#define N_DRV_FREE	4	/* the first 3 of them, then an address never allocated */
 #define N_RT_LAUNCH	10
 #define N_RT_H2D	2	/* 100 bytes each */
 #define N_RT_MALLOC	1	/* 64 KiB */
@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 	static char host[4096];
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	dim3 one = { 1, 1, 1 };
-	CUdeviceptr d = 0;
+	CUdeviceptr d[N_DRV_ALLOC] = { 0 };
 	void *p = NULL;
 	sigset_t usr1, none;
 	int i;
@@ -88,9 +88,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < N_DRV_D2D_ASYNC; i++)
 		cuMemcpyDtoDAsync_v2(0x10000, 0x20000, 512, NULL);
 	for (i = 0; i < N_DRV_ALLOC; i++)
-		cuMemAlloc_v2(&d, 1 << 20);
+		cuMemAlloc_v2(&d[i], 1 << 20);
 	for (i = 0; i < N_DRV_FREE; i++)
-		cuMemFree_v2(d);
+		cuMemFree_v2(i < N_DRV_ALLOC - 1 ? d[i] : 0xdead0000);
 	for (i = 0; i < N_RT_LAUNCH; i++)
 		cudaLaunchKernel((const void *)0x4000, one, one, NULL, 0, NULL);
 	for (i = 0; i < N_RT_H2D; i++)

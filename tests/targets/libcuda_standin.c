@@ -5,7 +5,9 @@
 // has no NVIDIA driver, its CUDA toolkit no stubs/libcuda.so, and neither Debian (main) nor
 // PyPI ships libcuda. It exports the driver entry points the probes name, with the driver's
 // signatures, and each fails as a driver without a GPU would (CUDA_ERROR_NO_DEVICE), so
-// their uprobes fire as on the real library. Not a driver: nothing here launches anything.
+// their uprobes fire as on the real library; but allocations succeed, each with an address
+// of its own (never mapped), so that what a process holds can be followed (its frees).
+// Not a driver: nothing here launches or allocates anything.
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,9 +43,15 @@ ENTRY(cuMemcpyDtoD_v2, CUdeviceptr dst, CUdeviceptr src, size_t n)
 ENTRY(cuMemcpyHtoDAsync_v2, CUdeviceptr dst, const void *src, size_t n, CUstream s)
 ENTRY(cuMemcpyDtoHAsync_v2, void *dst, CUdeviceptr src, size_t n, CUstream s)
 ENTRY(cuMemcpyDtoDAsync_v2, CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
-ENTRY(cuMemAlloc_v2, CUdeviceptr *p, size_t n)
-ENTRY(cuMemAllocAsync, CUdeviceptr *p, size_t n, CUstream s)
-ENTRY(cuMemAllocManaged, CUdeviceptr *p, size_t n, unsigned int flags)
+/* A distinct, never mapped device address per allocation; CUDA_SUCCESS. */
+#define ALLOC(name, ...) \
+	__attribute__((visibility("default"), noinline)) CUresult name(CUdeviceptr *p, size_t n, \
+								       ##__VA_ARGS__) \
+	{ calls++; *p = 0x7a0000000000ull + (calls << 24); (void)n; return 0; }
+
+ALLOC(cuMemAlloc_v2)
+ALLOC(cuMemAllocAsync, CUstream s)
+ALLOC(cuMemAllocManaged, unsigned int flags)
 ENTRY(cuMemFree_v2, CUdeviceptr p)
 ENTRY(cuMemFreeAsync, CUdeviceptr p, CUstream s)
 ENTRY(cuGetProcAddress_v2, const char *sym, void **pfn, int version, uint64_t flags, int *status)

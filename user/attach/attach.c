@@ -201,9 +201,7 @@ void attach__detach(struct observer *o, struct target *t)
 	bool gone = procfs__alive(t->pid) <= 0;
 	__u32 pid = (__u32)t->pid;
 
-	bpf_map_delete_elem(o->cuda_windows_fd, &pid);
 	bpf_map_delete_elem(o->runtime_text_fd, &pid);
-	t->cuda_sample.on = false;
 	for (size_t i = 0; i < t->nprobes; i++) {
 		struct probe_result *r = &t->probes[i];
 

@@ -80,7 +80,7 @@ struct observer {
 	struct marks_regex marks_rx;	/* --marks-regex, compiled at the first write */
 	struct metrics *metrics;	/* --metrics: the /metrics endpoint, or NULL */
 	struct write_hooks writes;	/* marks */
-	int cuda_windows_fd, runtime_text_fd;	/* --cuda-calls sampled gate; libcudart code */
+	int allocs_fd, runtime_text_fd;	/* live device allocations; libcudart code */
 	int images_fd;		/* execs per traced process (PROBE_F_IMAGE) */
 	int snap_states_fd, snap_wakes_fd, snap_roles_fd;	/* --snapshots (bpf/snap.h) */
 };
@@ -93,9 +93,6 @@ void attach__detach(struct observer *o, struct target *t);
 /* --python-frames sampled: links (on) or unlinks the target's Python-tier probes; their ids
  * stay reserved. Returns the number linked, or -errno. */
 int attach__python_sample(struct observer *o, struct target *t, bool on);
-/* --cuda-calls sampled: links the per-call CUDA probes and opens the BPF gate (on), or
- * closes the gate and unlinks them. Returns probes linked (on), or -errno. */
-int attach__cuda_sample(struct observer *o, struct target *t, bool on);
 
 /* watch: probes the dynamic linker that pid maps at m in every process (ACT_DL_WATCH).
  * Returns 0, 1 if that file is probed already, or -errno. */

@@ -46,7 +46,7 @@ static bool cuda_action(enum probe_action a)
 	return a >= ACT_CUDA_LAUNCH && a <= ACT_CUDA_DEVICE_COUNT;
 }
 
-/* Per-call CUDA counting: these probes are the ones --cuda-calls samples or turns off. */
+/* Per-call CUDA counting: these probes are the ones --cuda-calls off leaves out. */
 bool probe_links__cuda_per_call(enum probe_action a)
 {
 	return a == ACT_CUDA_LAUNCH || a == ACT_CUDA_MEMCPY || a == ACT_CUDA_MALLOC ||
@@ -81,12 +81,8 @@ int probe_links__reserve(struct observer *o, struct target *t, struct probe_resu
 		spec.flags |= PROBE_F_DETAIL;
 	if (t->stop_on_load && d->action == ACT_DL_STATE)
 		spec.flags |= PROBE_F_STOP_ON_LOAD;
-	if (probe_links__cuda_per_call(d->action) && o->opts->cuda_calls == CUDA_CALLS_SAMPLED)
-		spec.flags |= PROBE_F_SAMPLED;
-	r->progress = o->opts->cuda_calls == CUDA_CALLS_SAMPLED && !d->python_tier &&
-		      !d->nested && (d->action == ACT_EMIT || d->action == ACT_CUDA_SYNC);
-	if (r->progress)
-		spec.flags |= PROBE_F_PROGRESS;
+	if (d->nccl)
+		spec.flags |= PROBE_F_NCCL;
 	{	/* a link (perf or uprobe_multi) would fire after an exec too, until it is gone */
 		__u32 pid = (__u32)t->pid;
 

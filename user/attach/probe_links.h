@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include "attach/observer.h"
 
-/* Per-call CUDA counting: the probes --cuda-calls samples or turns off. */
+/* Per-call CUDA counting: the probes --cuda-calls off leaves out. */
 bool probe_links__cuda_per_call(enum probe_action a);
 /* Gives r an id (the BPF cookie) and writes its spec (aux: action specific). 0 or -errno. */
 int probe_links__reserve(struct observer *o, struct target *t, struct probe_result *r,

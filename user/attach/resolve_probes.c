@@ -43,20 +43,13 @@ static int attach_one(struct observer *o, struct target *t, struct probe_result 
 		return err;
 	/* --python-frames sampled: linked only while a step is sampled (py_sample.c) */
 	r->sampled = r->def->python_tier && o->opts->python_frames == PYF_SAMPLED;
-	/* --cuda-calls sampled: linked only in windows (py_sample.c) */
-	r->cuda_sampled = probe_links__cuda_per_call(r->def->action) &&
-			  o->opts->cuda_calls == CUDA_CALLS_SAMPLED;
-	if (r->cuda_sampled && !t->cuda_sample.any) {
-		t->cuda_sample.any = true;
-		t->cuda_sample.since_ns = t->cuda_sample.ended_ns = clock__mono_ns();
-	}
 	return 0;
 }
 
 /* Whether attach_one left r for the group's probe_links__link_many: not linked in windows only. */
 static bool links_now(const struct probe_result *r)
 {
-	return r->id && !r->sampled && !r->cuda_sampled && !r->entry;
+	return r->id && !r->sampled && !r->entry;
 }
 
 /* CET builds start functions with endbr64, which the kernel single-steps (~20 us a hit on

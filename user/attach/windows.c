@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 //
-// Probes linked only in windows: CPython's during sampled steps (--python-frames sampled), the
-// per-call CUDA probes during CUDA windows (--cuda-calls sampled); py_sample.c decides when.
+// Probes linked only in windows: CPython's during sampled steps (--python-frames sampled);
+// py_sample.c decides when.
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -55,43 +55,5 @@ int attach__python_sample(struct observer *o, struct target *t, bool on)
 	err = link_sampled(o, t, rs, n, "a sampled step", &linked);
 	link_reaper__release();
 	free(rs);
-	return err ? err : linked;
-}
-
-int attach__cuda_sample(struct observer *o, struct target *t, bool on)
-{
-	struct cuda_window w = { .state = on ? CW_ARMED : CW_CLOSED };
-	struct probe_result **rs = calloc(t->nprobes + 1, sizeof(struct probe_result *));
-	__u32 pid = (__u32)t->pid;
-	int linked = 0, err = 0;
-	size_t n = 0;
-
-	if (!rs)
-		return -ENOMEM;
-	/* Counting starts after every probe is in and stops before any goes. */
-	if (!on)
-		bpf_map_update_elem(o->cuda_windows_fd, &pid, &w, BPF_ANY);
-	for (size_t i = 0; i < t->nprobes; i++) {
-		struct probe_result *r = &t->probes[i];
-
-		if (!r->cuda_sampled || !r->id || !r->entry == !on)
-			continue;
-		if (!on && !o->kf.uprobe_multi && !probe_links__entry_hits(o, r->id)) {
-			linked++;	/* never called: costs nothing linked, stays (the gate is
-					 * closed); removing and re-adding a perf link takes the
-					 * loader ~75 ms each (a uprobe_multi link goes whole) */
-			continue;
-		}
-		if (!on) {
-			probe_links__unlink_async(o, r);
-			continue;
-		}
-		rs[n++] = r;
-	}
-	if (on)
-		err = link_sampled(o, t, rs, n, "a CUDA window", &linked);
-	free(rs);
-	if (on && linked && bpf_map_update_elem(o->cuda_windows_fd, &pid, &w, BPF_ANY))
-		err = -errno;
 	return err ? err : linked;
 }

@@ -20,7 +20,7 @@ enum python_frames { PYF_OFF, PYF_SAMPLED, PYF_ALWAYS };
  * alternative, bench/mark_cost.sh) */
 enum marks_mode { MARKS_ON, MARKS_OFF, MARKS_UPROBE };
 
-enum cuda_calls { CUDA_CALLS_SAMPLED, CUDA_CALLS_ALWAYS, CUDA_CALLS_OFF };
+enum cuda_calls { CUDA_CALLS_ALWAYS, CUDA_CALLS_OFF };
 
 enum snapshots { SNAP_STATS, SNAP_SAMPLED, SNAP_FULL, SNAP_OFF };
 
@@ -61,8 +61,8 @@ struct options {
 	double metrics_grace_s;		/* series of ended sessions stay this long */
 	const char *syslog_socket;	/* --output log: the syslog daemon's socket */
 	double sys_interval_s;		/* --sys-interval: system stats period; 0 off */
-	enum cuda_calls cuda_calls;	/* per-call CUDA probes: in sampled windows (default),
-					 * always (--cuda-detail implies it) or off */
+	enum cuda_calls cuda_calls;	/* per-call CUDA probes: always (default: every call
+					 * counted in BPF maps) or off */
 	enum snapshots snapshots;	/* weights and grads at each epoch's end */
 	double sample_rate;		/* SNAP_SAMPLED: fraction of each tensor written */
 	uint64_t snapshot_max_bytes;	/* --snapshot-max-mb: target memory read per snapshot */

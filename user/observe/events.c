@@ -202,12 +202,6 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 	t->snap_seen = e->snap_updates;	/* --snapshots: updates begun up to this event */
 	t->snap_seen_valid = true;
 	memcpy(t->event_counters, e->counters, sizeof(t->event_counters));
-	if (o->opts->cuda_calls != CUDA_CALLS_ALWAYS) {
-		/* counted in windows only (or not at all): no per-span launches, bytes, memcpy
-		 * time or malloc bytes; sync time stays exact */
-		t->event_counters[0] = t->event_counters[1] = t->event_counters[2] = 0;
-		t->event_counters[4] = 0;
-	}
 	if (e->lost_before) {
 		struct tree_event lost = te;
 

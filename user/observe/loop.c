@@ -279,7 +279,7 @@ int observer__main(const struct options *opts)
 	while (!stop_requested) {
 		uint64_t now;
 
-		err = ring_buffer__poll(o->rb, py_sample__active(o) || cuda_sample__active(o) ||
+		err = ring_buffer__poll(o->rb, py_sample__active(o) ||
 					       snapshots__active(o) ? 2 : 100 /* ms */);
 		/* High-rate events do not wake us (it would cost the target an IPI each):
 		 * drain them on every round. */
@@ -295,7 +295,6 @@ int observer__main(const struct options *opts)
 		check_alive(o);
 		discovery__round(o);
 		check_hangs(o);
-		cuda_sample__tick(o);
 		now = clock__mono_ns();
 		metrics__serve(o->metrics, now);
 		if (sys_ns) {

@@ -108,58 +108,18 @@ static const struct {
 	TOTAL(malloc_bytes), TOTAL(free_calls), TOTAL(sync_calls), TOTAL(sync_ns),
 	TOTAL(launches_driver), TOTAL(memcpy_calls_driver), TOTAL(malloc_calls_driver),
 	TOTAL(free_calls_driver), TOTAL(graph_launches), TOTAL(graph_launches_driver),
+	TOTAL(nccl_calls), TOTAL(nccl_bytes), TOTAL(free_bytes), TOTAL(reserved_bytes),
+	TOTAL(reserved_peak_bytes),
 #undef TOTAL
 };
 
 /* Exact whatever --cuda-calls says: their probes are always attached. */
-static bool cuda_total_exact(size_t off)
+static bool cuda_total_always(size_t off)
 {
 	return off == offsetof(struct cuda_counts, sync_calls) ||
-	       off == offsetof(struct cuda_counts, sync_ns);
-}
-
-/* --cuda-calls sampled: how the totals were made (cuda.sampled): counted call by call in
- * the exact head (the first second, or CUDA_HEAD_CALLS calls), then in windows scaled to
- * the rest of the run. */
-static double cuda_estimates(const struct observer *o, cJSON *a, const struct target *t,
-			     struct cuda_scale *cs)
-{
-	double scale = cuda_sample__scale(o, t, cs);
-	cJSON *s = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(s, "totals", cs->exact ? "exact" : "estimated");
-	cJSON_AddNumberToObject(s, "exact_head_ns", (double)cs->head_ns);
-	cJSON_AddNumberToObject(s, "windows", (double)t->cuda_sample.windows);
-	cJSON_AddNumberToObject(s, "window_ns", (double)cs->window_ns);
-	cJSON_AddNumberToObject(s, "span_ns", (double)cs->span_ns);
-	cJSON_AddNumberToObject(s, "progress_calls", (double)cs->progress);
-	cJSON_AddNumberToObject(s, "progress_calls_in_windows", (double)cs->window_progress);
-	if (!cs->exact) {
-		cJSON_AddStringToObject(s, "scaled_by", cs->by_progress ? "calls" : "time");
-		cJSON_AddStringToObject(s, "estimate", cs->head_only
-					? "head x scale (no window after the head yet)"
-					: "head + (count - head) x scale");
-		cJSON_AddNumberToObject(s, "scale", scale);
-	}
-	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "cuda.sampled", s))
-		cJSON_AddItemToObject(a, "cuda.sampled", s);
-	return scale;
-}
-
-/* A total counted in the head (h) and after it (v - h, in windows only): estimated. */
-static double cuda_estimate(const struct cuda_scale *cs, double scale, double v, double h)
-{
-	if (cs->head_only)
-		return v * scale;
-	return h + (v > h ? v - h : 0) * scale;
-}
-
-static double head_launches(const struct target *t, uint64_t func)
-{
-	for (size_t i = 0; i < t->cuda_sample.nhead_kernels; i++)
-		if (t->cuda_sample.head_kernels[i].func == func)
-			return (double)t->cuda_sample.head_kernels[i].count;
-	return 0;
+	       off == offsetof(struct cuda_counts, sync_ns) ||
+	       off == offsetof(struct cuda_counts, nccl_calls) ||
+	       off == offsetof(struct cuda_counts, nccl_bytes);
 }
 
 struct kernel_key *attrs__kernel_keys(const struct observer *o, int pid, size_t *n)
@@ -182,42 +142,32 @@ struct kernel_key *attrs__kernel_keys(const struct observer *o, int pid, size_t 
 	return keys;
 }
 
+/* Every total is exact: each call counted in BPF at its entry (docs/outputs.md). */
 void attrs__cuda(struct observer *o, struct target *t)
 {
 	struct cuda_counts c;
 	cJSON *a = t->session->root->attrs, *kernels;
 	struct kernel_key *keys;
-	size_t n;
-
-	double scale = 1;
-	bool sampled = o->opts->cuda_calls == CUDA_CALLS_SAMPLED && t->cuda_sample.any;
 	bool off = o->opts->cuda_calls == CUDA_CALLS_OFF;
-	struct cuda_scale cs = { .exact = true };
+	size_t n;
 
 	if (bpf_map_lookup_elem(o->cuda_fd, &t->pid, &c))
 		return;	/* no CUDA call yet */
-	if (sampled)
-		scale = cuda_estimates(o, a, t, &cs);
-	sampled = sampled && !cs.exact;	/* a run inside the exact head: exact totals */
 	for (size_t i = 0; i < sizeof(cuda_totals) / sizeof(cuda_totals[0]); i++) {
-		double v = (double)*(const __u64 *)((const char *)&c + cuda_totals[i].off);
-		double hv = (double)*(const __u64 *)((const char *)&t->cuda_sample.head +
-						      cuda_totals[i].off);
-		char name[64];
+		__u64 v = *(const __u64 *)((const char *)&c + cuda_totals[i].off);
 
-		if (off && !cuda_total_exact(cuda_totals[i].off))
+		if (off && !cuda_total_always(cuda_totals[i].off))
 			continue;	/* --cuda-calls off: not counted */
-		if (!sampled || cuda_total_exact(cuda_totals[i].off)) {
-			attrs__set_num(a, cuda_totals[i].name, v);
-		} else if (scale > 0) {
-			/* what the head said while it lasted is superseded */
-			cJSON_DeleteItemFromObjectCaseSensitive(a, cuda_totals[i].name);
-			snprintf(name, sizeof(name), "%s_est", cuda_totals[i].name);
-			attrs__set_num(a, name,
-				       (double)(uint64_t)(cuda_estimate(&cs, scale, v, hv) + 0.5));
-		}
+		/* reserved bytes go up and down: said once anything was allocated */
+		if (cuda_totals[i].off == offsetof(struct cuda_counts, reserved_bytes) &&
+		    !c.reserved_peak_bytes)
+			continue;
+		attrs__set_num(a, cuda_totals[i].name, (double)v);
 	}
-
+	if (off) {
+		session__touch_root(t->session);
+		return;
+	}
 	/* Launches per kernel, named from the host stub address cudaLaunchKernel received. */
 	kernels = cJSON_CreateObject();
 	keys = attrs__kernel_keys(o, t->pid, &n);
@@ -233,23 +183,11 @@ void attrs__cuda(struct observer *o, struct target *t)
 			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)keys[i].func);
 			name = addr;
 		}
-		attrs__set_num(kernels, name, sampled
-			       ? (double)(uint64_t)(cuda_estimate(&cs, scale, (double)count,
-								  head_launches(t, keys[i].func)) + 0.5)
-			       : (double)count);
+		attrs__set_num(kernels, name, (double)count);
 	}
 	free(keys);
-	if ((sampled && scale <= 0) || off) {
-		cJSON_Delete(kernels);
-	} else {
-		const char *key = sampled ? "cuda.kernels_est" : "cuda.kernels";
-
-		if (sampled)
-			cJSON_DeleteItemFromObjectCaseSensitive(a, "cuda.kernels");
-
-		if (!cJSON_ReplaceItemInObjectCaseSensitive(a, key, kernels))
-			cJSON_AddItemToObject(a, key, kernels);
-	}
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "cuda.kernels", kernels))
+		cJSON_AddItemToObject(a, "cuda.kernels", kernels);
 	session__touch_root(t->session);
 }
 
@@ -325,8 +263,8 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 				(double)sum_percpu(o->stats_fd, STAT_KERNEL_KEYS_FULL));
 	cJSON_AddNumberToObject(h, "driver_calls_from_runtime",
 				(double)sum_percpu(o->stats_fd, STAT_DRIVER_FROM_RUNTIME));
-	if (o->opts->cuda_calls == CUDA_CALLS_SAMPLED && t->cuda_sample.any)
-		cJSON_AddNumberToObject(h, "cuda_windows", (double)t->cuda_sample.windows);
+	cJSON_AddNumberToObject(h, "cuda_allocs_full",
+				(double)sum_percpu(o->stats_fd, STAT_ALLOCS_FULL));
 	cJSON_AddNumberToObject(h, "events", (double)t->events);
 	cJSON_AddNumberToObject(h, "events_lost", (double)t->tree.events_lost);
 	cJSON_AddNumberToObject(h, "probes_attached", attached);

@@ -49,6 +49,23 @@ static void forget_kernels(struct observer *o, int pid)
 	free(keys);
 }
 
+/* Its live device allocations (cuda.reserved_bytes): a later process of its pid starts with
+ * none. */
+static void forget_allocs(struct observer *o, int pid)
+{
+	struct alloc_key key, next;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(o->allocs_fd, first ? NULL : &key, &next)) {
+		if (next.tgid == (__u32)pid && !bpf_map_delete_elem(o->allocs_fd, &next)) {
+			first = true;	/* deleted: walk again from the start */
+			continue;
+		}
+		first = false;
+		key = next;
+	}
+}
+
 /* Alive, and still the process we found: its pid reused by a new process (a wraparound
  * while its exit event was lost to a full control ring) is another job. An exec keeps the
  * start time: the same process. */
@@ -81,6 +98,7 @@ void targets__remove(struct observer *o, struct target *t)
 	bpf_map_delete_elem(o->cuda_fd, &t->pid);
 	bpf_map_delete_elem(o->exits_fd, &t->pid);
 	forget_kernels(o, t->pid);
+	forget_allocs(o, t->pid);
 	snapshots__end(o, t);	/* none left when its session ended: only here when it never did */
 	target__free(t);
 }
@@ -142,10 +160,8 @@ void targets__scan(struct observer *o, struct target *t)
 		versions__detect(o->syms, t);
 		attrs__libraries(o, t);
 	}
-	if (n > 0) {
+	if (n > 0)
 		targets__arm(o, t);
-		cuda_sample__head(o, t);	/* before a held target goes on */
-	}
 }
 
 void targets__end(struct observer *o, struct target *t, const char *cause)

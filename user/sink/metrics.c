@@ -31,28 +31,39 @@ static const struct {
 };
 #define NHEALTH (sizeof(health_metrics) / sizeof(health_metrics[0]))
 
-/* The root span's CUDA totals (cuda.* attributes): counters, ns turned into seconds. */
+/* The root span's CUDA totals (cuda.* attributes): counters (gauges where said), ns turned
+ * into seconds. */
 static const struct {
 	const char *attr, *metric, *label, *help;
 	double scale;
+	bool gauge;
 } cuda_metrics[] = {
-	{ "cuda.launches", "cirron_cuda_launches_total", NULL, "CUDA kernel launches", 1 },
-	{ "cuda.memcpy_calls", "cirron_cuda_memcpy_calls_total", NULL, "CUDA memcpy calls", 1 },
+	{ "cuda.launches", "cirron_cuda_launches_total", NULL, "CUDA kernel launches", 1, false },
+	{ "cuda.memcpy_calls", "cirron_cuda_memcpy_calls_total", NULL, "CUDA memcpy calls", 1, false },
 	{ "cuda.memcpy_bytes_h2d", "cirron_cuda_memcpy_bytes_total", "h2d",
-	  "Bytes copied by CUDA memcpy calls, by direction", 1 },
-	{ "cuda.memcpy_bytes_d2h", "cirron_cuda_memcpy_bytes_total", "d2h", NULL, 1 },
-	{ "cuda.memcpy_bytes_d2d", "cirron_cuda_memcpy_bytes_total", "d2d", NULL, 1 },
-	{ "cuda.memcpy_bytes_other", "cirron_cuda_memcpy_bytes_total", "other", NULL, 1 },
+	  "Bytes copied by CUDA memcpy calls, by direction", 1, false },
+	{ "cuda.memcpy_bytes_d2h", "cirron_cuda_memcpy_bytes_total", "d2h", NULL, 1, false },
+	{ "cuda.memcpy_bytes_d2d", "cirron_cuda_memcpy_bytes_total", "d2d", NULL, 1, false },
+	{ "cuda.memcpy_bytes_other", "cirron_cuda_memcpy_bytes_total", "other", NULL, 1, false },
 	{ "cuda.memcpy_ns", "cirron_cuda_memcpy_seconds_total", NULL,
-	  "Time blocked in synchronous CUDA memcpy calls", 1e-9 },
-	{ "cuda.malloc_calls", "cirron_cuda_malloc_calls_total", NULL, "CUDA malloc calls", 1 },
+	  "Time blocked in synchronous CUDA memcpy calls", 1e-9, false },
+	{ "cuda.malloc_calls", "cirron_cuda_malloc_calls_total", NULL, "CUDA malloc calls", 1, false },
 	{ "cuda.malloc_bytes", "cirron_cuda_malloc_bytes_total", NULL,
-	  "Bytes asked of CUDA malloc", 1 },
-	{ "cuda.free_calls", "cirron_cuda_free_calls_total", NULL, "CUDA free calls", 1 },
+	  "Bytes asked of CUDA malloc", 1, false },
+	{ "cuda.free_calls", "cirron_cuda_free_calls_total", NULL, "CUDA free calls", 1, false },
 	{ "cuda.sync_calls", "cirron_cuda_sync_calls_total", NULL,
-	  "CUDA stream, device and event synchronize calls", 1 },
+	  "CUDA stream, device and event synchronize calls", 1, false },
 	{ "cuda.sync_ns", "cirron_cuda_sync_seconds_total", NULL,
-	  "Time blocked in CUDA synchronize calls", 1e-9 },
+	  "Time blocked in CUDA synchronize calls", 1e-9, false },
+	{ "cuda.graph_launches", "cirron_cuda_graph_launches_total", NULL,
+	  "CUDA graph launches (each replays many kernels)", 1, false },
+	{ "cuda.nccl_calls", "cirron_nccl_calls_total", NULL, "NCCL collective calls", 1, false },
+	{ "cuda.nccl_bytes", "cirron_nccl_bytes_total", NULL,
+	  "Bytes of the NCCL collectives' buffers (elements times element size)", 1, false },
+	{ "cuda.reserved_bytes", "cirron_cuda_reserved_bytes", NULL,
+	  "Device memory the process holds from CUDA malloc calls seen (since attach)", 1, true },
+	{ "cuda.reserved_peak_bytes", "cirron_cuda_reserved_peak_bytes", NULL,
+	  "The most device memory the process held from CUDA malloc calls seen", 1, true },
 };
 #define NCUDA (sizeof(cuda_metrics) / sizeof(cuda_metrics[0]))
 
@@ -372,7 +383,8 @@ char *metrics__render(struct metrics *m, size_t *len)
 	}
 	for (size_t i = 0; i < NCUDA; i++) {
 		if (cuda_metrics[i].help)
-			family(f, cuda_metrics[i].metric, "counter", cuda_metrics[i].help);
+			family(f, cuda_metrics[i].metric, cuda_metrics[i].gauge ? "gauge" : "counter",
+			       cuda_metrics[i].help);
 		for (x = m->series; x; x = x->next) {
 			if (!x->has_cuda)
 				continue;

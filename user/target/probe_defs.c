@@ -180,11 +180,20 @@ static int parse_py_layout(const cJSON *j, struct py_layout *l, const char *orig
 }
 
 /* "source": "driver" (libcuda's entry points; default "runtime") and, for a driver memcpy,
- * "memcpy_kind": the cudaMemcpyKind its name implies (1 h2d, 2 d2h, 3 d2d; default 0). */
+ * "memcpy_kind": the cudaMemcpyKind its name implies (1 h2d, 2 d2h, 3 d2d; default 0);
+ * "nccl": true, an NCCL collective whose first two arguments are its element count and
+ * ncclDataType_t. */
 static int parse_cuda_source(const cJSON *p, struct probe_def *d, const char *origin)
 {
 	const cJSON *src = cJSON_GetObjectItemCaseSensitive(p, "source");
 	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(p, "memcpy_kind");
+	const cJSON *nccl = cJSON_GetObjectItemCaseSensitive(p, "nccl");
+
+	if (nccl && !cJSON_IsBool(nccl)) {
+		elog("%s: %s: \"nccl\" is true or false", origin, d->symbol);
+		return -EINVAL;
+	}
+	d->nccl = cJSON_IsTrue(nccl);
 
 	if (src && (!cJSON_IsString(src) || (strcmp(src->valuestring, "driver") != 0 &&
 					     strcmp(src->valuestring, "runtime") != 0))) {

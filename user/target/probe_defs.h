@@ -62,6 +62,8 @@ struct probe_def {
 	char *scope_name;	/* scope probes: a fixed span name (else the name argument) */
 	bool driver;		/* "source": "driver": a libcuda entry point (PROBE_F_DRIVER) */
 	uint8_t memcpy_kind;	/* driver memcpy: the cudaMemcpyKind its name implies */
+	bool nccl;		/* "nccl": true: a collective, counted (PROBE_F_NCCL) from its
+				 * two arguments: element count, ncclDataType_t */
 };
 
 /* A library, recognized by a symbol it defines (file names vary: hashed wheel copies). */

@@ -42,7 +42,6 @@ void target__free(struct target *t)
 	for (i = 0; i < t->nkernels; i++)
 		free(t->kernels[i].name);
 	free(t->kernels);
-	free(t->cuda_sample.head_kernels);
 	free(t->probes);
 	free(t->files);
 	session__free(t->session);

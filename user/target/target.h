@@ -30,40 +30,6 @@ struct py_sample {
 	uint64_t ended_mono_ns;	/* when the last window ended */
 };
 
-/* --cuda-calls sampled: the per-call CUDA probes are linked, and counted, in windows
- * only (one training step in N, or 20 ms, at most one a second). Monotonic times. */
-struct cuda_sample {
-	bool any;		/* the target has sampled CUDA probes */
-	bool on;		/* a window is open: probes linked, BPF gate open */
-	bool scheduled;		/* next_step is set */
-	uint64_t since_ns;	/* sampling began (first sampled probe reserved) */
-	uint64_t until_ns;	/* 0, or when the process was seen gone: the span's end */
-	uint64_t opened_ns;	/* the open window's gate opened */
-	uint64_t ended_ns;	/* the last window closed */
-	uint64_t window_ns;	/* closed windows, summed */
-	long step_at_open, next_step;
-	long windows;		/* windows so far, the open one included */
-	/* Progress: calls of the target's always-linked anchors and CUDA synchronizes,
-	 * exact. Windows slow the calls they count, so counts scale by progress, not by
-	 * time, where there is some; BPF aligns windows to progress calls (cuda_window). */
-	uint64_t window_progress;	/* in closed windows, summed */
-	uint64_t timed_ns;		/* closed windows counted by time (no progress calls) */
-	uint64_t phase_ns;		/* when the open window entered its current state */
-	uint64_t link_ns, last_window_ns;	/* the last window's linking time and length */
-	/* The exact head: the per-call probes linked from attach on and counted call by call
-	 * for the process's first second (or first CUDA_HEAD_CALLS calls); a run that ends
-	 * inside it has exact totals, a longer one estimates = head + windows scaled to the
-	 * rest. */
-	bool head_on;		/* counting every call now */
-	bool head_done;		/* over, its counts kept below; windows follow */
-	uint64_t head_opened_ns, head_ns;
-	struct cuda_counts head;	/* the totals when it ended */
-	uint64_t head_progress;	/* progress calls when it ended */
-	struct cuda_head_kernel {
-		uint64_t func, count;
-	} *head_kernels;	/* launches per kernel when it ended */
-	size_t nhead_kernels;
-};
 struct sym_table;
 
 /* Who switches grad mode in this target (grad_caller.h): the binding of
@@ -114,9 +80,7 @@ struct probe_result {
 	unsigned int nexits;
 	char *why;		/* why it did not resolve, where strerror(err) would not say */
 	int err;		/* 0, or -errno of resolution (-ENOENT) or attach */
-	bool cuda_sampled;	/* per-call CUDA probe at --cuda-calls sampled: in windows only */
 	bool not_asked;		/* left out by an option (--cuda-calls off): not a failure */
-	bool progress;		/* PROBE_F_PROGRESS: bounds CUDA windows */
 };
 
 struct kernel_name {
@@ -182,7 +146,6 @@ struct target {
 	uint64_t writes, write_bytes, writes_over_bound;
 	void *write_link;	/* WRITE_HOOK_UPROBE: its bpf_link on libc's write() */
 	struct target *next;
-	struct cuda_sample cuda_sample;	/* --cuda-calls sampled */
 	/* --snapshots (observe/snapshots.c) */
 	uint64_t model_obj;	/* the outermost forward's Module (Python frames), 0: unknown */
 	uint64_t snap_main_dict;	/* __main__'s globals once found, 0: not yet */

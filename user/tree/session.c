@@ -7,8 +7,13 @@
 #include <string.h>
 #include "tree/session.h"
 
+/* enum cuda_counter's order (bpf/cirron.h): what a span made of each, while it ran */
 const char *const session_counter_names[SESSION_NCOUNTERS] = {
 	"cuda.launches", "cuda.memcpy_bytes", "cuda.memcpy_ns", "cuda.sync_ns", "cuda.malloc_bytes",
+	"cuda.launches_driver", "cuda.graph_launches", "cuda.memcpy_calls",
+	"cuda.memcpy_bytes_h2d", "cuda.memcpy_bytes_d2h", "cuda.memcpy_bytes_d2d",
+	"cuda.malloc_calls", "cuda.free_calls", "cuda.sync_calls", "cuda.nccl_calls",
+	"cuda.nccl_bytes",
 };
 
 static void link_span(struct session *s, struct span *sp)

@@ -16,6 +16,7 @@ struct session;
 typedef void (*span_closed_fn)(const struct session *s, const struct span *sp, void *ctx);
 /* Reads the process's running counters (CUDA totals); a span gets what changed while it ran. */
 #define SESSION_NCOUNTERS CIRRON_NCOUNTERS
+_Static_assert(CC__COUNT == CIRRON_NCOUNTERS, "an event carries every enum cuda_counter");
 typedef bool (*counters_fn)(void *ctx, uint64_t out[SESSION_NCOUNTERS]);
 extern const char *const session_counter_names[SESSION_NCOUNTERS];
 
