@@ -15,6 +15,7 @@ PKGS=(
 	python3-venv				# the venv of official wheels, where pyenv is absent
 	util-linux mount procps			# setpriv, mountpoint; mount; ps
 	debhelper dpkg-dev lintian		# make deb (tests/e2e/test_package.py)
+	patchelf				# bench/gpu/pack.sh: the GPU check's carried binaries
 	prometheus rsyslog chromium		# output consumers the e2e tests start on loopback
 )
 

@@ -250,11 +250,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			o->cuda_calls = CUDA_CALLS_OFF;
 		else if (!strcmp(arg, "always"))
 			o->cuda_calls = CUDA_CALLS_ALWAYS;
-		else if (!strcmp(arg, "sampled"))	/* retired: its estimates were wrong */
+		else if (!strcmp(arg, "sampled")) {	/* retired: its estimates were wrong */
+			o->cuda_calls = CUDA_CALLS_ALWAYS;
 			elog("--cuda-calls sampled is retired: every CUDA call is counted "
 			     "(--cuda-calls always, the default)");
-		else
+		} else {
 			usage_error(state, "invalid --cuda-calls '%s': use always or off", arg);
+		}
 		cuda_calls_set = true;
 		break;
 	case 'v':

@@ -4,7 +4,7 @@
 // A client of the CUDA driver API (libcuda.so.1: the stand-in, libcuda_standin.c) that also
 // calls a runtime built on that driver (fake_cudart.c), a known number of times each: the
 // driver calls are what cuBLAS, cuDNN and NCCL make, the runtime's own driver calls must
-// not be counted twice. The counts below are what tests/e2e/test_cuda_sampled.py expects.
+// not be counted twice. The counts below are what tests/e2e/test_cuda_counts.py expects.
 //
 //   cuda_driver_calls [--wait]   --wait: print "ready", call nothing before SIGUSR1
 #include <signal.h>

@@ -1,0 +1,356 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Copyright (c) 2026 cirron-probe authors
+"""The GPU check, in one call on a GPU machine (bench/gpu/README.md): the default level's
+CUDA totals against torch.profiler's on the same loops, per-span counts, attach mid-run, and
+the cost of launch-bound steps and of each kind of hit, printed as one table (and written to
+$OUT/gpu-check.json when OUT is set).
+
+    python3 bench/gpu/check.py [--carry DIR] [--device cuda|cpu] [--quick]
+
+--carry: the folder bench/gpu/pack.sh made (the binary, its libraries, launch_cost);
+--device cpu: a dry run of the whole check on a machine without a GPU (the numbers mean
+nothing there; it checks that the check runs). Needs root (BPF).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ap = argparse.ArgumentParser()
+ap.add_argument("--carry", default=str(HERE.parent.parent / ".gpu-carry"))
+ap.add_argument("--device", default="cuda")
+ap.add_argument("--quick", action="store_true", help="fewer rounds (a dry run)")
+ap.add_argument("--only", default="", help="comma-separated parts: exact,attach,cost,hits")
+ap.add_argument("--python", default=shutil.which("python3"), help="the Python with torch")
+args = ap.parse_args()
+CARRY = Path(args.carry).resolve()
+BIN = CARRY / "cirron-probe"
+# the carried binaries find their libraries by RUNPATH (pack.sh): nothing here for them
+ENV = dict(os.environ, PYTHONUNBUFFERED="1", TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1")
+WORK = Path(tempfile.mkdtemp(prefix="cirron-gpu-"))
+PY = args.python
+WL = str(HERE / "workloads.py")
+DEV = ["--device", args.device]
+results = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+rows = []       # the table: (part, what, cirron, reference, verdict)
+
+
+def row(part, what, ours, ref, ok=None):
+    verdict = "" if ok is None else ("ok" if ok else "MISS")
+    rows.append((part, what, str(ours), str(ref), verdict))
+    print(f"  {part:8} {what:38} {str(ours):>14} {str(ref):>14} {verdict}", flush=True)
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, env=ENV, text=True, capture_output=True, **kw)
+
+
+def sessions(spool):
+    """The spooled sessions: (session, root attrs, spans, health) of each."""
+    out = sh([str(BIN), "trace", "--path", str(spool), "--format", "json", "--all"])
+    if out.returncode:
+        out = sh([str(BIN), "trace", "--path", str(spool), "--format", "json"])
+    health = json.loads(sh([str(BIN), "health", "--path", str(spool), "--format", "json"]).stdout
+                        or "[]")
+    hmap = {h["session_id"]: h["health"] for h in health}
+    res = []
+    for s in json.loads(out.stdout or "[]"):
+        flat = []
+
+        def walk(sp):
+            flat.append(sp)
+            for c in sp.get("children", []):
+                walk(c)
+        for sp in s["spans"]:
+            walk(sp)
+        root = next((sp for sp in flat if sp["name"] == "cirron.session"), None)
+        res.append((s, root["attrs"] if root else {}, flat, hmap.get(s["session_id"], {})))
+    return res
+
+
+def job_session(spool, pid=None):
+    """The job's own session: the one with the most CUDA launches (helpers have none)."""
+    ss = sessions(spool)
+    if pid is not None:
+        ss = [x for x in ss if x[0]["pid"] == pid] or ss
+    return max(ss, key=lambda x: (x[1].get("cuda.launches", 0), len(x[2]))) if ss else None
+
+
+def per_step(spans, name="step", key="cuda.launches"):
+    return [sp["attrs"].get(key, 0) for sp in spans if sp["name"] == name]
+
+
+# ---- 1. exact totals at the default level, against torch.profiler ----------------------------
+def exact(kind, extra=()):
+    spool, prof = WORK / f"spool-{kind}", WORK / f"prof-{kind}.json"
+    t0 = time.time()
+    p = sh([str(BIN), "run", "--path", str(spool), "--", PY, WL, kind, "--profile", str(prof),
+            *DEV, *extra], timeout=300)
+    wall = time.time() - t0
+    if p.returncode or not prof.exists():
+        row(kind, "run", f"exit {p.returncode}", "", False)
+        print(p.stderr[-3000:], p.stdout[-2000:], file=sys.stderr)
+        return None
+    ref = json.loads(prof.read_text())
+    s, a, spans, h = job_session(spool)
+    launches_ref = ref["launch_runtime"] + ref["launch_driver"]
+    res = {"wall_s": round(wall, 1), "profiler": ref, "attrs": {k: v for k, v in a.items()
+                                                                if k.startswith("cuda.")},
+           "health": {k: h.get(k) for k in ("uprobe_hits", "uprobe_hits_per_step", "steps",
+                                             "driver_calls_from_runtime", "ringbuf_drops")}}
+    row(kind, "launches (runtime + driver)", a.get("cuda.launches", 0), launches_ref,
+        a.get("cuda.launches", 0) == launches_ref)
+    row(kind, "  of which driver", a.get("cuda.launches_driver", 0), ref["launch_driver"],
+        a.get("cuda.launches_driver", 0) == ref["launch_driver"])
+    row(kind, "graph launches", a.get("cuda.graph_launches", 0), ref["graph_launch"],
+        a.get("cuda.graph_launches", 0) == ref["graph_launch"])
+    row(kind, "memcpy calls", a.get("cuda.memcpy_calls", 0), ref["memcpy"],
+        a.get("cuda.memcpy_calls", 0) == ref["memcpy"])
+    row(kind, "malloc calls", a.get("cuda.malloc_calls", 0), ref["malloc"],
+        a.get("cuda.malloc_calls", 0) == ref["malloc"])
+    row(kind, "synchronize calls", a.get("cuda.sync_calls", 0), ref["sync"],
+        a.get("cuda.sync_calls", 0) == ref["sync"])
+    row(kind, "reserved peak MiB", round(a.get("cuda.reserved_peak_bytes", 0) / 2**20, 1), "", None)
+    steps = per_step(spans)
+    with_launches = sum(1 for n in steps if n > 0)
+    row(kind, "steps with launches / steps", f"{with_launches}/{len(steps)}", "", bool(steps) and
+        with_launches == len(steps) if args.device == "cuda" else None)
+    span_sum = sum(sp["attrs"].get("cuda.launches", 0) for sp in spans
+                   if sp["name"] in ("step",) or (sp["name"] == "forward" and
+                                                  sp["attrs"].get("mode") == "eval"))
+    row(kind, "launches in steps + eval fwd", span_sum, a.get("cuda.launches", 0),
+        span_sum <= a.get("cuda.launches", 0))
+    if steps:
+        row(kind, "launches per step (median)", statistics.median(steps), "", None)
+    row(kind, "uprobe hits per step", h.get("uprobe_hits_per_step", "-"), "", None)
+    names = [k for k in a.get("cuda.kernels", {})]
+    named = sum(v for k, v in a.get("cuda.kernels", {}).items() if not k.startswith("0x"))
+    total_k = sum(a.get("cuda.kernels", {}).values())
+    row(kind, "runtime launches named", f"{named}/{total_k}", "", None)
+    res["kernels_sample"] = names[:8]
+    res["steps"] = len(steps)
+    res["median_step_launches"] = statistics.median(steps) if steps else None
+    results.setdefault("exact", {})[kind] = res
+    return res
+
+
+# ---- 2. attach mid-run ------------------------------------------------------------------------
+class Lines(threading.Thread):
+    """Collects a stream's lines with the time each was read."""
+
+    def __init__(self, stream):
+        super().__init__(daemon=True)
+        self.stream, self.lines = stream, []
+        self.start()
+
+    def run(self):
+        for line in self.stream:
+            self.lines.append((time.time(), line.rstrip("\n")))
+
+    def wait_for(self, pattern, timeout=120):
+        end = time.time() + timeout
+        while time.time() < end:
+            for t, l in self.lines:
+                m = re.search(pattern, l)
+                if m:
+                    return t, m
+            time.sleep(0.05)
+        raise TimeoutError(pattern)
+
+
+def attach_check(run_median):
+    spool = WORK / "spool-attach"
+    job = subprocess.Popen([PY, WL, "plain", "--seconds", "40", "--epochs", "1", *DEV], env=ENV,
+                           text=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out = Lines(job.stdout)
+    out.wait_for(r"^epoch 0")
+    obs = sh([str(BIN), "attach", "-p", str(job.pid), "--duration", "4", "--path", str(spool)],
+             timeout=120)
+    job.kill()
+    job.wait()
+    s, a, spans, h = job_session(spool, job.pid)
+    steps = per_step(spans)[1:]     # the first was under way at the attach
+    med = statistics.median(steps) if steps else 0
+    row("attach", "exit", obs.returncode, 0, obs.returncode == 0)
+    row("attach", "device / cuda_count", f"{a.get('device')}/{a.get('cuda_count')}", "cuda/>=1",
+        a.get("device") == "cuda" and (a.get("cuda_count") or 0) >= 1
+        if args.device == "cuda" else None)
+    row("attach", "launches per step (median)", med, run_median,
+        med == run_median if args.device == "cuda" else None)
+    row("attach", "steps seen", len(steps), "", len(steps) > 0)
+    results["attach"] = {"median_step_launches": med, "steps": len(steps),
+                         "device": a.get("device"), "cuda_count": a.get("cuda_count"),
+                         "hits_per_step": h.get("uprobe_hits_per_step")}
+
+
+# ---- 3. cost of launch-bound steps -------------------------------------------------------------
+def windows_median(steps, windows):
+    """Per window (t0, t1): the median step time of the steps that ran inside it."""
+    return [statistics.median([d for _, t, d in steps if t0 <= t <= t1] or [float("nan")])
+            for t0, t1 in windows]
+
+
+def cost(label, width, batch, n, rounds):
+    # torch.profiler, in process: base and profiled phases alternate
+    stf = WORK / f"steps-prof-{label}.json"
+    phases = ",".join(f"base:{n},prof:{n}" for _ in range(rounds))
+    p = sh([PY, WL, "cost", "--width", str(width), "--batch", str(batch), "--phases", phases,
+            "--steps-file", str(stf), *DEV], timeout=400)
+    if p.returncode:
+        row(label, "profiler rounds", f"exit {p.returncode}", "", False)
+        print(p.stderr[-2000:], file=sys.stderr)
+        return
+    st = json.loads(stf.read_text())
+    base = [d for ph, _, d in st if ph == "base"]
+    ratios = []
+    for r in range(rounds):
+        b = [d for ph, _, d in st[50 + 2 * r * n: 50 + (2 * r + 1) * n]]
+        q = [d for ph, _, d in st[50 + (2 * r + 1) * n: 50 + (2 * r + 2) * n]]
+        ratios.append(statistics.median(q) / statistics.median(b))
+    base_ms = statistics.median(base) * 1e3
+    # the observer, attached and detached while the same kind of loop runs
+    stf = WORK / f"steps-obs-{label}.json"
+    spool = WORK / f"spool-cost-{label}"
+    step_s = base_ms / 1e3
+    hold = max(2.5, n * step_s)          # seconds per phase
+    total = 1 + rounds * (2 * hold + 3)
+    job = subprocess.Popen([PY, WL, "cost", "--width", str(width), "--batch", str(batch),
+                            "--seconds", str(total), "--steps-file", str(stf), *DEV], env=ENV,
+                           text=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out = Lines(job.stdout)
+    out.wait_for("^ready")
+    base_w, obs_w, hits = [], [], []
+    for r in range(rounds):
+        b0 = time.time()
+        time.sleep(hold)
+        base_w.append((b0 + 0.2, time.time()))
+        o = subprocess.Popen([str(BIN), "attach", "-v", "-p", str(job.pid), "--duration",
+                              str(hold + 1.5), "--path", str(spool / str(r))], env=ENV,
+                             text=True, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        err = Lines(o.stderr)
+        t_att, _ = err.wait_for(r"attached \d+ probes to process")
+        o.wait()
+        t_end = time.time()
+        obs_w.append((t_att + 0.3, min(t_att + hold, t_end - 0.5)))
+        time.sleep(0.5)
+        x = job_session(spool / str(r), job.pid)
+        if x:
+            hits.append(x[3].get("uprobe_hits_per_step"))
+    job.wait()
+    st = json.loads(stf.read_text())
+    bm, om = windows_median(st, base_w), windows_median(st, obs_w)
+    obs_ratios = [o / b for o, b in zip(om, bm)]
+    res = {"base_ms": round(base_ms, 3), "profiler_ratios": [round(x, 4) for x in ratios],
+           "observer_ratios": [round(x, 4) for x in obs_ratios], "hits_per_step": hits,
+           "base_window_ms": [round(x * 1e3, 3) for x in bm],
+           "observed_window_ms": [round(x * 1e3, 3) for x in om]}
+    results.setdefault("cost", {})[label] = res
+    spread = (max(obs_ratios) - min(obs_ratios)) / 2 if obs_ratios else 0
+    row(label, f"base step ms (median)", round(base_ms, 3), "", None)
+    row(label, "observer / base (median of rounds)", round(statistics.median(obs_ratios), 4),
+        f"±{spread:.4f}", None)
+    row(label, "torch.profiler / base", round(statistics.median(ratios), 4),
+        f"±{(max(ratios) - min(ratios)) / 2:.4f}", None)
+    row(label, "uprobe hits per step", hits[-1] if hits else "-", "", None)
+
+
+# ---- 4. the cost of one hit, per kind ------------------------------------------------------------
+def hit_cost(rounds):
+    lc = CARRY / "launch_cost"
+    kinds = ("runtime_ns", "driver_ns", "sync_ns")
+    bare, obs = {k: [] for k in kinds}, {k: [] for k in kinds}
+    for _ in range(rounds):
+        for mode in ("bare", "obs"):
+            cmd = [str(lc), "20000"]
+            if mode == "obs":
+                cmd = [str(BIN), "run", "--path", str(WORK / "spool-hits"), "--"] + cmd
+            p = sh(cmd, timeout=120)
+            m = dict(re.findall(r"(\w+_ns)=([\d.]+)", p.stdout))
+            if not m:
+                row("hits", f"launch_cost {mode}", f"exit {p.returncode}", "", False)
+                print(p.stderr[-1500:], file=sys.stderr)
+                return
+            for k in kinds:
+                (bare if mode == "bare" else obs)[k].append(float(m[k]))
+    res = {}
+    for k in kinds:
+        b, o = statistics.median(bare[k]), statistics.median(obs[k])
+        res[k] = {"bare": b, "observed": o, "per_hit_ns": round(o - b, 1)}
+        what = {"runtime_ns": "runtime launch (1 entry hit)",
+                "driver_ns": "driver launch (1 entry hit)",
+                "sync_ns": "stream sync (entry + return)"}[k]
+        row("hits", what + " ns added", round(o - b, 1), f"of {b:.0f} ns", None)
+    results["hit_cost"] = res
+
+
+def machine():
+    info = {}
+    smi = shutil.which("nvidia-smi")
+    q = sh([smi, "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"]) \
+        if smi else None
+    info["gpu"] = q.stdout.strip() if q and q.stdout.strip() else "none"
+    info["kernel"] = os.uname().release
+    t = sh([PY, "-c", "import torch,sys;print(torch.__version__, torch.version.cuda, sys.version.split()[0])"])
+    info["torch_cuda_python"] = t.stdout.strip()
+    info["cpu"] = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
+                        if l.startswith("model name")), "?")
+    results["machine"] = info
+    for k, v in info.items():
+        print(f"# {k}: {v}", flush=True)
+
+
+def main():
+    parts = set(args.only.split(",")) if args.only else {"exact", "attach", "cost", "hits"}
+    machine()
+    print(f"  {'part':8} {'what':38} {'cirron':>14} {'reference':>14}")
+    plain = None
+    if "exact" in parts:
+        kinds = ["plain", "bf16", "fp16", "compile", "hf"]
+        if args.device != "cuda":
+            kinds = ["plain"]
+        for kind in kinds:
+            try:
+                r = exact(kind)
+                if kind == "plain":
+                    plain = r
+            except Exception as e:          # one loop's failure must not cost the others
+                row(kind, "check", f"error: {e}"[:40], "", False)
+    if "attach" in parts:
+        try:
+            attach_check(plain["median_step_launches"] if plain else None)
+        except Exception as e:
+            row("attach", "check", f"error: {e}"[:40], "", False)
+    rounds = 2 if args.quick else 5
+    if "cost" in parts:
+        for label, width, batch, n in (("2ms", 4096, 256, 300), ("20ms", 8192, 2048, 60)):
+            if args.device != "cuda":
+                width, batch, n = 256, 64, 100
+            try:
+                cost(label, width, batch, n, rounds)
+            except Exception as e:
+                row(label, "cost", f"error: {e}"[:40], "", False)
+    if "hits" in parts and args.device == "cuda":
+        try:
+            hit_cost(3)
+        except Exception as e:
+            row("hits", "cost", f"error: {e}"[:40], "", False)
+    results["table"] = rows
+    out = os.environ.get("OUT")
+    if out:
+        Path(out, "gpu-check.json").write_text(json.dumps(results, indent=1))
+    misses = sum(1 for r in rows if r[4] == "MISS")
+    print(f"gpu-check: {len(rows)} rows, {misses} missed", flush=True)
+    return 1 if misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
