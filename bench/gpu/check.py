@@ -44,9 +44,17 @@ results = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
 rows = []       # the table: (part, what, cirron, reference, verdict)
 
 
+def save():
+    out = os.environ.get("OUT")
+    if out:
+        results["table"] = rows
+        Path(out, "gpu-check.json").write_text(json.dumps(results, indent=1))
+
+
 def row(part, what, ours, ref, ok=None):
     verdict = "" if ok is None else ("ok" if ok else "MISS")
     rows.append((part, what, str(ours), str(ref), verdict))
+    save()
     print(f"  {part:8} {what:38} {str(ours):>14} {str(ref):>14} {verdict}", flush=True)
 
 
@@ -131,7 +139,9 @@ def exact(kind, extra=()):
         span_sum <= a.get("cuda.launches", 0))
     if steps:
         row(kind, "launches per step (median)", statistics.median(steps), "", None)
-    row(kind, "uprobe hits per step", h.get("uprobe_hits_per_step", "-"), "", None)
+    hps = h.get("uprobe_hits_per_step")
+    row(kind, "uprobe hits per step", round(hps, 1) if hps else "-", "", None)
+    row(kind, "driver hits left out (runtime's)", h.get("driver_calls_from_runtime", 0), "", None)
     names = [k for k in a.get("cuda.kernels", {})]
     named = sum(v for k, v in a.get("cuda.kernels", {}).items() if not k.startswith("0x"))
     total_k = sum(a.get("cuda.kernels", {}).values())
@@ -222,9 +232,11 @@ def cost(label, width, batch, n, rounds):
     spool = WORK / f"spool-cost-{label}"
     step_s = base_ms / 1e3
     hold = max(2.5, n * step_s)          # seconds per phase
-    total = 1 + rounds * (2 * hold + 3)
+    total = 60 + rounds * (2 * hold + 10)     # a bound: check.py stops it when done
+    stop = WORK / f"stop-{label}"
     job = subprocess.Popen([PY, WL, "cost", "--width", str(width), "--batch", str(batch),
-                            "--seconds", str(total), "--steps-file", str(stf), *DEV], env=ENV,
+                            "--seconds", str(total), "--steps-file", str(stf),
+                            "--stop-file", str(stop), *DEV], env=ENV,
                            text=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     out = Lines(job.stdout)
     out.wait_for("^ready")
@@ -245,10 +257,14 @@ def cost(label, width, batch, n, rounds):
         x = job_session(spool / str(r), job.pid)
         if x:
             hits.append(x[3].get("uprobe_hits_per_step"))
+    time.sleep(hold)            # a last base window after the last detach
+    base_w.append((t_end + 1.0, time.time()))
+    stop.touch()
     job.wait()
     st = json.loads(stf.read_text())
     bm, om = windows_median(st, base_w), windows_median(st, obs_w)
-    obs_ratios = [o / b for o, b in zip(om, bm)]
+    # each observed window against the base windows on either side of it
+    obs_ratios = [o / ((bm[i] + bm[i + 1]) / 2) for i, o in enumerate(om)]
     res = {"base_ms": round(base_ms, 3), "profiler_ratios": [round(x, 4) for x in ratios],
            "observer_ratios": [round(x, 4) for x in obs_ratios], "hits_per_step": hits,
            "base_window_ms": [round(x * 1e3, 3) for x in bm],
@@ -260,7 +276,7 @@ def cost(label, width, batch, n, rounds):
         f"±{spread:.4f}", None)
     row(label, "torch.profiler / base", round(statistics.median(ratios), 4),
         f"±{(max(ratios) - min(ratios)) / 2:.4f}", None)
-    row(label, "uprobe hits per step", hits[-1] if hits else "-", "", None)
+    row(label, "uprobe hits per step", round(hits[-1], 1) if hits and hits[-1] else "-", "", None)
 
 
 # ---- 4. the cost of one hit, per kind ------------------------------------------------------------
@@ -308,9 +324,45 @@ def machine():
         print(f"# {k}: {v}", flush=True)
 
 
+# ---- 5. facts for naming kernels and GPUs (issue 34): what the wheels' libraries use ---------
+KERNEL_SYMS = ("__cudaRegisterFunction", "__cudaGetKernel", "cudaGetFuncBySymbol",
+               "cuModuleGetFunction", "cuLibraryGetKernel", "cuKernelGetFunction",
+               "cuLibraryLoadData", "cuModuleLoadData", "cudaLaunchKernelExC", "cuLaunchKernelEx")
+
+
+def facts():
+    t = sh([PY, "-c", "import torch, os; print(os.path.dirname(torch.__file__))"])
+    tdir = Path(t.stdout.strip())
+    libs = list((tdir / "lib").glob("*.so*")) + list(tdir.parent.glob("nvidia/*/lib/*.so*"))
+    uses = {}
+    for lib in sorted(libs):
+        try:
+            data = lib.read_bytes()
+        except OSError:
+            continue
+        found = [sym for sym in KERNEL_SYMS if b"\0" + sym.encode() + b"\0" in data]
+        if found:
+            uses[lib.name] = found
+    info = {"kernel_symbols_in_dynstr": uses}
+    gpus = sorted(Path("/proc/driver/nvidia/gpus").glob("*/information"))
+    info["proc_driver_nvidia"] = [g.read_text()[:600] for g in gpus[:2]]
+    info["nvml"] = [str(p) for p in Path("/").glob("usr/lib*/**/libnvidia-ml.so.1")][:3]
+    info["dev_nvidia"] = sorted(p.name for p in Path("/dev").glob("nvidia*"))
+    info["CUDA_VISIBLE_DEVICES"] = os.environ.get("CUDA_VISIBLE_DEVICES")
+    results["facts"] = info
+    for name, syms in uses.items():
+        print(f"# {name}: {' '.join(syms)}", flush=True)
+
+
 def main():
-    parts = set(args.only.split(",")) if args.only else {"exact", "attach", "cost", "hits"}
+    parts = set(args.only.split(",")) if args.only else {"exact", "attach", "cost", "hits",
+                                                           "facts"}
     machine()
+    if "facts" in parts:
+        try:
+            facts()
+        except Exception as e:
+            print(f"# facts: {e}", flush=True)
     print(f"  {'part':8} {'what':38} {'cirron':>14} {'reference':>14}")
     plain = None
     if "exact" in parts:
@@ -343,10 +395,7 @@ def main():
             hit_cost(3)
         except Exception as e:
             row("hits", "cost", f"error: {e}"[:40], "", False)
-    results["table"] = rows
-    out = os.environ.get("OUT")
-    if out:
-        Path(out, "gpu-check.json").write_text(json.dumps(results, indent=1))
+    save()
     misses = sum(1 for r in rows if r[4] == "MISS")
     print(f"gpu-check: {len(rows)} rows, {misses} missed", flush=True)
     return 1 if misses else 0

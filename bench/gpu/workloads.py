@@ -16,6 +16,7 @@ can split them by the observer's attach windows too.
 """
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -33,6 +34,7 @@ ap.add_argument("--epochs", type=int, default=2)
 ap.add_argument("--batches", type=int, default=24)
 ap.add_argument("--phases", default="")
 ap.add_argument("--device", default="cuda")
+ap.add_argument("--stop-file", help="cost: stop (and write --steps-file) once it exists")
 args = ap.parse_args()
 dev = torch.device(args.device)
 
@@ -163,6 +165,8 @@ def cost_loop():
     end = time.time() + args.seconds
     while time.time() < end:
         timed(20, "run", steps)
+        if args.stop_file and os.path.exists(args.stop_file):
+            break
     if args.steps_file:
         with open(args.steps_file, "w") as f:
             json.dump(steps, f)
