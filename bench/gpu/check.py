@@ -30,6 +30,7 @@ ap.add_argument("--carry", default=str(HERE.parent.parent / ".gpu-carry"))
 ap.add_argument("--device", default="cuda")
 ap.add_argument("--quick", action="store_true", help="fewer rounds (a dry run)")
 ap.add_argument("--only", default="", help="comma-separated parts: exact,attach,cost,hits")
+ap.add_argument("--kinds", default="plain,bf16,fp16,compile,hf", help="the loops of 'exact'")
 ap.add_argument("--python", default=shutil.which("python3"), help="the Python with torch")
 args = ap.parse_args()
 CARRY = Path(args.carry).resolve()
@@ -58,8 +59,12 @@ def row(part, what, ours, ref, ok=None):
     print(f"  {part:8} {what:38} {str(ours):>14} {str(ref):>14} {verdict}", flush=True)
 
 
-def sh(cmd, **kw):
-    return subprocess.run(cmd, env=ENV, text=True, capture_output=True, **kw)
+def sh(cmd, env=None, **kw):
+    return subprocess.run(cmd, env=dict(ENV, **(env or {})), text=True, capture_output=True,
+                          **kw)
+
+
+DRIVER_LAYER = {"CIRRON_EXPERIMENT_LAUNCH_LAYER": "driver"}
 
 
 def sessions(spool):
@@ -98,14 +103,15 @@ def per_step(spans, name="step", key="cuda.launches"):
 
 
 # ---- 1. exact totals at the default level, against torch.profiler ----------------------------
-def exact(kind, extra=()):
-    spool, prof = WORK / f"spool-{kind}", WORK / f"prof-{kind}.json"
+def exact(kind, label=None, env=None):
+    label = label or kind
+    spool, prof = WORK / f"spool-{label}", WORK / f"prof-{label}.json"
     t0 = time.time()
     p = sh([str(BIN), "run", "--path", str(spool), "--", PY, WL, kind, "--profile", str(prof),
-            *DEV, *extra], timeout=300)
+            *DEV], env=env, timeout=300)
     wall = time.time() - t0
     if p.returncode or not prof.exists():
-        row(kind, "run", f"exit {p.returncode}", "", False)
+        row(label, "run", f"exit {p.returncode}", "", False)
         print(p.stderr[-3000:], p.stdout[-2000:], file=sys.stderr)
         return None
     ref = json.loads(prof.read_text())
@@ -115,41 +121,43 @@ def exact(kind, extra=()):
                                                                 if k.startswith("cuda.")},
            "health": {k: h.get(k) for k in ("uprobe_hits", "uprobe_hits_per_step", "steps",
                                              "driver_calls_from_runtime", "ringbuf_drops")}}
-    row(kind, "launches (runtime + driver)", a.get("cuda.launches", 0), launches_ref,
+    row(label, "launches (runtime + driver)", a.get("cuda.launches", 0), launches_ref,
         a.get("cuda.launches", 0) == launches_ref)
-    row(kind, "  of which driver", a.get("cuda.launches_driver", 0), ref["launch_driver"],
-        a.get("cuda.launches_driver", 0) == ref["launch_driver"])
-    row(kind, "graph launches", a.get("cuda.graph_launches", 0), ref["graph_launch"],
+    # not the same split: a library's static runtime (cuBLAS) calls the driver, which the
+    # profiler names by the runtime call and cirron counts at the driver (source=driver)
+    row(label, "  via the driver / cuLaunchKernel", a.get("cuda.launches_driver", 0),
+        ref["launch_driver"], None)
+    row(label, "graph launches", a.get("cuda.graph_launches", 0), ref["graph_launch"],
         a.get("cuda.graph_launches", 0) == ref["graph_launch"])
-    row(kind, "memcpy calls", a.get("cuda.memcpy_calls", 0), ref["memcpy"],
+    row(label, "memcpy calls", a.get("cuda.memcpy_calls", 0), ref["memcpy"],
         a.get("cuda.memcpy_calls", 0) == ref["memcpy"])
-    row(kind, "malloc calls", a.get("cuda.malloc_calls", 0), ref["malloc"],
+    row(label, "malloc calls", a.get("cuda.malloc_calls", 0), ref["malloc"],
         a.get("cuda.malloc_calls", 0) == ref["malloc"])
-    row(kind, "synchronize calls", a.get("cuda.sync_calls", 0), ref["sync"],
+    row(label, "synchronize calls", a.get("cuda.sync_calls", 0), ref["sync"],
         a.get("cuda.sync_calls", 0) == ref["sync"])
-    row(kind, "reserved peak MiB", round(a.get("cuda.reserved_peak_bytes", 0) / 2**20, 1), "", None)
+    row(label, "reserved peak MiB", round(a.get("cuda.reserved_peak_bytes", 0) / 2**20, 1), "", None)
     steps = per_step(spans)
     with_launches = sum(1 for n in steps if n > 0)
-    row(kind, "steps with launches / steps", f"{with_launches}/{len(steps)}", "", bool(steps) and
+    row(label, "steps with launches / steps", f"{with_launches}/{len(steps)}", "", bool(steps) and
         with_launches == len(steps) if args.device == "cuda" else None)
     span_sum = sum(sp["attrs"].get("cuda.launches", 0) for sp in spans
                    if sp["name"] in ("step",) or (sp["name"] == "forward" and
                                                   sp["attrs"].get("mode") == "eval"))
-    row(kind, "launches in steps + eval fwd", span_sum, a.get("cuda.launches", 0),
+    row(label, "launches in steps + eval fwd", span_sum, a.get("cuda.launches", 0),
         span_sum <= a.get("cuda.launches", 0))
     if steps:
-        row(kind, "launches per step (median)", statistics.median(steps), "", None)
+        row(label, "launches per step (median)", statistics.median(steps), "", None)
     hps = h.get("uprobe_hits_per_step")
-    row(kind, "uprobe hits per step", round(hps, 1) if hps else "-", "", None)
-    row(kind, "driver hits left out (runtime's)", h.get("driver_calls_from_runtime", 0), "", None)
+    row(label, "uprobe hits per step", round(hps, 1) if hps else "-", "", None)
+    row(label, "driver hits left out (runtime's)", h.get("driver_calls_from_runtime", 0), "", None)
     names = [k for k in a.get("cuda.kernels", {})]
     named = sum(v for k, v in a.get("cuda.kernels", {}).items() if not k.startswith("0x"))
     total_k = sum(a.get("cuda.kernels", {}).values())
-    row(kind, "runtime launches named", f"{named}/{total_k}", "", None)
+    row(label, "runtime launches named", f"{named}/{total_k}", "", None)
     res["kernels_sample"] = names[:8]
     res["steps"] = len(steps)
     res["median_step_launches"] = statistics.median(steps) if steps else None
-    results.setdefault("exact", {})[kind] = res
+    results.setdefault("exact", {})[label] = res
     return res
 
 
@@ -194,6 +202,10 @@ def attach_check(run_median):
     row("attach", "device / cuda_count", f"{a.get('device')}/{a.get('cuda_count')}", "cuda/>=1",
         a.get("device") == "cuda" and (a.get("cuda_count") or 0) >= 1
         if args.device == "cuda" else None)
+    gpus = a.get("gpus") or []
+    row("attach", "gpus (model / uuid)", f"{len(gpus)}: " + ",".join(
+        (g.get("model", "?")[-12:]) for g in gpus), a.get("cuda_count_source", "-"),
+        bool(gpus) if args.device == "cuda" else None)
     row("attach", "launches per step (median)", med, run_median,
         med == run_median if args.device == "cuda" else None)
     row("attach", "steps seen", len(steps), "", len(steps) > 0)
@@ -209,44 +221,47 @@ def windows_median(steps, windows):
             for t0, t1 in windows]
 
 
-def cost(label, width, batch, n, rounds):
-    # torch.profiler, in process: base and profiled phases alternate
-    stf = WORK / f"steps-prof-{label}.json"
-    phases = ",".join(f"base:{n},prof:{n}" for _ in range(rounds))
-    p = sh([PY, WL, "cost", "--width", str(width), "--batch", str(batch), "--phases", phases,
-            "--steps-file", str(stf), *DEV], timeout=400)
-    if p.returncode:
-        row(label, "profiler rounds", f"exit {p.returncode}", "", False)
-        print(p.stderr[-2000:], file=sys.stderr)
-        return
-    st = json.loads(stf.read_text())
-    base = [d for ph, _, d in st if ph == "base"]
+def cost(label, width, batch, n, rounds, depth=4, obs_args=(), profiler=True, obs_env=None):
+    shape = ["--width", str(width), "--batch", str(batch), "--depth", str(depth)]
     ratios = []
-    for r in range(rounds):
-        b = [d for ph, _, d in st[50 + 2 * r * n: 50 + (2 * r + 1) * n]]
-        q = [d for ph, _, d in st[50 + (2 * r + 1) * n: 50 + (2 * r + 2) * n]]
-        ratios.append(statistics.median(q) / statistics.median(b))
-    base_ms = statistics.median(base) * 1e3
+    base_ms = None
+    if profiler:    # torch.profiler, in process: base and profiled phases alternate
+        stf = WORK / f"steps-prof-{label}.json"
+        phases = ",".join(f"base:{n},prof:{n}" for _ in range(rounds))
+        p = sh([PY, WL, "cost", *shape, "--phases", phases, "--steps-file", str(stf), *DEV],
+               timeout=400)
+        if p.returncode:
+            row(label, "profiler rounds", f"exit {p.returncode}", "", False)
+            print(p.stderr[-2000:], file=sys.stderr)
+            return
+        st = json.loads(stf.read_text())
+        base = [d for ph, _, d in st if ph == "base"]
+        for r in range(rounds):
+            b = [d for ph, _, d in st[50 + 2 * r * n: 50 + (2 * r + 1) * n]]
+            q = [d for ph, _, d in st[50 + (2 * r + 1) * n: 50 + (2 * r + 2) * n]]
+            ratios.append(statistics.median(q) / statistics.median(b))
+        base_ms = statistics.median(base) * 1e3
     # the observer, attached and detached while the same kind of loop runs
     stf = WORK / f"steps-obs-{label}.json"
     spool = WORK / f"spool-cost-{label}"
-    step_s = base_ms / 1e3
+    step_s = (base_ms or 2.0) / 1e3
     hold = max(2.5, n * step_s)          # seconds per phase
     total = 60 + rounds * (2 * hold + 10)     # a bound: check.py stops it when done
     stop = WORK / f"stop-{label}"
-    job = subprocess.Popen([PY, WL, "cost", "--width", str(width), "--batch", str(batch),
+    job = subprocess.Popen([PY, WL, "cost", *shape,
                             "--seconds", str(total), "--steps-file", str(stf),
                             "--stop-file", str(stop), *DEV], env=ENV,
                            text=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     out = Lines(job.stdout)
     out.wait_for("^ready")
-    base_w, obs_w, hits = [], [], []
+    base_w, obs_w, hits, step_launches = [], [], [], None
     for r in range(rounds):
         b0 = time.time()
         time.sleep(hold)
         base_w.append((b0 + 0.2, time.time()))
         o = subprocess.Popen([str(BIN), "attach", "-v", "-p", str(job.pid), "--duration",
-                              str(hold + 1.5), "--path", str(spool / str(r))], env=ENV,
+                              str(hold + 1.5), "--path", str(spool / str(r)), *obs_args],
+                             env=dict(ENV, **(obs_env or {})),
                              text=True, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
         err = Lines(o.stderr)
         t_att, _ = err.wait_for(r"attached \d+ probes to process")
@@ -257,6 +272,8 @@ def cost(label, width, batch, n, rounds):
         x = job_session(spool / str(r), job.pid)
         if x:
             hits.append(x[3].get("uprobe_hits_per_step"))
+            launches = per_step(x[2])[1:]
+            step_launches = statistics.median(launches) if launches else None
     time.sleep(hold)            # a last base window after the last detach
     base_w.append((t_end + 1.0, time.time()))
     stop.touch()
@@ -265,7 +282,9 @@ def cost(label, width, batch, n, rounds):
     bm, om = windows_median(st, base_w), windows_median(st, obs_w)
     # each observed window against the base windows on either side of it
     obs_ratios = [o / ((bm[i] + bm[i + 1]) / 2) for i, o in enumerate(om)]
+    base_ms = statistics.median([d for _, t, d in st if any(a <= t <= b for a, b in base_w)]) * 1e3
     res = {"base_ms": round(base_ms, 3), "profiler_ratios": [round(x, 4) for x in ratios],
+           "obs_args": list(obs_args), "launches_per_step": step_launches,
            "observer_ratios": [round(x, 4) for x in obs_ratios], "hits_per_step": hits,
            "base_window_ms": [round(x * 1e3, 3) for x in bm],
            "observed_window_ms": [round(x * 1e3, 3) for x in om]}
@@ -274,8 +293,10 @@ def cost(label, width, batch, n, rounds):
     row(label, f"base step ms (median)", round(base_ms, 3), "", None)
     row(label, "observer / base (median of rounds)", round(statistics.median(obs_ratios), 4),
         f"±{spread:.4f}", None)
-    row(label, "torch.profiler / base", round(statistics.median(ratios), 4),
-        f"±{(max(ratios) - min(ratios)) / 2:.4f}", None)
+    if ratios:
+        row(label, "torch.profiler / base", round(statistics.median(ratios), 4),
+            f"±{(max(ratios) - min(ratios)) / 2:.4f}", None)
+    row(label, "launches per step (median)", step_launches, "", None)
     row(label, "uprobe hits per step", round(hits[-1], 1) if hits and hits[-1] else "-", "", None)
 
 
@@ -355,8 +376,8 @@ def facts():
 
 
 def main():
-    parts = set(args.only.split(",")) if args.only else {"exact", "attach", "cost", "hits",
-                                                           "facts"}
+    parts = set(args.only.split(",")) if args.only else {"exact", "attach", "cost",
+                                                           "launchbound", "hits", "facts"}
     machine()
     if "facts" in parts:
         try:
@@ -366,11 +387,14 @@ def main():
     print(f"  {'part':8} {'what':38} {'cirron':>14} {'reference':>14}")
     plain = None
     if "exact" in parts:
-        kinds = ["plain", "bf16", "fp16", "compile", "hf"]
+        kinds = args.kinds.split(",")
         if args.device != "cuda":
             kinds = ["plain"]
         for kind in kinds:
             try:
+                if kind.endswith("-drvonly"):   # the experiment: launches at the driver only
+                    exact(kind.split("-")[0], kind, DRIVER_LAYER)
+                    continue
                 r = exact(kind)
                 if kind == "plain":
                     plain = r
@@ -388,6 +412,15 @@ def main():
                 width, batch, n = 256, 64, 100
             try:
                 cost(label, width, batch, n, rounds)
+            except Exception as e:
+                row(label, "cost", f"error: {e}"[:40], "", False)
+    if "launchbound" in parts:     # CPU-bound steps: every launch's cost shows in full
+        for label, obs_args, prof, env in (("lb-default", (), True, None),
+                                           ("lb-off", ("--cuda-calls", "off"), False, None),
+                                           ("lb-drvonly", (), False, DRIVER_LAYER)):
+            try:
+                cost(label, 256, 32, 600 if args.device == "cuda" else 50, rounds, depth=8,
+                     obs_args=obs_args, profiler=prof, obs_env=env)
             except Exception as e:
                 row(label, "cost", f"error: {e}"[:40], "", False)
     if "hits" in parts and args.device == "cuda":

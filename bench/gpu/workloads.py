@@ -30,6 +30,7 @@ ap.add_argument("--steps-file")
 ap.add_argument("--seconds", type=float, default=0)
 ap.add_argument("--width", type=int, default=1024)
 ap.add_argument("--batch", type=int, default=64)
+ap.add_argument("--depth", type=int, default=4)
 ap.add_argument("--epochs", type=int, default=2)
 ap.add_argument("--batches", type=int, default=24)
 ap.add_argument("--phases", default="")
@@ -133,7 +134,7 @@ def hf_loop():
 def cost_loop():
     """Launch-bound steps, each timed inside the loop; runs its phases, or for --seconds."""
     torch.manual_seed(0)
-    model = mlp(args.width).to(dev)
+    model = mlp(args.width, args.depth).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     x = torch.randn(args.batch, args.width, device=dev)
     y = torch.randint(0, 10, (args.batch,), device=dev)

@@ -53,6 +53,18 @@ bool probe_links__cuda_per_call(enum probe_action a)
 	       a == ACT_CUDA_FREE || a == ACT_CUDA_GRAPH_LAUNCH;
 }
 
+static bool launches_at_driver(void)
+{
+	const char *v = getenv("CIRRON_EXPERIMENT_LAUNCH_LAYER");
+
+	return v && !strcmp(v, "driver");
+}
+
+bool probe_links__launch_layer_skips(const struct probe_def *d)
+{
+	return d->action == ACT_CUDA_LAUNCH && !d->driver && launches_at_driver();
+}
+
 /* Gives r an id (the BPF cookie) and writes its spec; the uprobes come with probe_links__link_many. */
 int probe_links__reserve(struct observer *o, struct target *t, struct probe_result *r,
 		       uint64_t aux)
@@ -89,7 +101,8 @@ int probe_links__reserve(struct observer *o, struct target *t, struct probe_resu
 		spec.flags |= PROBE_F_IMAGE;
 		bpf_map_lookup_elem(o->images_fd, &pid, &spec.image);
 	}
-	if (d->driver) {
+	/* the experiment: a driver launch counts whoever made it (no runtime probe did) */
+	if (d->driver && !(d->action == ACT_CUDA_LAUNCH && launches_at_driver())) {
 		spec.flags |= PROBE_F_DRIVER;
 		if (d->action == ACT_CUDA_MEMCPY)
 			spec.aux = d->memcpy_kind;

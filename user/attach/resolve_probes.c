@@ -286,7 +286,8 @@ int resolve__group(struct observer *o, struct target *t, size_t fi,
 			r->err = -ENOENT;	/* not asked for: reported like an absent probe */
 			continue;
 		}
-		if (probe_links__cuda_per_call(d->action) && o->opts->cuda_calls == CUDA_CALLS_OFF) {
+		if ((probe_links__cuda_per_call(d->action) && o->opts->cuda_calls == CUDA_CALLS_OFF) ||
+		    probe_links__launch_layer_skips(d)) {
 			r->err = -ENOENT;
 			r->not_asked = true;
 			continue;

@@ -13,6 +13,7 @@
 #include "attach/link_reaper.h"
 #include "attach/py_sample.h"
 #include "observe/observe.h"
+#include "target/gpus.h"
 
 void attrs__set_num(cJSON *o, const char *key, double v)
 {
@@ -42,6 +43,40 @@ static bool has_group(const struct target *t, const char *name)
 	return false;
 }
 
+/* The GPUs the process holds open (target/gpus.h), once found: which, and, where its
+ * cudaGetDeviceCount was not seen (attach mid-run), how many. */
+static void attrs__gpus(struct target *t, cJSON *a)
+{
+	struct gpus g;
+	cJSON *list;
+
+	if (t->gpus_found || gpus__of_pid("/proc", t->pid, "/proc/driver/nvidia", &g) || !g.n)
+		return;
+	t->gpus_found = true;
+	list = cJSON_CreateArray();
+	for (int i = 0; i < g.n; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(o, "minor", g.g[i].minor);
+		if (g.g[i].model[0])
+			cJSON_AddStringToObject(o, "model", g.g[i].model);
+		if (g.g[i].uuid[0])
+			cJSON_AddStringToObject(o, "uuid", g.g[i].uuid);
+		if (g.g[i].bus[0])
+			cJSON_AddStringToObject(o, "bus", g.g[i].bus);
+		cJSON_AddItemToArray(list, o);
+	}
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "gpus", list))
+		cJSON_AddItemToObject(a, "gpus", list);
+	attrs__set_str(a, "gpus_source", "open /dev/nvidiaN files, /proc/driver/nvidia/gpus");
+	if (g.visible_set)
+		attrs__set_str(a, "cuda_visible_devices", g.visible);
+	if (t->cuda_count < 0) {
+		t->cuda_count = g.n;
+		t->cuda_count_from_files = true;
+	}
+}
+
 void attrs__device(struct target *t)
 {
 	cJSON *a = t->session->root->attrs;
@@ -49,12 +84,17 @@ void attrs__device(struct target *t)
 	/* torch without a CUDA runtime mapped is a CPU build (CUDA builds load it at import) */
 	if (t->cuda_count < 0 && has_group(t, "libtorch") && !has_group(t, "cudart"))
 		t->cuda_count = 0;
+	if (t->cuda_count != 0)
+		attrs__gpus(t, a);
 
 	attrs__set_str(a, "device", t->cuda_count > 0 ? "cuda" : t->cuda_count == 0 ? "cpu" : "unknown");
-	if (t->cuda_count >= 0)
+	if (t->cuda_count >= 0) {
 		attrs__set_num(a, "cuda_count", (double)t->cuda_count);
-	else if (!cJSON_GetObjectItemCaseSensitive(a, "cuda_count"))
+		attrs__set_str(a, "cuda_count_source", t->cuda_count_from_files
+			       ? "GPUs the process holds open" : "cudaGetDeviceCount");
+	} else if (!cJSON_GetObjectItemCaseSensitive(a, "cuda_count")) {
 		cJSON_AddNullToObject(a, "cuda_count");
+	}
 }
 
 /* How forward spans are found: "exact" (slot_tp_call probed), "sampled" (probed during one
@@ -151,6 +191,8 @@ void attrs__cuda(struct observer *o, struct target *t)
 	bool off = o->opts->cuda_calls == CUDA_CALLS_OFF;
 	size_t n;
 
+	if (!t->gpus_found && t->cuda_count != 0)
+		attrs__device(t);	/* a context made since: its GPUs are open now */
 	if (bpf_map_lookup_elem(o->cuda_fd, &t->pid, &c))
 		return;	/* no CUDA call yet */
 	for (size_t i = 0; i < sizeof(cuda_totals) / sizeof(cuda_totals[0]); i++) {
