@@ -204,6 +204,16 @@ $(OUTPUT)/tests/cuda_driver_calls: tests/targets/cuda_driver_calls.c $(OUTPUT)/t
 	$(Q)$(CC) -g -O0 $< -o $@ $(OUTPUT)/tests/standin/libcuda.so.1 \
 		$(OUTPUT)/tests/standin/libcirron_fake_cudart.so -Wl,-rpath,'$$ORIGIN/standin'
 
+# NCCL: a stand-in libnccl.so.2 (NCCL comes with CUDA builds of torch only) and its client.
+$(OUTPUT)/tests/standin/libnccl.so.2: tests/targets/nccl_standin.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O0 -shared -fPIC -Wl,-soname,libnccl.so.2 $< -o $@
+
+$(OUTPUT)/tests/nccl_calls: tests/targets/nccl_calls.c $(OUTPUT)/tests/standin/libnccl.so.2
+	$(call msg,CC,$@)
+	$(Q)$(CC) -g -O0 $< -o $@ $(OUTPUT)/tests/standin/libnccl.so.2 -Wl,-rpath,'$$ORIGIN/standin'
+
 # libFuzzer (clang, libclang-rt-dev) on the spool reader and what trace and health print from
 # it. New inputs go to a scratch corpus that grows across runs (the committed seeds are only
 # read); findings land in .output/fuzz/ as crash-*, leak-*, timeout-* (tests/fuzz/README.md).
@@ -306,7 +316,8 @@ venv:
 
 test-e2e: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin \
 		$(OUTPUT)/tests/with_pid $(OUTPUT)/tests/sigcount \
-		$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls trixie-root venv
+		$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls $(OUTPUT)/tests/nccl_calls \
+		trixie-root venv
 	$(Q)$(PYTHON) -m pytest -q -rs --durations=15 tests/e2e
 
 # user/'s stages include only the stages below them (user/README.md)

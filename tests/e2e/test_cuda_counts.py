@@ -189,3 +189,26 @@ def test_driver_calls_counted_once(h, bpf):
     assert s.probe("cuLaunchKernel")["hits"] == 50
     assert s.health["driver_calls_from_runtime"] == 10 + 2 + 1 + 1 + 1
     assert s.health["probes_failed"] == 0
+
+
+def test_nccl_collectives_counted(h, bpf):
+    """Seven kinds of collective through a stand-in libnccl.so.2 (tests/targets/nccl_calls.c):
+    counted in calls and bytes (elements x the ncclDataType_t's size), each also a span."""
+    root = h.spool_root()
+    obs = h.observer("run", "--", ROOT / ".output" / "tests" / "nccl_calls", san=True, path=root)
+    assert obs.finish() == 0, obs.err.text
+    s = only_session(root)
+    a = s.root["attrs"]
+    assert a["libraries"] == ["nccl"], a["libraries"]
+    assert a["cuda.nccl_calls"] == 9, a
+    assert a["cuda.nccl_bytes"] == 3 * 4000 + 1024 + 512 + 800 + 40 + 7 + 7, a
+    names = sorted(x["name"] for x in s.spans.values() if x["name"].startswith("nccl."))
+    assert names == sorted(["nccl.all_reduce"] * 3 + ["nccl.reduce_scatter", "nccl.all_gather",
+                                                      "nccl.broadcast", "nccl.reduce",
+                                                      "nccl.send", "nccl.recv"]), names
+    # off leaves them counted: they are not per-call CUDA probes
+    root = h.spool_root()
+    obs = h.observer("run", "--cuda-calls", "off", "--", ROOT / ".output" / "tests" /
+                     "nccl_calls", path=root)
+    assert obs.finish() == 0, obs.err.text
+    assert only_session(root).root["attrs"]["cuda.nccl_calls"] == 9
