@@ -4,9 +4,11 @@
 // A traced process's session: its start (ids, rank, role, attributes), launcher tags, what
 // each closed span feeds (hang detection, the stdout sink), and its batches to the spool.
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include "common/log.h"
 #include "observe/observe.h"
 #include "sink/log_sink.h"
@@ -78,13 +80,21 @@ void sessions__tag_launchers(struct observer *o)
 			tag_launcher(o, d);
 }
 
-/* torch.compile's helper processes (inductor's): its CPU ISA probes, `python -c` code that
- * dlopens a library built in its cache (each loads libtorch), and its compile worker pool
- * (compile_worker/__main__.py, or the binary that replaces it, with --parent= and
- * --torch-key=). They belong to the job that started them: role=helper, never a job. */
+/* What a process started below a traced job is to it, if a helper (role=helper, never a job):
+ *   inductor: torch.compile's CPU ISA probes, `python -c` code that dlopens a library built in
+ *     its cache (each loads libtorch), its compile worker pool (compile_worker/__main__.py, or
+ *     the binary that replaces it, with --parent= and --torch-key=);
+ *   dataloader: a DataLoader worker torch named (pt_data_worker);
+ *   multiprocessing: a worker a multiprocessing context started with a new interpreter
+ *     (spawn, forkserver: DataLoader workers with such a context, pools), or its forkserver;
+ *   tool: a program that is no Python interpreter (nvidia-smi, which transformers runs; a
+ *     CUDA client), which maps a probed library.
+ * A Python child of a job that is none of these (a training script the job runs) is a job. */
 static const char *helper_kind(int pid)
 {
-	char cmd[4096];
+	char cmd[4096], comm[64] = "", exe[PATH_MAX], path[64];
+	const char *base;
+	ssize_t n;
 
 	if (procfs__cmdline(pid, cmd, sizeof(cmd)))
 		return NULL;
@@ -92,6 +102,21 @@ static const char *helper_kind(int pid)
 	    strstr(cmd, "torch/_inductor/compile_worker/__main__.py") ||
 	    (strstr(cmd, " --parent=") && strstr(cmd, " --torch-key=")))
 		return "inductor";
+	procfs__comm(pid, comm, sizeof(comm));
+	if (!strncmp(comm, "pt_data_worker", 14))
+		return "dataloader";
+	if (strstr(cmd, "from multiprocessing.spawn import spawn_main") ||
+	    strstr(cmd, "from multiprocessing.forkserver import main") ||
+	    strstr(cmd, " --multiprocessing-fork"))
+		return "multiprocessing";
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	if (strncmp(base, "python", 6) != 0)
+		return "tool";
 	return NULL;
 }
 
@@ -162,9 +187,9 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	/* rank: one of a distributed job (RANK set, by torchrun or the like); process: a
 	 * job of its own; launcher: see tag_launcher; helper: see helper_kind */
 	t->ranked = rank >= 0;
-	kind = helper_kind(t->pid);
-	job = kind ? job_above(o, t->pid) : NULL;
-	t->helper = job != NULL;
+	job = job_above(o, t->pid);
+	kind = job ? helper_kind(t->pid) : NULL;
+	t->helper = kind != NULL;
 	if (t->helper) {
 		t->ranked = false;
 		cJSON_AddStringToObject(a, "role", "helper");

@@ -481,13 +481,29 @@ void report__write(FILE *f, const struct spool_view *v, const struct options *o)
 		fputs("</pre>\n", f);
 	}
 	free(ranks);
+	/* a job's helpers are listed in its section, not as sessions */
 	for (size_t i = 0; order && i < v->nsessions; i++)
-		if (view__wanted(o, v->sessions[i]))
+		if (view__wanted(o, v->sessions[i]) && !view__job_of(v, v->sessions[i]))
 			order[n++] = v->sessions[i];
 	if (n > 1)
 		qsort(order, n, sizeof(void *), by_rank);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		char *helpers = NULL;
+		size_t hlen = 0;
+
 		session_section(f, order[i], i);
+		m = open_memstream(&helpers, &hlen);
+		if (m) {
+			view__print_helpers(m, v, order[i]);
+			fclose(m);
+		}
+		if (helpers && *helpers) {
+			fputs("<pre class=\"helpers\">", f);
+			html(f, helpers);
+			fputs("</pre>\n", f);
+		}
+		free(helpers);
+	}
 	if (!n)
 		fputs("<p>No sessions in this spool.</p>\n", f);
 	free(order);

@@ -201,51 +201,6 @@ static void print_sys(FILE *f, const struct rsession *s)
 		mib(num(b, "disk_write_bytes") - num(a, "disk_write_bytes"), m8, sizeof(m8)));
 }
 
-static const cJSON *root_attr(const struct rsession *s, const char *key)
-{
-	const struct rspan *root = s->ntops ? s->tops[0] : NULL;
-
-	return root ? cJSON_GetObjectItemCaseSensitive(root->sp.attrs, key) : NULL;
-}
-
-/* A helper process of a job in the view (role=helper, helper_of its pid on its host: inductor's
- * compile helpers): listed under that job, not as a session of its own. */
-static const struct rsession *job_of(const struct spool_view *v, const struct rsession *s)
-{
-	const cJSON *role = root_attr(s, "role"), *of = root_attr(s, "helper_of");
-
-	if (!cJSON_IsString(role) || strcmp(role->valuestring, "helper") != 0 || !cJSON_IsNumber(of))
-		return NULL;
-	for (size_t i = 0; i < v->nsessions; i++)
-		if (v->sessions[i] != s && v->sessions[i]->pid == (long)of->valuedouble &&
-		    !strcmp(v->sessions[i]->host, s->host))
-			return v->sessions[i];
-	return NULL;
-}
-
-/* "helpers: 3 (inductor), pids 412 415 418" */
-static void print_helpers(FILE *f, const struct spool_view *v, const struct rsession *job)
-{
-	const char *kind = NULL;
-	size_t n = 0;
-
-	for (size_t i = 0; i < v->nsessions; i++)
-		if (job_of(v, v->sessions[i]) == job) {
-			const cJSON *k = root_attr(v->sessions[i], "helper");
-
-			n++;
-			if (!kind && cJSON_IsString(k))
-				kind = k->valuestring;
-		}
-	if (!n)
-		return;
-	fprintf(f, "helpers: %zu (%s), pids", n, kind ? kind : "?");
-	for (size_t i = 0; i < v->nsessions; i++)
-		if (job_of(v, v->sessions[i]) == job)
-			fprintf(f, " %ld", v->sessions[i]->pid);
-	fputc('\n', f);
-}
-
 static void print_text_session(FILE *f, const struct rsession *s, bool all)
 {
 	view__print_header(f, s);
@@ -371,12 +326,12 @@ void trace__print(FILE *f, const struct spool_view *v, const struct options *o)
 		} else if (o->format == FORMAT_CSV) {
 			for (size_t j = 0; j < s->ntops; j++)
 				csv_walk(f, s, s->tops[j], 0);
-		} else if (o->session || !job_of(v, s)) {
+		} else if (o->session || !view__job_of(v, s)) {
 			if (!first)
 				fputc('\n', f);
 			first = false;
 			print_text_session(f, s, o->all);
-			print_helpers(f, v, s);
+			view__print_helpers(f, v, s);
 		}
 	}
 	if (o->format == FORMAT_JSON)

@@ -16,5 +16,10 @@ int view__load(const struct options *o, struct spool_view *v);
 bool view__wanted(const struct options *o, const struct rsession *s);
 /* "session ID: host H, pid P, rank R (local L, world W), final" */
 void view__print_header(FILE *f, const struct rsession *s);
+/* The job in v that s is a helper of (role=helper, helper_of its pid on its host: inductor's
+ * compile helpers, DataLoader and multiprocessing workers, tools it runs), or NULL. */
+const struct rsession *view__job_of(const struct spool_view *v, const struct rsession *s);
+/* job's helpers: a line of kinds and pids, then one per helper (lifetime, CPU). */
+void view__print_helpers(FILE *f, const struct spool_view *v, const struct rsession *job);
 
 #endif
