@@ -66,3 +66,20 @@ def test_helpers_under_their_job(h, stack):
     page = html.read_text()
     assert page.count('<section class="session"') == 1
     assert 'class="helpers"' in page and f"helpers: {len(helpers)} (" in page
+
+
+@pytest.mark.timeout(240)
+def test_spawned_ranks_that_train_are_jobs(h, bpf):
+    """torch.multiprocessing.spawn's processes start as multiprocessing workers would, but
+    they train: each is a job of its own once it steps, not a helper of the script."""
+    root = h.spool_root()
+    obs = h.observer("run", "--output", "spool", "--", "/usr/bin/python3", HELPERS,
+                     "--spawn-ranks", "2", "--epochs", "2", "--batches", "6", path=root)
+    assert obs.finish(200) == 0, obs.err.text[-3000:]
+    trainers = [s for s in read_spool(root).values()
+                if [x for x in s.spans.values() if x["name"] == "step"]]
+    assert len(trainers) == 2
+    for s in trainers:
+        a = s.root["attrs"]
+        assert a["role"] == "process" and "helper_of" not in a and "helper" not in a, a
+        assert len([x for x in s.spans.values() if x["name"] == "step"]) == 12

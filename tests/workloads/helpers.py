@@ -8,6 +8,8 @@
     nvidia-smi), which maps a probed library.
 
     helpers.py [--context spawn|forkserver] [--workers W] [--epochs E] [--tool PATH]
+    helpers.py --spawn-ranks N: no helpers, but N processes that torch.multiprocessing.spawn
+               starts (as DDP scripts do), each training: jobs, not helpers of this one
 """
 import argparse
 import subprocess
@@ -17,6 +19,22 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 
+def train(rank, epochs, batches, workers, context):
+    x, y = torch.randn(8 * batches, 4), torch.randn(8 * batches, 1)
+    data = DataLoader(TensorDataset(x, y), batch_size=8, num_workers=workers,
+                      multiprocessing_context=context if workers else None)
+    model = nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    steps = 0
+    for _ in range(epochs):
+        for xb, yb in data:
+            opt.zero_grad()
+            nn.functional.mse_loss(model(xb), yb).backward()
+            opt.step()
+            steps += 1
+    return steps
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--context", default="spawn")
@@ -24,21 +42,16 @@ def main():
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--batches", type=int, default=6)
     ap.add_argument("--tool")
+    ap.add_argument("--spawn-ranks", type=int, default=0)
     args = ap.parse_args()
+    if args.spawn_ranks:
+        torch.multiprocessing.spawn(train, args=(args.epochs, args.batches, 0, None),
+                                    nprocs=args.spawn_ranks)
+        print("DONE spawned", flush=True)
+        return
     if args.tool:
         subprocess.run([args.tool], check=True, stdout=subprocess.DEVNULL)
-    x, y = torch.randn(8 * args.batches, 4), torch.randn(8 * args.batches, 1)
-    data = DataLoader(TensorDataset(x, y), batch_size=8, num_workers=args.workers,
-                      multiprocessing_context=args.context if args.workers else None)
-    model = nn.Linear(4, 1)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    steps = 0
-    for _ in range(args.epochs):
-        for xb, yb in data:
-            opt.zero_grad()
-            nn.functional.mse_loss(model(xb), yb).backward()
-            opt.step()
-            steps += 1
+    steps = train(0, args.epochs, args.batches, args.workers, args.context)
     print(f"DONE steps={steps}", flush=True)
 
 

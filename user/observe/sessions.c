@@ -87,6 +87,8 @@ void sessions__tag_launchers(struct observer *o)
  *   dataloader: a DataLoader worker torch named (pt_data_worker);
  *   multiprocessing: a worker a multiprocessing context started with a new interpreter
  *     (spawn, forkserver: DataLoader workers with such a context, pools), or its forkserver;
+ *     one that then trains (torch.multiprocessing.spawn's ranks) becomes a job
+ *     (unhelp_if_training);
  *   tool: a program that is no Python interpreter (nvidia-smi, which transformers runs; a
  *     CUDA client), which maps a probed library.
  * A Python child of a job that is none of these (a training script the job runs) is a job. */
@@ -215,6 +217,25 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	return 0;
 }
 
+/* A multiprocessing worker that trains (torch.multiprocessing.spawn's ranks, not a
+ * DataLoader's workers) was a job after all: its root says so from the next batch on. */
+static void unhelp_if_training(struct target *t)
+{
+	cJSON *a = t->session->root->attrs;
+	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(a, "helper");
+
+	if (!t->helper || t->tree.step_index <= 0 || !cJSON_IsString(kind) ||
+	    strcmp(kind->valuestring, "multiprocessing") != 0)
+		return;
+	t->helper = false;
+	t->ranked = procfs__env_long(t->pid, "RANK", -1) >= 0;
+	attrs__set_str(a, "role", t->ranked ? "rank" : "process");
+	cJSON_DeleteItemFromObjectCaseSensitive(a, "helper");
+	cJSON_DeleteItemFromObjectCaseSensitive(a, "helper_of");
+	session__touch_root(t->session);
+	ilog("pid %d trains: a job, not a helper of its parent", t->pid);
+}
+
 void sessions__flush(struct observer *o, struct target *t, bool final)
 {
 	uint64_t seq;
@@ -223,6 +244,7 @@ void sessions__flush(struct observer *o, struct target *t, bool final)
 
 	if (!t->session)
 		return;
+	unhelp_if_training(t);
 	if (!t->exited)
 		versions__detect(o->syms, t);	/* frameworks come after torch */
 	attrs__cuda(o, t);
