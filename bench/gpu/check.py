@@ -48,6 +48,7 @@ rows = []       # the table: (part, what, cirron, reference, verdict)
 def save():
     out = os.environ.get("OUT")
     if out:
+        os.makedirs(out, exist_ok=True)
         results["table"] = rows
         Path(out, "gpu-check.json").write_text(json.dumps(results, indent=1))
 

@@ -177,6 +177,36 @@ def test_every_epoch_exact(h, env, speed, frames):
     assert 0 < health["snapshot_wakeups"] <= 64 + 3 * len(job.steps), health
 
 
+def test_straight_on_to_the_next_epoch(h, env):
+    """No pause at an epoch's end (no validation, nothing printed: the next epoch begins right
+    after the last step, so the tree learns the epoch ended only then). Every epoch has a
+    record, labelled with the step the tree ends it at; what it holds is said plainly: the
+    state after that step (equal to torch's), its weights with later gradients (a note says
+    so), a later step's state (a note says so, after_step names it), or a torn read (its
+    consistency and note say so), never an earlier one."""
+    job = run(h, env, "--epochs", "4", "--batches", "8", "--val-batches", "0", "--print-at-end")
+    assert sorted(job.steps) == [0, 1, 2, 3], job.out[-2000:]
+    for epoch, steps in job.steps.items():
+        (r,) = [s for s in job.snaps if s["epoch"] == epoch]
+        assert r["epoch_last_step"] == steps, brief(r)
+        printed = {m: v for (e, m), v in job.printed.items() if e == epoch}["-"]
+        if "error" in r:
+            assert r["error"], brief(r)
+            continue
+        assert r["after_step"] >= steps, brief(r)
+        note = r.get("note", "")
+        if r["consistency"] == "torn":     # an update began during every read: it says so
+            assert "torn" in note, brief(r)
+        elif r["after_step"] > steps:
+            assert "later one" in note, brief(r)
+        elif "gradients may not be" in note:
+            got = {p["name"]: p for p in r["params"]}
+            for n, p in got.items():
+                check_stats(p["weights"], printed[n]["weights"], f"epoch {epoch} {n}")
+        else:
+            check_record(r, printed, steps)
+
+
 @pytest.mark.parametrize("where,found_by,names", [
     ("local", "frame_locals", {"net"}),
     ("attr", "attribute", {"trainer.model"}),

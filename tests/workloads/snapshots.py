@@ -23,6 +23,8 @@ DistributedDataParallel, one gloo rank), compile (torch.compile), gan (a generat
 discriminator, each with its optimizer, each trained every batch).
 --batch-sleep: seconds of work per batch (time.sleep), for epochs of seconds.
 --save DIR: also saves each epoch's tensors (torch.save) for the safetensors comparison.
+--print-at-end: the STATS and EPOCH_END lines are printed when training is over, not at each
+epoch's end: with --val-batches 0 the next epoch begins right after the last step.
 """
 import argparse
 import json
@@ -69,11 +71,22 @@ def stats(t):
                                                      max=t.max().item()).tolist()]}
 
 
+LATER = None    # --print-at-end: what the epochs' ends say, kept until the job ends
+
+
+def say(*words):
+    """Prints now, or (--print-at-end) once training is over: an epoch's end then takes no
+    longer than torch's arithmetic, and the next epoch begins at once."""
+    if LATER is None:
+        print(*words, flush=True)
+    else:
+        LATER.append(" ".join(str(w) for w in words))
+
+
 def print_stats(epoch, name, model):
     for pname, p in model.named_parameters():
         g = stats(p.grad) if p.grad is not None else None
-        print("STATS", epoch, name, pname, json.dumps({"weights": stats(p), "grad": g}),
-              flush=True)
+        say("STATS", epoch, name, pname, json.dumps({"weights": stats(p), "grad": g}))
 
 
 model = None
@@ -107,7 +120,7 @@ class Trainer:
                 if a.batch_sleep:
                     time.sleep(a.batch_sleep)
             print_stats(epoch, "-", self.model)
-            print("EPOCH_END", epoch, "STEPS", steps, flush=True)
+            say("EPOCH_END", epoch, "STEPS", steps)
             if epoch < a.epochs - 1 or not a.exit_at_end:
                 validate(self.model, val)
 
@@ -122,7 +135,11 @@ def main():
                     choices=["global", "local", "attr", "attr-step", "ddp", "compile", "gan"])
     ap.add_argument("--exit-at-end", action="store_true")
     ap.add_argument("--save", default=None)
+    ap.add_argument("--print-at-end", action="store_true")
     a = ap.parse_args()
+    global LATER
+    if a.print_at_end:
+        LATER = []
     torch.set_num_threads(1)    # a core left for the observer on a 2-core test machine
     torch.manual_seed(0)
     if a.where == "global":
@@ -150,6 +167,8 @@ def main():
         train(a, torch.compile(net), torch.optim.SGD(net.parameters(), lr=0.1), inner=net)
     else:
         gan(a)
+    for line in LATER or ():
+        print(line, flush=True)
     print("DONE", flush=True)
 
 
@@ -193,7 +212,7 @@ def train(a, net, opt, inner=None):
             torch.save({n: (p.detach().clone(), None if p.grad is None else p.grad.clone())
                         for n, p in (inner or net).named_parameters()},
                        os.path.join(a.save, f"epoch{epoch}.pt"))
-        print("EPOCH_END", epoch, "STEPS", steps, flush=True)
+        say("EPOCH_END", epoch, "STEPS", steps)
         if epoch < a.epochs - 1 or not a.exit_at_end:
             validate(net, val)
 
@@ -221,7 +240,7 @@ def gan(a):
                 time.sleep(a.batch_sleep)
         print_stats(epoch, "gen", gen)
         print_stats(epoch, "critic", critic)
-        print("EPOCH_END", epoch, "STEPS", steps, flush=True)
+        say("EPOCH_END", epoch, "STEPS", steps)
         if epoch < a.epochs - 1 or not a.exit_at_end:
             validate(gen, val)
 

@@ -15,7 +15,7 @@ void events__device_count(struct target *t, const struct event *e)
 {
 	/* cudaSuccess = 0; any error (no device, no driver) means no usable GPU. */
 	t->cuda_count = e->ret == 0 ? (long)(__s64)e->args[0] : 0;
-	t->cuda_count_from_files = false;
+	t->cuda_count_from_files = t->cuda_count_no_runtime = false;
 	if (t->session) {
 		attrs__device(t);
 		if (e->ret)

@@ -82,8 +82,10 @@ void attrs__device(struct target *t)
 	cJSON *a = t->session->root->attrs;
 
 	/* torch without a CUDA runtime mapped is a CPU build (CUDA builds load it at import) */
-	if (t->cuda_count < 0 && has_group(t, "libtorch") && !has_group(t, "cudart"))
+	if (t->cuda_count < 0 && has_group(t, "libtorch") && !has_group(t, "cudart")) {
 		t->cuda_count = 0;
+		t->cuda_count_no_runtime = true;
+	}
 	if (t->cuda_count != 0)
 		attrs__gpus(t, a);
 
@@ -91,7 +93,8 @@ void attrs__device(struct target *t)
 	if (t->cuda_count >= 0) {
 		attrs__set_num(a, "cuda_count", (double)t->cuda_count);
 		attrs__set_str(a, "cuda_count_source", t->cuda_count_from_files
-			       ? "GPUs the process holds open" : "cudaGetDeviceCount");
+			       ? "GPUs the process holds open" : t->cuda_count_no_runtime
+			       ? "no CUDA runtime mapped" : "cudaGetDeviceCount");
 	} else if (!cJSON_GetObjectItemCaseSensitive(a, "cuda_count")) {
 		cJSON_AddNullToObject(a, "cuda_count");
 	}

@@ -43,6 +43,12 @@ struct snap_read {
 	double ms;
 };
 
+/* A record read after the epoch's last optimizer step, before the next began, once another
+ * update had begun: the weights are the step's, the gradients may be a zero_grad's. */
+#define SNAP_NOTE_LATER_GRADS "read after the epoch's last optimizer step, once a later " \
+	"update had begun (zero_grad, a backward): the weights are those after that step, the " \
+	"gradients may not be"
+
 struct snap_ctl {
 	struct snap_worker w;
 	enum snap_req_kind busy;	/* what the worker does now (NONE: idle) */
@@ -73,6 +79,14 @@ struct snap_ctl {
 	uint32_t seq_after_step;
 	long steps_after_step;
 	uint64_t opt_end_ns;
+	/* the last few optimizer steps' ends: which was an epoch's last, once the tree tells
+	 * (late) where the next epoch began */
+	struct {
+		uint64_t end_ns;	/* wall clock, as the tree's spans */
+		uint32_t seq;
+		long steps;
+	} step_ends[4];
+	unsigned int nstep_ends;
 	struct {
 		bool want;
 		long epoch, last_step;
@@ -85,8 +99,14 @@ struct snap_ctl {
 		 * record holds unless one made now (which also sees what no probe tells, such
 		 * as Module.zero_grad()) is exact */
 		struct snap_read kept;
+		const char *kept_note;	/* what the record says of kept, if not the state
+					 * right after the step */
 	} pend;
 	struct snap_read cand;
+	/* the newest exact read made right after an optimizer step (no update since): what an
+	 * epoch whose end is known only later holds, when later reads (after a zero_grad, in
+	 * the next epoch) replaced cand */
+	struct snap_read step_read;
 	uint32_t last_read_seq;
 	bool last_read_valid;
 	double read_ms_last;

@@ -175,7 +175,7 @@ void snap__settle(struct observer *o, struct target *t, const char *why_none)
 			     true, c->pend.attempts ? c->pend.attempts : 1, NULL);
 	else if (c->pend.kept.valid)
 		snap__records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step,
-			     &c->pend.kept, true, c->pend.attempts + 1, NULL);
+			     &c->pend.kept, true, c->pend.attempts + 1, c->pend.kept_note);
 	else if (c->pend.torn.valid)
 		snap__records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step,
 			     &c->pend.torn, false, c->pend.attempts, "every read was torn: an "

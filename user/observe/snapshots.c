@@ -275,11 +275,23 @@ static void epoch_ended(struct observer *o, struct target *t, uint64_t span_id, 
 	snap_read__free(&c->pend.kept);
 	if (c->cand.valid && c->cand.seq == end_seq)	/* read right after the last step */
 		c->pend.kept = snap_read__dup(&c->cand);
+	else if (c->step_read.valid && c->step_read.seq == end_seq)	/* read then, replaced */
+		c->pend.kept = snap_read__dup(&c->step_read);
+	c->pend.kept_note = NULL;
+	/* Known late, with no read right after the last step: a read made before the next
+	 * optimizer step began has its weights; its gradients may be a zero_grad's or a
+	 * backward's later (the update count does not tell which update began). */
+	if (late && !c->pend.kept.valid && c->cand.valid && c->cand.seq > end_seq &&
+	    c->cand.after_step == last_step) {
+		c->pend.kept = snap_read__dup(&c->cand);
+		c->pend.kept_note = SNAP_NOTE_LATER_GRADS;
+	}
 	c->cand.fresh = false;
 	plan_wakeups(o, t, last_step);
 	c->prev_end_before = c->prev_end_steps;
 	c->prev_end_steps = last_step;
-	if (late)	/* the next epoch's updates have begun: that state is gone */
+	if (late)	/* the next epoch's updates have begun: that state is gone, but for a
+			 * read kept from right after the last step */
 		snap__settle(o, t, "the epoch's end was seen only when the next epoch began, and its "
 		       "state after its last step had not been read");
 }
@@ -292,15 +304,35 @@ void snapshots__after_event(struct observer *o, struct target *t, bool loop_ende
 	if (!c || !ep)
 		return;
 	if (t->tree.optimizer_end_ns != c->opt_end_ns) {	/* an optimizer step ended */
+		unsigned int i = c->nstep_ends++ % 4;
+
 		c->opt_end_ns = t->tree.optimizer_end_ns;
 		c->seq_after_step = t->snap_seen;
 		c->steps_after_step = t->tree.optimizer_steps;
+		c->step_ends[i].end_ns = c->opt_end_ns;
+		c->step_ends[i].seq = c->seq_after_step;
+		c->step_ends[i].steps = c->steps_after_step;
 	}
 	if (ep->id != c->epoch_id) {	/* a new epoch began */
-		if (c->epoch_id && c->ended_epoch_id != c->epoch_id &&
-		    c->steps_after_step > c->prev_end_steps)
-			epoch_ended(o, t, c->epoch_id, c->epoch_index, c->seq_after_step,
-				    c->steps_after_step, true);
+		uint32_t seq = c->seq_after_step;
+		long last = c->steps_after_step;
+
+		/* the last epoch ended with the last optimizer step before this one began: the
+		 * tree may learn where it began only after this epoch's first step */
+		for (unsigned int k = 0; k < 4 && k < c->nstep_ends; k++) {
+			unsigned int i = (c->nstep_ends - 1 - k) % 4;
+
+			if (c->step_ends[i].end_ns <= ep->start_ns) {
+				seq = c->step_ends[i].seq;
+				last = c->step_ends[i].steps;
+				break;
+			}
+		}
+		if (c->epoch_id && c->ended_epoch_id != c->epoch_id && last > c->prev_end_steps)
+			epoch_ended(o, t, c->epoch_id, c->epoch_index, seq, last, true);
+		/* the loop's end the tree learnt with it (the next loop's first batch trained)
+		 * is the last epoch's, not this one's */
+		loop_ended = false;
 		if (!c->pend.want)
 			snap__flush_held(t);
 		c->epoch_id = ep->id;	/* the tree lets go of it when the session ends */
@@ -380,6 +412,10 @@ static void collect(struct observer *o, struct target *t)
 		snap_read__free(&c->cand);
 		c->cand = rd;
 		c->cand.fresh = c->pend.want && c->read_for_epoch;
+		if (rd.seq == c->seq_after_step && rd.after_step == c->steps_after_step) {
+			snap_read__free(&c->step_read);
+			c->step_read = snap_read__dup(&rd);
+		}
 	}
 	if (!c->pend.want || !c->read_for_epoch) {	/* made ahead */
 		if (!r->exact)
@@ -395,7 +431,8 @@ static void collect(struct observer *o, struct target *t)
 		snap__settle(o, t, NULL);	/* this read, or the one kept from the step's end */
 	} else if (r->exact) {	/* the epoch's end state was gone before the read began */
 		snap__records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step, &c->cand,
-			     true, c->pend.attempts, "the state after the epoch's last step "
+			     true, c->pend.attempts, c->cand.after_step == c->pend.last_step
+			     ? SNAP_NOTE_LATER_GRADS : "the state after the epoch's last step "
 			     "changed before it could be read: this is a later one");
 		c->pend.want = false;
 		snap_read__free(&c->pend.torn);
@@ -527,6 +564,7 @@ void snapshots__end(struct observer *o, struct target *t)
 	}
 	snap__flush_held(t);
 	snap_read__free(&c->cand);
+	snap_read__free(&c->step_read);
 	snap_read__free(&c->pend.torn);
 	snap_read__free(&c->pend.kept);
 	set_roles(o, t, true);

@@ -136,6 +136,7 @@ struct target {
 	uint64_t events;
 	long cuda_count;	/* -1 until cudaGetDeviceCount is seen */
 	bool cuda_count_from_files;	/* cuda_count: GPUs found open (target/gpus.h) */
+	bool cuda_count_no_runtime;	/* cuda_count 0: torch with no libcudart mapped */
 	bool gpus_found;	/* the session says which GPUs it holds open */
 	uint64_t event_counters[CIRRON_NCOUNTERS];	/* of the anchor event being handled */
 	int exit_status;	/* wait(2)-style, valid when exited */
