@@ -31,6 +31,8 @@ enum probe_action {
 	ACT_DL_WATCH,		/* the same, probed in every process (watch); aux = address of
 				 * r_debug.r_state minus the probe's, both as mapped */
 	ACT_CUDA_GRAPH_LAUNCH,	/* a CUDA graph launched (cudaGraphLaunch, cuGraphLaunch) */
+	ACT_CUDA_KERNEL_NAME,	/* a kernel's name or handle made (aux: enum kernel_name_call);
+				 * arg0, arg1 as that call has them; EV_KERNEL_NAME */
 	ACT__COUNT,
 };
 
@@ -158,6 +160,16 @@ enum cuda_counter {
 	CC__COUNT,
 };
 
+/* The calls that tell what a launched kernel is (probe_spec.aux of ACT_CUDA_KERNEL_NAME):
+ * each becomes an EV_KERNEL_NAME with args[0] = the call, args[1], args[2] below. */
+enum kernel_name_call {
+	KN_REGISTER = 1,	/* __cudaRegisterFunction: [1] host stub, [2] char *mangled name */
+	KN_GET_KERNEL,		/* __cudaGetKernel (CUDA 13 launches): [1] handle made, [2] stub */
+	KN_MODULE_FUNCTION,	/* cuModuleGetFunction: [1] CUfunction, [2] char *name */
+	KN_LIBRARY_KERNEL,	/* cuLibraryGetKernel: [1] CUkernel, [2] char *name */
+	KN_KERNEL_FUNCTION,	/* cuKernelGetFunction: [1] CUfunction, [2] its CUkernel */
+};
+
 /* A live device allocation, by process and address (cuda_allocs): its size. */
 struct alloc_key {
 	__u32 tgid;
@@ -192,6 +204,7 @@ enum event_type {
 				 * args[0] = its first instruction's address (in that ld.so), or
 				 * 0: an executable not seen before (no bpf_find_vma) */
 	EV_WRITE,		/* a traced process wrote to fd 1 or 2: a struct write_event */
+	EV_KERNEL_NAME,		/* a kernel's name or handle made: a struct kname_event */
 	EV__COUNT,
 };
 
@@ -255,9 +268,25 @@ enum stat_id {
 				 * was lost (watch looks at /proc again) */
 	STAT_WRITE_DROPS,	/* a write_event found the ring buffer full */
 	STAT_DRIVER_FROM_RUNTIME,	/* driver calls left out: made by libcudart's code */
+	STAT_KERNEL_NAMES_LOST,	/* a kernel's name (EV_KERNEL_NAME) found the ring full: its
+				 * launches go unnamed */
 	STAT_ALLOCS_FULL,	/* cuda_allocs was full: an allocation's size is not known at its
 				 * free (cuda.reserved_bytes stays higher by it) */
 	STAT__COUNT,
+};
+
+/* EV_KERNEL_NAME: the name copied in BPF (the process may be gone before the loader reads
+ * anything of it); a name that long is cut (no NUL in name). On the events ring: a library's
+ * registrations come in bursts of thousands at its load. */
+#define CIRRON_KNAME_LEN	256
+struct kname_event {
+	__u32 type;		/* EV_KERNEL_NAME */
+	__u32 probe_id;
+	__u32 pid;
+	__u32 call;		/* enum kernel_name_call */
+	__u64 key;		/* the stub, handle or CUfunction named */
+	__u64 alias;		/* KN_GET_KERNEL, KN_KERNEL_FUNCTION: the key it stands for */
+	char name[CIRRON_KNAME_LEN];
 };
 
 /* Marks: what a traced process writes to its stdout and stderr (fds 1 and 2), copied up to

@@ -154,6 +154,7 @@ static __always_inline void count_cuda_call(const struct probe_spec *spec, __u32
 	switch (spec->action) {
 	case ACT_CUDA_LAUNCH:
 		__sync_fetch_and_add(&c->launches, 1);
+		count_kernel(tgid, args[0]);	/* the CUfunction: named by the calls that made it */
 		if (drv)
 			__sync_fetch_and_add(&c->launches_driver, 1);
 		break;

@@ -90,6 +90,30 @@ static __always_inline __u64 wakeup_flags(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
+/* A kernel's name or handle made (enum kernel_name_call): once per kernel and process.
+ * name_ptr: the name's address in the process (0: an alias, no name). */
+static __always_inline void emit_kernel_name(__u32 id, __u64 call, __u64 key, __u64 arg)
+{
+	struct kname_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	bool named = call == KN_REGISTER || call == KN_MODULE_FUNCTION ||
+		     call == KN_LIBRARY_KERNEL;
+
+	if (!e) {
+		count(&stats, STAT_KERNEL_NAMES_LOST);
+		return;
+	}
+	e->type = EV_KERNEL_NAME;
+	e->probe_id = id;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->call = (__u32)call;
+	e->key = key;
+	e->alias = named ? 0 : arg;
+	e->name[0] = 0;
+	if (named && bpf_probe_read_user_str(e->name, sizeof(e->name), (void *)arg) < 0)
+		e->name[0] = 0;
+	bpf_ringbuf_submit(e, wakeup_flags());
+}
+
 /* The process's CUDA totals that a span takes the difference of (enum cuda_counter) */
 static __always_inline void fill_counters(__u64 *v, const struct cuda_counts *c)
 {

@@ -88,6 +88,8 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 		return 0;
 	if (spec->flags & PROBE_F_NCCL)
 		count_nccl(tgid, args);
+	if (spec->action == ACT_CUDA_KERNEL_NAME && spec->aux == KN_REGISTER)
+		emit_kernel_name(id, KN_REGISTER, args[0], args[1]);	/* stub, name */
 
 	if (spec->action == ACT_EMIT && !armed(tgid))
 		return 0;
@@ -149,6 +151,13 @@ static __always_inline int on_return(struct pt_regs *ctx)
 	dur = bpf_ktime_get_ns() - st->ts_ns;
 
 	cuda_count_return(spec, tgid, st->args, ret, dur);
+	if (spec->action == ACT_CUDA_KERNEL_NAME && (__u32)ret == 0) {	/* a handle made */
+		__u64 handle = 0;
+
+		bpf_probe_read_user(&handle, sizeof(handle), (void *)st->args[0]);
+		if (handle)
+			emit_kernel_name(id, spec->aux, handle, st->args[1]);
+	}
 	if (spec->action == ACT_CUDA_DEVICE_COUNT)
 		emit_device_count(id, st->args[0], ret);
 	if (spec->action == ACT_EMIT || (spec->flags & PROBE_F_DETAIL))

@@ -10,7 +10,9 @@ is counted with a runtime/driver split, a runtime's own driver calls are not cou
 and what allocations hold is followed through their frees."""
 import json
 import os
+import re
 import signal
+import subprocess
 
 import pytest
 
@@ -212,3 +214,42 @@ def test_nccl_collectives_counted(h, bpf):
                      "nccl_calls", path=root)
     assert obs.finish() == 0, obs.err.text
     assert only_session(root).root["attrs"]["cuda.nccl_calls"] == 9
+
+
+KERNELS = {"kernel_a(float*)": 5, "kernel_b(int, int)": 3, "driver_kernel()": 4,
+           "lib_kernel(float)": 2}
+
+
+def test_kernels_named(h, bpf):
+    """Launches counted under their kernels' demangled names, learnt from the calls that make
+    what a launch passes (tests/targets/cuda_driver_calls.c --names): runtime launches by
+    CUDA 13 kernel handle (__cudaRegisterFunction, __cudaGetKernel), driver launches by a
+    module's CUfunction (cuModuleGetFunction) and a library kernel's (cuLibraryGetKernel,
+    cuKernelGetFunction); trace names the top kernels."""
+    root = h.spool_root()
+    obs = h.observer("run", "--", DRIVER_CALLS, "--names", san=True, path=root)
+    assert obs.finish() == 0, obs.err.text
+    a = only_session(root).root["attrs"]
+    assert a["cuda.kernels"] == KERNELS, a["cuda.kernels"]
+    assert a["cuda.launches"] == 14 and a["cuda.launches_driver"] == 6, a
+    out = subprocess.run([str(ROOT / "cirron-probe"), "trace", str(root)], capture_output=True,
+                         text=True, timeout=60).stdout
+    assert re.search(r"^kernels: 4 kernels, 14 launches, all named; top: kernel_a\(float\*\) 5, "
+                     r"driver_kernel\(\) 4, kernel_b\(int, int\) 3, lib_kernel\(float\) 2$",
+                     out, re.M), out
+
+
+def test_kernels_named_attached(h, bpf):
+    """Attached after the kernels were registered and a CUfunction made: a handle made after
+    the attach is named by its host stub's symbol; a CUfunction made before says so."""
+    root = h.spool_root()
+    t = h.start([DRIVER_CALLS, "--names", "--wait"])
+    t.out.wait_for(r"^ready$")
+    obs = h.observer("attach", "-v", "-p", t.pid, san=True, path=root)
+    obs.err.wait_for(rf"attached \d+ probes to process {t.pid}$")
+    t.signal(signal.SIGUSR1)
+    assert t.finish() == 0 and obs.finish() == 0, obs.err.text
+    k = only_session(root).root["attrs"]["cuda.kernels"]
+    unnamed = [n for n in k if n.endswith(" (unnamed: made before attach)")]
+    assert len(unnamed) == 1 and k[unnamed[0]] == 4, k
+    assert (k["stub_a"], k["stub_b"], k["lib_kernel(float)"]) == (5, 3, 2), k

@@ -8,6 +8,7 @@
 //
 //   cuda_driver_calls [--wait]   --wait: print "ready", call nothing before SIGUSR1
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -46,12 +47,69 @@ int cudaMalloc(void **p, size_t n);
 int cudaFree(void *p);
 int cudaGraphLaunch(void *g, void *s);
 
+typedef void *CUkernel;
+void __cudaRegisterFunction(void **fatbin, const char *stub, char *fun, const char *name,
+			    int limit, void *tid, void *bid, void *bdim, void *gdim, int *wsize);
+int __cudaGetKernel(void **handle, const void *stub);
+CUresult cuModuleGetFunction(void **f, void *module, const char *name);
+CUresult cuLibraryGetKernel(CUkernel *k, void *library, const char *name);
+CUresult cuKernelGetFunction(void **f, CUkernel k);
+
+/* Host stubs, as nvcc makes one per kernel (it registers them at load) */
+__attribute__((noinline)) void stub_a(void) { __asm__ volatile(""); }
+__attribute__((noinline)) void stub_b(void) { __asm__ volatile(""); }
+
 static volatile sig_atomic_t go;
 
 static void on_usr1(int sig)
 {
 	(void)sig;
 	go = 1;
+}
+
+static void wait_for_usr1(void)
+{
+	sigset_t none;
+
+	printf("ready\n");
+	sigemptyset(&none);
+	while (!go)
+		sigsuspend(&none);
+}
+
+/* --names [--wait]: kernels named the ways real code makes them (tests/e2e/test_cuda_counts.py):
+ * two registered at load and launched by handle through the runtime (5 and 3 launches), one
+ * CUfunction from a module (4) and one from a library's CUkernel (2) through the driver.
+ * --wait: the registrations and the module's function come before the SIGUSR1 an observer
+ * attaches before sending. */
+static int names(bool wait)
+{
+	dim3 one = { 1, 1, 1 };
+	void *ha = NULL, *hb = NULL, *fm = NULL, *fl = NULL;
+	CUkernel k = NULL;
+	int i;
+
+	__cudaRegisterFunction(NULL, (const char *)stub_a, "_Z8kernel_aPf", "_Z8kernel_aPf", -1,
+			       NULL, NULL, NULL, NULL, NULL);
+	__cudaRegisterFunction(NULL, (const char *)stub_b, "_Z8kernel_bii", "_Z8kernel_bii", -1,
+			       NULL, NULL, NULL, NULL, NULL);
+	cuModuleGetFunction(&fm, NULL, "_Z13driver_kernelv");
+	if (wait)
+		wait_for_usr1();
+	__cudaGetKernel(&ha, (const void *)stub_a);	/* once a kernel, as nvcc's code does */
+	for (i = 0; i < 5; i++)
+		cudaLaunchKernel(ha, one, one, NULL, 0, NULL);
+	__cudaGetKernel(&hb, (const void *)stub_b);
+	for (i = 0; i < 3; i++)
+		cudaLaunchKernel(hb, one, one, NULL, 0, NULL);
+	for (i = 0; i < 4; i++)
+		cuLaunchKernel(fm, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+	cuLibraryGetKernel(&k, NULL, "_Z10lib_kernelf");
+	cuKernelGetFunction(&fl, k);
+	for (i = 0; i < 2; i++)
+		cuLaunchKernel(fl, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+	printf("done\n");
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -69,6 +127,8 @@ int main(int argc, char **argv)
 	sigaddset(&usr1, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &usr1, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1 && !strcmp(argv[1], "--names"))
+		return names(argc > 2 && !strcmp(argv[2], "--wait"));
 	if (argc > 1 && !strcmp(argv[1], "--wait")) {
 		printf("ready\n");
 		sigemptyset(&none);

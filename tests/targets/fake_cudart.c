@@ -62,3 +62,37 @@ API int cudaStreamSynchronize(void *s) { (void)s; return 100; }
 API int cudaDeviceSynchronize(void) { return 100; }
 API int cudaEventSynchronize(void *e) { (void)e; return 100; }
 API int cudaGetDeviceCount(int *n) { return cuDeviceGetCount(n); }
+
+/* What nvcc's code calls: each kernel registered at load (host stub, its mangled name), and
+ * (CUDA 13) a handle made for a stub at its first launch, which the launches then pass. */
+CUresult cuLibraryGetKernel(void **k, void *lib, const char *name);
+CUresult cuKernelGetFunction(void **f, void *k);
+#define MAX_KERNELS 16
+static struct { const void *stub; const char *name; void *handle; } kernels[MAX_KERNELS];
+static int nkernels;
+
+API void __cudaRegisterFunction(void **fatbin, const char *stub, char *fun, const char *name,
+				int limit, void *tid, void *bid, void *bdim, void *gdim, int *wsize)
+{
+	(void)fatbin; (void)name; (void)limit; (void)tid; (void)bid; (void)bdim; (void)gdim;
+	(void)wsize;
+	if (nkernels < MAX_KERNELS) {
+		kernels[nkernels].stub = stub;
+		kernels[nkernels++].name = fun;
+	}
+}
+
+/* The handle is a CUkernel the runtime gets from the driver by the kernel's name, as the
+ * real runtime does; launches then go through its CUfunction. */
+API int __cudaGetKernel(void **handle, const void *stub)
+{
+	for (int i = 0; i < nkernels; i++)
+		if (kernels[i].stub == stub) {
+			if (!kernels[i].handle &&
+			    cuLibraryGetKernel(&kernels[i].handle, NULL, kernels[i].name))
+				return 100;
+			*handle = kernels[i].handle;
+			return 0;
+		}
+	return 98;	/* cudaErrorInvalidDeviceFunction */
+}

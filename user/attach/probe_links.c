@@ -95,6 +95,8 @@ int probe_links__reserve(struct observer *o, struct target *t, struct probe_resu
 		spec.flags |= PROBE_F_STOP_ON_LOAD;
 	if (d->nccl)
 		spec.flags |= PROBE_F_NCCL;
+	if (d->action == ACT_CUDA_KERNEL_NAME)
+		spec.aux = d->kernel_name;
 	{	/* a link (perf or uprobe_multi) would fire after an exec too, until it is gone */
 		__u32 pid = (__u32)t->pid;
 

@@ -31,6 +31,13 @@ int dispatch__event(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(__u32) && e->type == EV_WRITE)	/* shorter than an event */
 		return writes__event(o, data, size);
+	if (size >= sizeof(struct kname_event) && e->type == EV_KERNEL_NAME) {
+		const struct kname_event *k = data;
+
+		if (k->probe_id < CIRRON_MAX_PROBES && (t = o->slots[k->probe_id].target))
+			events__kernel_name(t, k);
+		return 0;
+	}
 	if (size < sizeof(*e))
 		return 0;
 	switch (e->type) {

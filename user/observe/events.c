@@ -11,6 +11,24 @@
 #include "target/cpython.h"
 #include "target/grad_caller.h"
 
+/* A kernel's name or handle made (bpf/cirron.h, enum kernel_name_call), its name copied in
+ * BPF: a name cut at CIRRON_KNAME_LEN is kept as it came, with "..." (no demangling). */
+void events__kernel_name(struct target *t, const struct kname_event *k)
+{
+	char name[CIRRON_KNAME_LEN + 4];
+
+	if (k->alias) {
+		kernel_names__alias(&t->kernel_names, k->key, k->alias);
+		return;
+	}
+	memcpy(name, k->name, CIRRON_KNAME_LEN);
+	name[CIRRON_KNAME_LEN] = 0;
+	if (strlen(name) == CIRRON_KNAME_LEN)
+		strcpy(name + CIRRON_KNAME_LEN - 1, "...");
+	if (name[0])
+		kernel_names__name(&t->kernel_names, k->key, name);
+}
+
 void events__device_count(struct target *t, const struct event *e)
 {
 	/* cudaSuccess = 0; any error (no device, no driver) means no usable GPU. */

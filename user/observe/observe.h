@@ -76,6 +76,7 @@ int launch__attach(struct observer *o);
 
 /* events.c: a probe's event in a target with a session */
 void events__device_count(struct target *t, const struct event *e);
+void events__kernel_name(struct target *t, const struct kname_event *k);
 void events__cuda_detail(struct observer *o, struct target *t, const struct probe_result *r,
 			 const struct event *e);
 void events__anchor(struct observer *o, struct target *t, const struct probe_result *r,

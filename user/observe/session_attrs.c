@@ -213,22 +213,33 @@ void attrs__cuda(struct observer *o, struct target *t)
 		session__touch_root(t->session);
 		return;
 	}
-	/* Launches per kernel, named from the host stub address cudaLaunchKernel received. */
+	/* Launches per kernel: named by the calls that made its key (target/kernel_names.h),
+	 * else by the symbol at a runtime launch's host stub, else unnamed, saying why. */
 	kernels = cJSON_CreateObject();
 	keys = attrs__kernel_keys(o, t->pid, &n);
 	for (size_t i = 0; i < n; i++) {
 		const char *name;
-		char addr[32];
+		char addr[64];
 		__u64 count;
 
 		if (bpf_map_lookup_elem(o->kernels_fd, &keys[i], &count))
 			continue;
-		name = target__symbolize(t, keys[i].func);
+		name = kernel_names__get(&t->kernel_names, keys[i].func);
+		if (!name)
+			name = target__symbolize(t, kernel_names__end(&t->kernel_names,
+								      keys[i].func));
 		if (!name) {
-			snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)keys[i].func);
+			snprintf(addr, sizeof(addr), "0x%llx (unnamed: %s)",
+				 (unsigned long long)keys[i].func,
+				 t->mid_run ? "made before attach" : "no name seen");
 			name = addr;
 		}
-		attrs__set_num(kernels, name, (double)count);
+		{	/* keys that name one kernel (its handle, its CUfunction) add up */
+			const cJSON *had = cJSON_GetObjectItemCaseSensitive(kernels, name);
+
+			attrs__set_num(kernels, name, (double)count +
+				       (cJSON_IsNumber(had) ? had->valuedouble : 0));
+		}
 	}
 	free(keys);
 	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "cuda.kernels", kernels))
@@ -310,6 +321,9 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 				(double)sum_percpu(o->stats_fd, STAT_DRIVER_FROM_RUNTIME));
 	cJSON_AddNumberToObject(h, "cuda_allocs_full",
 				(double)sum_percpu(o->stats_fd, STAT_ALLOCS_FULL));
+	cJSON_AddNumberToObject(h, "kernel_names_lost",
+				(double)sum_percpu(o->stats_fd, STAT_KERNEL_NAMES_LOST) +
+				(double)t->kernel_names.dropped);
 	cJSON_AddNumberToObject(h, "events", (double)t->events);
 	cJSON_AddNumberToObject(h, "events_lost", (double)t->tree.events_lost);
 	cJSON_AddNumberToObject(h, "probes_attached", attached);

@@ -30,6 +30,7 @@ static const char *const action_names[ACT__COUNT] = {
 	[ACT_DL_STATE] = "dl_state",
 	[ACT_DL_WATCH] = "dl_watch",
 	[ACT_CUDA_GRAPH_LAUNCH] = "cuda_graph_launch",
+	[ACT_CUDA_KERNEL_NAME] = "cuda_kernel_name",
 };
 
 static const char *const meaning_names[MEAN__COUNT] = {
@@ -194,6 +195,24 @@ static int parse_cuda_source(const cJSON *p, struct probe_def *d, const char *or
 		return -EINVAL;
 	}
 	d->nccl = cJSON_IsTrue(nccl);
+	if (d->action == ACT_CUDA_KERNEL_NAME) {
+		static const char *const calls[] = {
+			[KN_REGISTER] = "register", [KN_GET_KERNEL] = "get_kernel",
+			[KN_MODULE_FUNCTION] = "module_function",
+			[KN_LIBRARY_KERNEL] = "library_kernel",
+			[KN_KERNEL_FUNCTION] = "kernel_function",
+		};
+		const cJSON *kn = cJSON_GetObjectItemCaseSensitive(p, "kernel_name");
+
+		for (size_t i = 1; i < sizeof(calls) / sizeof(calls[0]); i++)
+			if (cJSON_IsString(kn) && !strcmp(kn->valuestring, calls[i]))
+				d->kernel_name = (uint8_t)i;
+		if (!d->kernel_name) {
+			elog("%s: %s: cuda_kernel_name needs \"kernel_name\": register, get_kernel, "
+			     "module_function, library_kernel or kernel_function", origin, d->symbol);
+			return -EINVAL;
+		}
+	}
 
 	if (src && (!cJSON_IsString(src) || (strcmp(src->valuestring, "driver") != 0 &&
 					     strcmp(src->valuestring, "runtime") != 0))) {

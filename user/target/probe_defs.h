@@ -62,6 +62,7 @@ struct probe_def {
 	char *scope_name;	/* scope probes: a fixed span name (else the name argument) */
 	bool driver;		/* "source": "driver": a libcuda entry point (PROBE_F_DRIVER) */
 	uint8_t memcpy_kind;	/* driver memcpy: the cudaMemcpyKind its name implies */
+	uint8_t kernel_name;	/* cuda_kernel_name: which call (enum kernel_name_call) */
 	bool nccl;		/* "nccl": true: a collective, counted (PROBE_F_NCCL) from its
 				 * two arguments: element count, ncclDataType_t */
 };

@@ -39,9 +39,7 @@ void target__free(struct target *t)
 			close(t->files[i].fd);
 		sym_table__free(t->files[i].syms);
 	}
-	for (i = 0; i < t->nkernels; i++)
-		free(t->kernels[i].name);
-	free(t->kernels);
+	kernel_names__free(&t->kernel_names);
 	free(t->probes);
 	free(t->files);
 	session__free(t->session);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "target/func_exits.h"
+#include "target/kernel_names.h"
 #include "target/probe_defs.h"
 #include "target/pytypes.h"
 #include "target/sym_cache.h"
@@ -83,11 +84,6 @@ struct probe_result {
 	bool not_asked;		/* left out by an option (--cuda-calls off): not a failure */
 };
 
-struct kernel_name {
-	uint64_t func;
-	char *name;
-};
-
 /* Marks: the hook on the write path that serves a target (attach/write_hook.c). */
 enum write_hook_kind {
 	WRITE_HOOK_NONE,
@@ -131,8 +127,7 @@ struct target {
 	size_t nfiles;
 	struct probe_result *probes;
 	size_t nprobes;
-	struct kernel_name *kernels;
-	size_t nkernels;
+	struct kernel_names kernel_names;	/* what its launches are called */
 	uint64_t events;
 	long cuda_count;	/* -1 until cudaGetDeviceCount is seen */
 	bool cuda_count_from_files;	/* cuda_count: GPUs found open (target/gpus.h) */
