@@ -59,7 +59,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv install deb check-rules
+.PHONY: all deps demo test test-bins test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv install deb check-rules
 
 all: $(BIN)
 
@@ -314,10 +314,10 @@ trixie-root:
 venv:
 	$(Q)tests/scripts/make-venv.sh >/dev/null
 
-test-e2e: cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin \
-		$(OUTPUT)/tests/with_pid $(OUTPUT)/tests/sigcount \
-		$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls $(OUTPUT)/tests/nccl_calls \
-		trixie-root venv
+E2E_BINS := cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin \
+	$(OUTPUT)/tests/with_pid $(OUTPUT)/tests/sigcount \
+	$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls $(OUTPUT)/tests/nccl_calls
+test-e2e: $(E2E_BINS) trixie-root venv
 	$(Q)$(PYTHON) -m pytest -q -rs --durations=15 tests/e2e
 
 # user/'s stages include only the stages below them (user/README.md)
@@ -343,14 +343,13 @@ check-rules:
 	$(Q)out=$$(cd deploy/prometheus && promtool test rules cirron-probe.rules.test.yml 2>&1) || \
 		{ echo "$$out" >&2; exit 1; }
 
-test: deps
-	$(Q)$(MAKE) --no-print-directory check-layers
-	$(Q)$(MAKE) --no-print-directory check-man
-	$(Q)$(MAKE) --no-print-directory check-rules
-	$(Q)$(MAKE) --no-print-directory test-unit
-	$(Q)$(MAKE) --no-print-directory fuzz-smoke
-	$(Q)$(MAKE) --no-print-directory test-e2e
-	$(Q)$(MAKE) --no-print-directory test-kernels
+# What the unit and e2e tests run, built in one go (make -j): make test's build phase.
+test-bins: $(E2E_BINS) $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS)) $(EXIT_SHAPES)
+
+# deps, check-layers, check-man, check-rules, fuzz-smoke, test-unit, test-e2e, test-kernels,
+# each timed, with a table of the times at the end (tests/scripts/make-test.sh)
+test:
+	$(Q)tests/scripts/make-test.sh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory cirron-probe

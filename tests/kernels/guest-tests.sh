@@ -21,8 +21,9 @@ if [ "$(uname -m)" = aarch64 ]; then
 	mount --bind .output-arm64 .output && mount --bind .output-arm64/cirron-probe cirron-probe ||
 		exit 126
 	tests=tests/kernels/tests-arm64.txt
-	# the [venv] tests take the root's venv: PyPI's aarch64 torch CPU wheel
-	export CIRRON_TEST_VENV=/opt/torch-venv
+	# the [venv] tests take the root's venv, if it has one (CIRRON_ARM64_VENV=1
+	# make-arm64-root.sh): PyPI's aarch64 torch CPU wheel
+	[ ! -x /opt/torch-venv/bin/python ] || export CIRRON_TEST_VENV=/opt/torch-venv
 else
 	tests=tests/kernels/tests.txt
 fi

@@ -6,8 +6,9 @@
 # Debian trixie for arm64 made with mmdebstrap, its maintainer scripts run by qemu-user-static
 # (arm64-binfmt.sh), holding
 #   - Debian's python3 (3.13) and python3-torch (2.6), pytest and jsonschema for the tests;
-#   - /opt/torch-venv: a venv on that python3 with the official aarch64 torch CPU wheel from
-#     PyPI and its dependencies, pinned by hash (arm64-requirements.txt);
+#   - with CIRRON_ARM64_VENV=1 only, /opt/torch-venv: a venv on that python3 with the official
+#     aarch64 torch CPU wheel from PyPI and its dependencies, pinned by hash
+#     (arm64-requirements.txt), for [venv] tests run by hand: the guest's list has none;
 #   - /usr/local/cuda: NVIDIA's CUDA runtime for aarch64 (sbsa), libcudart.so.13 and the
 #     headers that wheel has (not crt/: a cross build uses this machine's), from the
 #     nvidia-cuda-runtime wheel on PyPI (pinned by hash below), the same release as this
@@ -20,18 +21,19 @@
 #   CIRRON_ARM64_EXTRA   more Debian packages, comma-separated (e.g. a native build's:
 #                        gcc,libc6-dev,clang,llvm,bpftool,libbpf-dev,libelf-dev,libcjson-dev,
 #                        zlib1g-dev); part of the key
+#   CIRRON_ARM64_VENV    1: the root has /opt/torch-venv too (~2 minutes more); part of the key
 #   CIRRON_DEBIAN_MIRROR, CIRRON_DEBIAN_SECURITY  as fetch-kernel.sh
 #
 # The root is $CACHE/arm64-root-<key>, the key a hash of what goes into it: this script but
-# its comments (the package list, the CUDA pin, the steps), arm64-requirements.txt and
-# CIRRON_ARM64_EXTRA. Debian's
+# its comments (the package list, the CUDA pin, the steps), arm64-requirements.txt,
+# CIRRON_ARM64_EXTRA and CIRRON_ARM64_VENV. Debian's
 # versions are those of the day it was built (like the trixie root): they are recorded in
 # .cirron-arm64-versions with the venv's. arm64-root-current links the one without extra
-# packages (the tests').
+# packages and without the venv (the tests').
 # Idempotent: the marker .cirron-arm64-root-ok is written last; a directory without it is
 # removed and rebuilt. Wheels are downloaded once, into $CACHE/wheels-arm64. Needs root,
-# mmdebstrap, qemu-user-static and the network; 7-12 minutes on 2 cores, 1.5 GB. Prints
-# the root's path last.
+# mmdebstrap, qemu-user-static and the network; 4-7 minutes on 2 cores, 0.9 GB (with the
+# venv 6-12 minutes, 1.5 GB). Prints the root's path last.
 set -euo pipefail
 
 here=$(dirname "$(realpath "$0")")
@@ -41,9 +43,11 @@ mirror=${CIRRON_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 security=${CIRRON_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
 suite=trixie
 # the cross-built binaries' shared libraries (sanitizer runtimes included) are here too
-pkgs=(python3 python3-torch python3-pytest python3-jsonschema python3-venv busybox-static
+pkgs=(python3 python3-torch python3-pytest python3-jsonschema busybox-static
 	procps mount make libelf1t64 libdw1t64 zlib1g libcjson1 libstdc++6 libasan8 libubsan1)
 extra=${CIRRON_ARM64_EXTRA:-}
+venv=false
+[[ ${CIRRON_ARM64_VENV:-} == 1 ]] && { venv=true; pkgs+=(python3-venv); }
 cudart_pin=nvidia-cuda-runtime==13.0.88
 cudart_hash=sha256:8ba16a33998ee3ee2bf11c8f13e36e3ff86a1d6ad165ffeee863d6eabd0b5f67
 
@@ -87,7 +91,10 @@ case ${1:-} in
 	r=$2
 	rm "$r/usr/bin/py3compile"
 	in_root "$r" dpkg-divert --quiet --local --rename --remove /usr/bin/py3compile
-	mkdir -p "$r/repo" "$r/tmp/wheels"
+	mkdir -p "$r/repo"
+	in_root "$r" python3 -c "$warm_up"
+	$venv || exit 0
+	mkdir -p "$r/tmp/wheels"
 	cp "$reqs" "$r/tmp/wheels/"
 	cp -l "$cache"/wheels-arm64/*.whl "$r/tmp/wheels/"
 	in_root "$r" python3 -m venv /opt/torch-venv
@@ -95,19 +102,19 @@ case ${1:-} in
 		--no-index --no-deps --require-hashes --no-compile --find-links /tmp/wheels \
 		-r /tmp/wheels/arm64-requirements.txt
 	rm -rf "$r/tmp/wheels"
-	in_root "$r" python3 -c "$warm_up"
 	in_root "$r" /opt/torch-venv/bin/python -c "$warm_up"
 	exit 0
 	;;
 esac
 
 # comments do not go into the root: they are not in the key
-key=$({ grep -v '^[[:space:]]*#' "$0"; cat "$reqs"; echo "extra=$extra"; } | sha256sum | cut -c1-12)
+key=$({ grep -v '^[[:space:]]*#' "$0"; cat "$reqs"; echo "extra=$extra"; ! $venv || echo venv; } |
+	sha256sum | cut -c1-12)
 root=$cache/arm64-root-$key
 marker=$root/.cirron-arm64-root-ok
 
 # arm64-root-current: the root the tests use, the one without extra packages
-link_current() { [[ -n $extra ]] || ln -sfn "$root" "$cache/arm64-root-current"; }
+link_current() { [[ -n $extra ]] || $venv || ln -sfn "$root" "$cache/arm64-root-current"; }
 if [[ -f $marker ]]; then
 	link_current
 	echo "$root"
@@ -134,7 +141,7 @@ mkdir -p "$wheels"
 cudart_req=$(mktemp)
 trap 'rm -f "$cudart_req"' EXIT
 echo "$cudart_pin --hash=$cudart_hash" > "$cudart_req"
-for r in "$reqs" "$cudart_req"; do
+for r in $($venv && echo "$reqs") "$cudart_req"; do
 	python3 -m pip download -q --disable-pip-version-check --no-deps --require-hashes \
 		--only-binary=:all: --platform manylinux_2_28_aarch64 --platform manylinux2014_aarch64 \
 		--python-version 3.13 --implementation cp --abi cp313 -r "$r" -d "$wheels" >&2
@@ -154,7 +161,8 @@ done
 
 include=$(IFS=,; echo "${pkgs[*]}")${extra:+,$extra}
 # shellcheck disable=SC2016 # mmdebstrap runs the hooks with the root as $1
-mmdebstrap --arch=arm64 --variant=essential --include="$include" \
+# force-unsafe-io: no fsync per file unpacked (a build cut short is built again anyway)
+mmdebstrap --arch=arm64 --variant=essential --include="$include" --dpkgopt=force-unsafe-io \
 	--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
 	--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
 	--essential-hook="\"$here/make-arm64-root.sh\" --essential-hook \"\$1\"" \
@@ -177,8 +185,8 @@ ln -s cuda-13.0 "$tmp/usr/local/cuda"
 # What went in, then the marker (last).
 {
 	chroot "$tmp" dpkg-query -W -f='${Package} ${Version}\n' "${pkgs[@]}" ${extra//,/ }
-	chroot "$tmp" /opt/torch-venv/bin/python -m pip freeze --disable-pip-version-check |
-		sed 's/^/venv: /'
+	! $venv || chroot "$tmp" /opt/torch-venv/bin/python -m pip freeze \
+		--disable-pip-version-check | sed 's/^/venv: /'
 	echo "cuda: $cudart_pin"
 } > "$tmp/.cirron-arm64-versions"
 date -u +%Y-%m-%dT%H:%M:%SZ > "$tmp/.cirron-arm64-root-ok"

@@ -12,6 +12,8 @@
 # exits non-zero if any kernel failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=tests/scripts/phases.sh
+. tests/scripts/phases.sh	# each kernel's time in make test's table
 here=tests/kernels
 summary=.output/kernels/summary.txt
 mkdir -p .output/kernels
@@ -26,9 +28,11 @@ prepare_arm64() {
 	root=$("$here/make-arm64-root.sh" | tail -1) || return 1
 	echo "kernels: arm64: root $(basename "$(realpath "$root")") ready in $((SECONDS - t))s" |
 		tee -a "$summary" >&2
+	phase_record "  arm64 root" $((SECONDS - t)) ok
 	t=$SECONDS
 	${MAKE:-make} --no-print-directory -j"$(nproc)" ARCH=arm64 kernel-test-bins >&2 || return 1
 	echo "kernels: arm64: cross build ready in $((SECONDS - t))s" | tee -a "$summary" >&2
+	phase_record "  arm64 cross build" $((SECONDS - t)) ok
 	echo "$root"
 }
 
@@ -54,6 +58,8 @@ for suite in ${CIRRON_KERNEL_SUITES:-bookworm bullseye arm64}; do
 		grep -E '^=*.* (passed|failed|error)' | tail -1 | tr -d '=' | sed 's/^ *//;s/ *$//')
 	printf 'kernels: %-9s %-40s exit %d in %ds: %s\n' "$suite" "$(cat "$kdir/.complete")" \
 		"$rc" $((SECONDS - start)) "${result:-no pytest summary}" | tee -a "$summary"
+	phase_record "  kernel $suite ($(cat "$kdir/.complete"))" $((SECONDS - start)) \
+		"exit $rc: ${result:-no pytest summary}"
 	((rc == 0)) || failed=1
 done
 echo "kernels: matrix wall time $((SECONDS - total_start))s" | tee -a "$summary"
