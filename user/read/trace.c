@@ -219,11 +219,11 @@ static void print_kernels(FILE *f, const struct rsession *s)
 	size_t n = 0, named = 0;
 	double launches = 0;
 
-	if (!cJSON_IsObject(k) || !k->child)
+	if (!k || !cJSON_IsObject(k) || !k->child)
 		return;
 	cJSON_ArrayForEach(it, k)
 		n++;
-	v = calloc(n, sizeof(*v));
+	v = calloc(n, sizeof(const cJSON *));
 	if (!v)
 		return;
 	n = 0;
@@ -234,7 +234,7 @@ static void print_kernels(FILE *f, const struct rsession *s)
 		launches += it->valuedouble;
 		named += strstr(it->string, " (unnamed: ") == NULL;
 	}
-	qsort(v, n, sizeof(*v), by_launches);
+	qsort(v, n, sizeof(const cJSON *), by_launches);
 	fprintf(f, "kernels: %zu kernels, %.0f launches, ", n, launches);
 	if (named == n)
 		fprintf(f, "all named");

@@ -92,7 +92,7 @@ void view__print_helpers(FILE *f, const struct spool_view *v, const struct rsess
 			continue;
 		n++;
 		k = helper_kind_of(v->sessions[i]);
-		for (j = 0; j < nkinds && strcmp(kinds[j], k); j++)
+		for (j = 0; j < nkinds && strcmp(kinds[j], k) != 0; j++)
 			;
 		if (j == nkinds && nkinds < 16)
 			kinds[nkinds++] = k;
