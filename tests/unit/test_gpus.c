@@ -41,17 +41,29 @@ static void make_tree(const char *root, bool environ_set)
 	ASSERT_OK(unit__write_file(p, info3, sizeof(info3) - 1), "information 3");
 }
 
-static void gpus_held_open(void)
+/* The tree in a new directory (root), read for pid 42; false if that failed. */
+static bool read_tree(char *root, size_t size, bool environ_set, struct gpus *g)
 {
-	char root[PATH_MAX], proc[PATH_MAX + 8], drv[PATH_MAX + 8];
-	struct gpus g;
+	char proc[PATH_MAX + 8], drv[PATH_MAX + 8];
 
-	if (!unit__mkdtemp(root, sizeof(root)))
-		return;
-	make_tree(root, true);
+	if (!unit__mkdtemp(root, size))
+		return false;
+	make_tree(root, environ_set);
 	snprintf(proc, sizeof(proc), "%s/proc", root);
 	snprintf(drv, sizeof(drv), "%s/nvidia", root);
-	if (!ASSERT_OK(gpus__of_pid(proc, 42, drv, &g), "gpus__of_pid"))
+	if (!ASSERT_OK(gpus__of_pid(proc, 42, drv, g), "gpus__of_pid"))
+		return false;
+	/* a pid that is not there; no driver directory (GPUs counted, not described) */
+	ASSERT_EQ(gpus__of_pid(proc, 43, drv, &(struct gpus){}), -ENOENT, "no such pid");
+	return true;
+}
+
+static void gpus_held_open(void)
+{
+	char root[PATH_MAX], proc[PATH_MAX + 8];
+	struct gpus g;
+
+	if (!read_tree(root, sizeof(root), true, &g))
 		goto out;
 	ASSERT_TRUE(g.ctl, "nvidiactl");
 	if (!ASSERT_EQ(g.n, 2, "GPUs open (uvm, lookalikes and a second fd not counted)"))
@@ -65,9 +77,7 @@ static void gpus_held_open(void)
 	ASSERT_STREQ(g.g[1].bus, "0000:00:07.0", "bus from the directory's name");
 	ASSERT_TRUE(g.visible_set, "CUDA_VISIBLE_DEVICES set");
 	ASSERT_STREQ(g.visible, "1,3", "CUDA_VISIBLE_DEVICES");
-	/* a pid that is not there */
-	ASSERT_EQ(gpus__of_pid(proc, 43, drv, &g), -ENOENT, "no such pid");
-	/* no driver directory: the GPUs are still counted, not described */
+	snprintf(proc, sizeof(proc), "%s/proc", root);
 	ASSERT_OK(gpus__of_pid(proc, 42, "/nonexistent", &g), "no driver dir");
 	ASSERT_EQ(g.n, 2, "counted");
 	ASSERT_STREQ(g.g[0].model, "", "not described");
@@ -77,16 +87,11 @@ out:
 
 static void no_visible_devices(void)
 {
-	char root[PATH_MAX], proc[PATH_MAX + 8], drv[PATH_MAX + 8];
+	char root[PATH_MAX];
 	struct gpus g;
 
-	if (!unit__mkdtemp(root, sizeof(root)))
-		return;
-	make_tree(root, false);
-	snprintf(proc, sizeof(proc), "%s/proc", root);
-	snprintf(drv, sizeof(drv), "%s/nvidia", root);
-	ASSERT_OK(gpus__of_pid(proc, 42, drv, &g), "gpus__of_pid");
-	ASSERT_FALSE(g.visible_set, "unset");
+	if (read_tree(root, sizeof(root), false, &g))
+		ASSERT_FALSE(g.visible_set, "unset");
 	unit__rm_rf(root);
 }
 
