@@ -161,7 +161,11 @@ def test_every_epoch_exact(h, env, speed, frames):
     snaps = check_epochs(job)
     for s in snaps:
         assert s["model"] == "model" and {p["name"] for p in s["params"]} == PARAMS
-        assert s["model_found_by"] == ("forward" if frames == "always" else "main_globals")
+        # With Python frames the model may be found by its forward, or (when the first look,
+        # at the first backward, comes before the loader has taken in that forward's event)
+        # in __main__'s globals; it keeps how its first look found it. Which one is timing.
+        assert s["model_found_by"] in (("forward", "main_globals") if frames == "always"
+                                       else ("main_globals",)), s["model_found_by"]
         by = {p["name"]: p for p in s["params"]}
         assert by["mix_bf16"]["dtype"] == "bfloat16" and by["tview"]["shape"] == [8, 12]
         assert not by["unused"]["has_grad"] and by["fc1.weight"]["has_grad"]
