@@ -91,7 +91,8 @@ static __always_inline __u64 wakeup_flags(void)
 }
 
 /* A kernel's name or handle made (enum kernel_name_call): once per kernel and process.
- * name_ptr: the name's address in the process (0: an alias, no name). */
+ * arg: for the calls that name a key, the name's address in the process (copied here);
+ * for the others, the key this one stands for. */
 static __always_inline void emit_kernel_name(__u32 id, __u64 call, __u64 key, __u64 arg)
 {
 	struct kname_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
