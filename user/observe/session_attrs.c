@@ -50,7 +50,9 @@ static void attrs__gpus(struct target *t, cJSON *a)
 	struct gpus g;
 	cJSON *list;
 
-	if (t->gpus_found || gpus__of_pid("/proc", t->pid, "/proc/driver/nvidia", &g) || !g.n)
+	/* a process holds a GPU open only through a CUDA library it maps */
+	if (t->gpus_found || !(has_group(t, "cudart") || has_group(t, "cuda_driver")) ||
+	    gpus__of_pid("/proc", t->pid, "/proc/driver/nvidia", &g) || !g.n)
 		return;
 	t->gpus_found = true;
 	list = cJSON_CreateArray();

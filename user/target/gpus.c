@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "target/gpus.h"
+#include "target/procfs.h"
 
 /* "Key: \t value" lines of an information file: the value of key, trimmed, into buf. */
 static void info_value(const char *text, const char *key, char *buf, size_t size)
@@ -73,9 +74,9 @@ static int by_minor(const void *a, const void *b)
 /* CUDA_VISIBLE_DEVICES from pid's environ: a string, unlike RANK and its kin. */
 static void visible_devices(const char *proc, int pid, struct gpus *out)
 {
-	static const char key[] = "CUDA_VISIBLE_DEVICES=";
 	char path[PATH_MAX], *buf = malloc(1 << 20);
-	size_t len = 0;
+	size_t len = 0, vlen;
+	const char *val;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%d/environ", proc, pid);
@@ -84,14 +85,10 @@ static void visible_devices(const char *proc, int pid, struct gpus *out)
 		len = fread(buf, 1, (1 << 20) - 1, f);
 		fclose(f);
 	}
-	for (size_t i = 0; i < len; i += strnlen(buf + i, len - i) + 1) {
-		if (!strncmp(buf + i, key, sizeof(key) - 1) && i + sizeof(key) - 1 <= len) {
-			out->visible_set = true;
-			snprintf(out->visible, sizeof(out->visible), "%.*s",
-				 (int)strnlen(buf + i + sizeof(key) - 1, len - i - (sizeof(key) - 1)),
-				 buf + i + sizeof(key) - 1);
-			break;
-		}
+	val = buf ? procfs__env_find(buf, len, "CUDA_VISIBLE_DEVICES", &vlen) : NULL;
+	if (val) {
+		out->visible_set = true;
+		snprintf(out->visible, sizeof(out->visible), "%.*s", (int)vlen, val);
 	}
 	free(buf);
 }

@@ -204,7 +204,7 @@ int procfs__host_path(int pid, const struct proc_map *m, char *buf, size_t size)
 	return -ENOENT;
 }
 
-long procfs__env_long_from(const char *env, size_t len, const char *name, long def)
+const char *procfs__env_find(const char *env, size_t len, const char *name, size_t *vlen)
 {
 	size_t nlen = strlen(name);
 	const char *p = env, *end = env + len;
@@ -213,24 +213,31 @@ long procfs__env_long_from(const char *env, size_t len, const char *name, long d
 		size_t l = strnlen(p, (size_t)(end - p));
 
 		if (l > nlen && !strncmp(p, name, nlen) && p[nlen] == '=') {
-			size_t vlen = l - nlen - 1;
-			char num[32], *e;
-			long v;
-
-			/* A copy: the last entry need not end in a NUL within len. */
-			if (!vlen || vlen >= sizeof(num))
-				return def;
-			memcpy(num, p + nlen + 1, vlen);
-			num[vlen] = 0;
-			errno = 0;
-			v = strtol(num, &e, 10);
-			if (errno || e == num || *e || v < 0)
-				return def;
-			return v;
+			*vlen = l - nlen - 1;
+			return p + nlen + 1;
 		}
 		p += l + 1;
 	}
-	return def;
+	return NULL;
+}
+
+long procfs__env_long_from(const char *env, size_t len, const char *name, long def)
+{
+	size_t vlen;
+	const char *val = procfs__env_find(env, len, name, &vlen);
+	char num[32], *e;
+	long v;
+
+	/* A copy: the last entry need not end in a NUL within len. */
+	if (!val || !vlen || vlen >= sizeof(num))
+		return def;
+	memcpy(num, val, vlen);
+	num[vlen] = 0;
+	errno = 0;
+	v = strtol(num, &e, 10);
+	if (errno || e == num || *e || v < 0)
+		return def;
+	return v;
 }
 
 long procfs__env_long(int pid, const char *name, long def)

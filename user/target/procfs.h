@@ -45,6 +45,9 @@ int procfs__host_path(int pid, const struct proc_map *m, char *buf, size_t size)
 long procfs__env_long(int pid, const char *name, long def);
 /* Same, from a raw NUL-separated environ block. Exposed for tests. */
 long procfs__env_long_from(const char *env, size_t len, const char *name, long def);
+/* name's value in a raw environ block (not NUL-terminated where the block ends), its length
+ * in *vlen; NULL when unset. */
+const char *procfs__env_find(const char *env, size_t len, const char *name, size_t *vlen);
 int procfs__comm(int pid, char *buf, size_t size);
 /* The arguments joined by spaces (cut at size). Returns 0, or -errno (-ESRCH: none, a zombie
  * or a kernel thread). */
