@@ -6,13 +6,14 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import DEBIAN_TORCH, ROOT, TIME_SCALE, only_session, unavailable, venv_python_minor
+from conftest import DEBIAN_TORCH, ROOT, only_session, unavailable, venv_python_minor
 
 TRAIN = ROOT / "tests" / "workloads" / "train.py"
 HOST_PYTHON = "/usr/bin/python3"      # Debian's, the one python3-torch imports under
@@ -227,21 +228,37 @@ def test_no_mixed_precision_without_autocast(h, target):
     assert "mixed_precision" not in s.root["attrs"] or s.root["attrs"]["mixed_precision"] is False
 
 
+def stop_file(h, target):
+    """A path the trainer's --until-file can see: (as the test writes it, as the job reads it)."""
+    if target.name == "trixie":
+        host = TRIXIE_ROOT / "work" / f"stop-{os.getpid()}"
+        host.unlink(missing_ok=True)
+        return host, f"/work/{host.name}"
+    return h.tmp / "stop", str(h.tmp / "stop")
+
+
 def test_attach_five_seconds_into_training(h, target):
+    """Attached five seconds in, detached once the observer printed its sixth step: the job
+    trains until told to stop, so no clock decides how many steps the observer sees."""
+    stop, stop_there = stop_file(h, target)
     trainer = h.start(target.argv + ["--epochs", "1", "--batches", "20",
-                                     "--spin-seconds", str(9 * TIME_SCALE)])
+                                     "--until-file", stop_there])
     trainer.out.wait_for("^ready$", timeout=90)
     time.sleep(5)
     root = h.spool_root()
-    obs = h.observer("attach", "-p", str(trainer.pid), "--output", "spool", "--duration", "2",
+    obs = h.observer("attach", "-p", str(trainer.pid), "--output", "spool,stdout",
                      path=root)     # chroot execs python3: the same pid
+    obs.out.wait_for(r"^\[cirron\] step\[5\] ", timeout=120)
+    obs.signal(signal.SIGINT)
     assert obs.finish(60) == 0, obs.err.text
-    assert trainer.finish(60) == 0
+    stop.touch()
+    assert trainer.finish(120) == 0
+    stop.unlink()
     s = only_session(root)
     assert s.root["attrs"]["attached_mid_run"] is True
     assert s.root["attrs"]["index_origin"] == "attach"
     steps = named(s, "step")
-    assert len(steps) >= 5, "two seconds of training hold many steps"
+    assert len(steps) >= 6, "the observer printed a sixth step"
     assert [x["index"] for x in steps] == list(range(len(steps))), "indices count from attach"
     for sp in s.spans.values():
         if sp["parent_id"] is None or sp["status"] == "open":
