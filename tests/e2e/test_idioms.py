@@ -32,6 +32,7 @@ import os
 import re
 import shutil
 import socket
+import signal
 import subprocess
 import time
 
@@ -375,10 +376,12 @@ def test_compile_attach_after_compiling(h, venv_stack):
     steps seen are whole (batch, forward, backward, optimizer step), none lost to the
     compiled region's own grad-mode switches."""
     t = h.start([*venv_stack[1], str(W / "idiom_compile.py"), "--target", "model",
-                 "--epochs", "60", "--batches", "4", "--step-sleep", "20"])
+                 "--epochs", "100000", "--batches", "4", "--step-sleep", "20"])
     t.out.wait_for(r"^epoch 0:", timeout=240)
     root = h.spool_root()
-    obs = h.observer("attach", "-p", t.pid, "--duration", "3", path=root)
+    obs = h.observer("attach", "-p", t.pid, "--output", "spool,stdout", path=root)
+    obs.out.wait_for(r"^\[cirron\] step\[21\] ", timeout=120)   # the job runs until killed
+    obs.signal(signal.SIGINT)
     assert obs.finish(120) == 0, obs.err.text[-3000:]
     t.popen.kill()
     s = the_job(read_spool(root))
