@@ -262,3 +262,33 @@ def test_docs_alert_rules_are_valid(tmp_path):
     r = subprocess.run([str(promtool), "check", "rules", str(rules)], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0 and "SUCCESS: 3 rules found" in r.stdout, r.stdout + r.stderr
+
+
+def test_kernel_launches_by_name(h, bpf, tmp_path):
+    """cirron_cuda_kernel_launches_total: a process's launches per kernel, by its demangled
+    name (tests/targets/cuda_driver_calls.c --names: 4 kernels, 14 launches), the rest as
+    kernel="other"; promtool accepts the page."""
+    root = h.spool_root()
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
+    calls = ROOT / ".output" / "tests" / "cuda_driver_calls"
+    w = h.observer("run", "-v", "--metrics", "127.0.0.1:0", "--", "/bin/sh", "-c",
+                   f"{calls} --names && cat {fifo}", san=True, path=root)
+    url = metrics_url(w)
+    pid = int(w.err.wait_for(r"pid (\d+): session \S+ ended", timeout=60).group(1))
+
+    def kernels():
+        p = parse_exposition(http_get(url)[2])
+        got = {dict(lab)["kernel"]: v
+               for lab, v in series(p, "cirron_cuda_kernel_launches_total", pid=pid).items()}
+        return got if sum(got.values()) == 14 else None
+    got = wait_until("the kernels' series", kernels)
+    assert got == {"kernel_a(float*)": 5, "driver_kernel()": 4, "kernel_b(int, int)": 3,
+                   "lib_kernel(float)": 2, "other": 0}, got
+    r = subprocess.run(["promtool", "check", "metrics"], input=http_get(url)[2],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stdout + r.stderr
+    with open(fifo, "w") as f:
+        f.write("go\n")
+    assert w.finish(60) == 0, w.err.text
+    assert_no_sanitizer_report(w.err.text)

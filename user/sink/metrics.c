@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sink/metrics_internal.h"
+#include "sink/metrics_kernels.h"
 
 static const double step_buckets[] = {
 	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
@@ -114,6 +115,7 @@ struct series {
 	double health[NHEALTH];
 	double cuda[NCUDA];
 	bool has_cuda;
+	struct kernel_top kernels;	/* the most launched kernels */
 	double sys[NSYS];
 	bool has_sys[NSYS];
 	struct series *next;
@@ -246,6 +248,7 @@ void metrics__flush(struct metrics *m, const struct session *s, const cJSON *hea
 			x->has_cuda = true;
 		}
 	}
+	kernel_top__update(&x->kernels, cJSON_GetObjectItemCaseSensitive(a, "cuda.kernels"));
 }
 
 /* A number, or the raw digits json__add_u64 writes. */
@@ -394,6 +397,11 @@ char *metrics__render(struct metrics *m, size_t *len)
 			       x->cuda[i]);
 		}
 	}
+	family(f, "cirron_cuda_kernel_launches_total", "counter",
+	       "Launches of the most launched kernels (up to 10 a process, joined when among the "
+	       "most launched at a flush), the rest as kernel=\"other\"");
+	for (x = m->series; x; x = x->next)
+		kernel_top__render(f, "cirron_cuda_kernel_launches_total", x->labels, &x->kernels);
 	for (size_t i = 0; i < NSYS; i++) {
 		if (sys_metrics[i].type)
 			family(f, sys_metrics[i].metric, sys_metrics[i].type, sys_metrics[i].help);
