@@ -237,6 +237,20 @@ def test_kernels_named(h, bpf):
     assert re.search(r"^kernels: 4 kernels, 14 launches, all named; top: kernel_a\(float\*\) 5, "
                      r"driver_kernel\(\) 4, kernel_b\(int, int\) 3, lib_kernel\(float\) 2$",
                      out, re.M), out
+    # the report's table, most launched first; Perfetto's session slice carries them
+    html = h.tmp / "report.html"
+    subprocess.run([str(ROOT / "cirron-probe"), "report", str(root), "-o", str(html)],
+                   check=True, timeout=60)
+    rows = re.findall(r"<tr><td>([^<]*)</td><td>(\d+)</td><td>[\d.]+%</td></tr>",
+                      html.read_text())
+    assert rows == [("kernel_a(float*)", "5"), ("driver_kernel()", "4"),
+                    ("kernel_b(int, int)", "3"), ("lib_kernel(float)", "2")], rows
+    pf = subprocess.run([str(ROOT / "cirron-probe"), "trace", "--format", "perfetto", str(root)],
+                        capture_output=True, text=True, timeout=60, check=True).stdout
+    events = json.loads(pf)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    (sess,) = [e for e in events if e.get("name") == "cirron.session" and e.get("ph") == "X"]
+    assert sess["args"]["cuda.kernels"] == KERNELS, sess["args"]
 
 
 def test_kernels_named_attached(h, bpf):

@@ -23,6 +23,7 @@
 #define REPORT_MAX_POINTS 600
 #define MARK_SERIES_MAX 8
 #define LAYERS_MAX 10
+#define REPORT_KERNELS 20	/* rows of the kernels table */
 #define CHART_W 900
 #define CHART_H 200
 #define PAD_L 70
@@ -363,6 +364,33 @@ static void table(FILE *f, const char *title, const cJSON *o)
 	fputs("</table>\n", f);
 }
 
+/* The most launched kernels: name, launches, share of all launches. */
+static void kernels_table(FILE *f, const struct rsession *s)
+{
+	struct kernel_list kl;
+	double shown = 0;
+	size_t i;
+
+	if (!view__kernels(s, &kl))
+		return;
+	fprintf(f, "<h3>Kernels</h3>\n<p>%zu kernels, %.0f launches, %zu named</p>\n"
+		"<table class=\"kernels\">\n<tr><th>kernel</th><th>launches</th><th>share</th></tr>\n",
+		kl.n, kl.launches, kl.named);
+	for (i = 0; i < kl.n && i < REPORT_KERNELS; i++) {
+		fputs("<tr><td>", f);
+		html(f, kl.k[i]->string);
+		fprintf(f, "</td><td>%.0f</td><td>%.1f%%</td></tr>\n", kl.k[i]->valuedouble,
+			kl.launches > 0 ? 100 * kl.k[i]->valuedouble / kl.launches : 0);
+		shown += kl.k[i]->valuedouble;
+	}
+	if (i < kl.n)
+		fprintf(f, "<tr><td>%zu more kernels</td><td>%.0f</td><td>%.1f%%</td></tr>\n",
+			kl.n - i, kl.launches - shown,
+			kl.launches > 0 ? 100 * (kl.launches - shown) / kl.launches : 0);
+	fputs("</table>\n", f);
+	free(kl.k);
+}
+
 static void session_section(FILE *f, const struct rsession *s, size_t idx)
 {
 	const struct rspan *root = s->ntops ? s->tops[0] : NULL;
@@ -424,6 +452,7 @@ static void session_section(FILE *f, const struct rsession *s, size_t idx)
 		chart(f, id, title, "", 1, &l, 1, ms[k].n, "mark");
 	}
 	snapshot_chart(f, s, idx);
+	kernels_table(f, s);
 	if (root)
 		table(f, "Attributes", root->sp.attrs);
 	if (s->health)

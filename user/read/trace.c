@@ -201,50 +201,24 @@ static void print_sys(FILE *f, const struct rsession *s)
 		mib(num(b, "disk_write_bytes") - num(a, "disk_write_bytes"), m8, sizeof(m8)));
 }
 
-static int by_launches(const void *a, const void *b)
-{
-	double x = (*(const cJSON *const *)a)->valuedouble, y = (*(const cJSON *const *)b)->valuedouble;
-
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* "kernels: 40 kernels, 9120 launches, 38 named; top: gemm... 2400, ..." (the root's
- * cuda.kernels, the 5 most launched) */
+/* "kernels: 40 kernels, 9120 launches, 38 named; top: gemm... 2400, ..." (the 5 most
+ * launched) */
 static void print_kernels(FILE *f, const struct rsession *s)
 {
-	const struct rspan *root = s->ntops ? s->tops[0] : NULL;
-	const cJSON *k = root ? cJSON_GetObjectItemCaseSensitive(root->sp.attrs, "cuda.kernels")
-			      : NULL, *it;
-	const cJSON **v;
-	size_t n = 0, named = 0;
-	double launches = 0;
+	struct kernel_list kl;
 
-	if (!k || !cJSON_IsObject(k) || !k->child)
+	if (!view__kernels(s, &kl))
 		return;
-	cJSON_ArrayForEach(it, k)
-		n++;
-	v = calloc(n, sizeof(const cJSON *));
-	if (!v)
-		return;
-	n = 0;
-	cJSON_ArrayForEach(it, k) {
-		if (!cJSON_IsNumber(it))
-			continue;
-		v[n++] = it;
-		launches += it->valuedouble;
-		named += strstr(it->string, " (unnamed: ") == NULL;
-	}
-	qsort(v, n, sizeof(const cJSON *), by_launches);
-	fprintf(f, "kernels: %zu kernels, %.0f launches, ", n, launches);
-	if (named == n)
+	fprintf(f, "kernels: %zu kernels, %.0f launches, ", kl.n, kl.launches);
+	if (kl.named == kl.n)
 		fprintf(f, "all named");
 	else
-		fprintf(f, "%zu named", named);
+		fprintf(f, "%zu named", kl.named);
 	fprintf(f, "; top:");
-	for (size_t i = 0; i < n && i < 5; i++)
-		fprintf(f, "%s %s %.0f", i ? "," : "", v[i]->string, v[i]->valuedouble);
+	for (size_t i = 0; i < kl.n && i < 5; i++)
+		fprintf(f, "%s %s %.0f", i ? "," : "", kl.k[i]->string, kl.k[i]->valuedouble);
 	fputc('\n', f);
-	free(v);
+	free(kl.k);
 }
 
 static void print_text_session(FILE *f, const struct rsession *s, bool all)

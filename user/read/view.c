@@ -134,3 +134,41 @@ void view__print_helpers(FILE *f, const struct spool_view *v, const struct rsess
 		fputc('\n', f);
 	}
 }
+
+static int by_launches(const void *a, const void *b)
+{
+	double x = (*(const cJSON *const *)a)->valuedouble, y = (*(const cJSON *const *)b)->valuedouble;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+bool view__kernels(const struct rsession *s, struct kernel_list *out)
+{
+	const struct rspan *root = s->ntops ? s->tops[0] : NULL;
+	const cJSON *k = root ? cJSON_GetObjectItemCaseSensitive(root->sp.attrs, "cuda.kernels")
+			      : NULL, *it;
+	size_t n = 0;
+
+	*out = (struct kernel_list){ 0 };
+	if (!cJSON_IsObject(k) || !k->child)
+		return false;
+	cJSON_ArrayForEach(it, k)
+		n++;
+	out->k = calloc(n, sizeof(*out->k));
+	if (!out->k)
+		return false;
+	cJSON_ArrayForEach(it, k) {
+		if (!cJSON_IsNumber(it))
+			continue;
+		out->k[out->n++] = it;
+		out->launches += it->valuedouble;
+		out->named += strstr(it->string, " (unnamed: ") == NULL;
+	}
+	if (!out->n) {
+		free(out->k);
+		out->k = NULL;
+		return false;
+	}
+	qsort(out->k, out->n, sizeof(*out->k), by_launches);
+	return true;
+}

@@ -22,4 +22,14 @@ const struct rsession *view__job_of(const struct spool_view *v, const struct rse
 /* job's helpers: a line of kinds and pids, then one per helper (lifetime, CPU). */
 void view__print_helpers(FILE *f, const struct spool_view *v, const struct rsession *job);
 
+/* The session's launches per kernel (the root's cuda.kernels), most launched first: a
+ * malloc'd array of its members (free it; NULL when there are none), their count, their
+ * launches in all, how many are named. */
+struct kernel_list {
+	const cJSON **k;
+	size_t n, named;
+	double launches;
+};
+bool view__kernels(const struct rsession *s, struct kernel_list *out);
+
 #endif
