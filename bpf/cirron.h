@@ -189,6 +189,9 @@ struct kernel_key {
 	__u32 pad;
 	__u64 func;			/* host stub address passed to cudaLaunchKernel */
 };
+/* In kernel_key.func: a graph's launches, keyed by its executable graph (no user address
+ * has bit 63 set). */
+#define KERNEL_KEY_GRAPH (1ULL << 63)
 
 enum event_type {
 	EV_CALL = 1,		/* probe entry (ACT_EMIT or detail mode) */

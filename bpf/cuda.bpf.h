@@ -160,6 +160,7 @@ static __always_inline void count_cuda_call(const struct probe_spec *spec, __u32
 		break;
 	case ACT_CUDA_GRAPH_LAUNCH:
 		__sync_fetch_and_add(&c->graph_launches, 1);
+		count_kernel(tgid, args[0] | KERNEL_KEY_GRAPH);	/* the cudaGraphExec_t */
 		if (drv)
 			__sync_fetch_and_add(&c->graph_launches_driver, 1);
 		break;

@@ -176,6 +176,7 @@ def test_driver_calls_counted_once(h, bpf):
     assert a["libraries"] == ["cudart", "cuda_driver"], a["libraries"]
     assert (a["cuda.launches"], a["cuda.launches_driver"]) == (53, 43), a
     assert (a["cuda.graph_launches"], a["cuda.graph_launches_driver"]) == (3, 2), a
+    assert a["cuda.graphs"] == {"graph 0x3000": 2, "graph 0x5000": 1}, a   # by executable graph
     assert (a["cuda.memcpy_calls"], a["cuda.memcpy_calls_driver"]) == (8, 6), a
     assert a["cuda.memcpy_bytes_h2d"] == 3 * 4096 + 2 * 100
     assert a["cuda.memcpy_bytes_d2h"] == 2 * 1000 and a["cuda.memcpy_bytes_d2d"] == 512

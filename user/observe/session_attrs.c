@@ -191,7 +191,7 @@ struct kernel_key *attrs__kernel_keys(const struct observer *o, int pid, size_t 
 void attrs__cuda(struct observer *o, struct target *t)
 {
 	struct cuda_counts c;
-	cJSON *a = t->session->root->attrs, *kernels;
+	cJSON *a = t->session->root->attrs, *kernels, *graphs;
 	struct kernel_key *keys;
 	bool off = o->opts->cuda_calls == CUDA_CALLS_OFF;
 	size_t n;
@@ -218,6 +218,7 @@ void attrs__cuda(struct observer *o, struct target *t)
 	/* Launches per kernel: named by the calls that made its key (target/kernel_names.h),
 	 * else by the symbol at a runtime launch's host stub, else unnamed, saying why. */
 	kernels = cJSON_CreateObject();
+	graphs = cJSON_CreateObject();
 	keys = attrs__kernel_keys(o, t->pid, &n);
 	for (size_t i = 0; i < n; i++) {
 		const char *name;
@@ -226,6 +227,12 @@ void attrs__cuda(struct observer *o, struct target *t)
 
 		if (bpf_map_lookup_elem(o->kernels_fd, &keys[i], &count))
 			continue;
+		if (keys[i].func & KERNEL_KEY_GRAPH) {	/* a graph: no name, its handle */
+			snprintf(addr, sizeof(addr), "graph 0x%llx",
+				 (unsigned long long)(keys[i].func & ~KERNEL_KEY_GRAPH));
+			attrs__set_num(graphs, addr, (double)count);
+			continue;
+		}
 		name = kernel_names__get(&t->kernel_names, keys[i].func);
 		if (!name)
 			name = target__symbolize(t, kernel_names__end(&t->kernel_names,
@@ -246,6 +253,10 @@ void attrs__cuda(struct observer *o, struct target *t)
 	free(keys);
 	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "cuda.kernels", kernels))
 		cJSON_AddItemToObject(a, "cuda.kernels", kernels);
+	if (!graphs->child)
+		cJSON_Delete(graphs);
+	else if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "cuda.graphs", graphs))
+		cJSON_AddItemToObject(a, "cuda.graphs", graphs);
 	session__touch_root(t->session);
 }
 
