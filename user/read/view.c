@@ -150,11 +150,11 @@ bool view__kernels(const struct rsession *s, struct kernel_list *out)
 	size_t n = 0;
 
 	*out = (struct kernel_list){ 0 };
-	if (!cJSON_IsObject(k) || !k->child)
+	if (!k || !cJSON_IsObject(k) || !k->child)
 		return false;
 	cJSON_ArrayForEach(it, k)
 		n++;
-	out->k = calloc(n, sizeof(*out->k));
+	out->k = calloc(n, sizeof(const cJSON *));
 	if (!out->k)
 		return false;
 	cJSON_ArrayForEach(it, k) {
@@ -169,6 +169,6 @@ bool view__kernels(const struct rsession *s, struct kernel_list *out)
 		out->k = NULL;
 		return false;
 	}
-	qsort(out->k, out->n, sizeof(*out->k), by_launches);
+	qsort(out->k, out->n, sizeof(const cJSON *), by_launches);
 	return true;
 }
