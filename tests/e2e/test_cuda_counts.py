@@ -254,6 +254,19 @@ def test_kernels_named(h, bpf):
     assert sess["args"]["cuda.kernels"] == KERNELS, sess["args"]
 
 
+def test_kernels_named_in_detail_marks(h, bpf):
+    """--cuda-detail's mark of each launch names its kernel as cuda.kernels does."""
+    root = h.spool_root()
+    obs = h.observer("run", "--cuda-detail", "--", DRIVER_CALLS, "--names", path=root)
+    assert obs.finish() == 0, obs.err.text
+    s = only_session(root)
+    launched = {}
+    for m in s.root["marks"]:
+        if "kernel" in m:
+            launched[m["kernel"]] = launched.get(m["kernel"], 0) + 1
+    assert launched == KERNELS, launched
+
+
 def test_kernels_named_attached(h, bpf):
     """Attached after the kernels were registered and a CUfunction made: a handle made after
     the attach is named by its host stub's symbol; a CUfunction made before says so."""

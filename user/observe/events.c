@@ -46,15 +46,15 @@ void events__cuda_detail(struct observer *o, struct target *t, const struct prob
 			 const struct event *e)
 {
 	cJSON *m = cJSON_CreateObject();
-	const char *kname;
+	char unnamed[64];
 
 	cJSON_AddStringToObject(m, "name", r->symbol ? r->symbol : r->def->symbol);
 	json__add_u64(m, "ts_ns", clock_map__to_wall(&o->clock, e->ts_ns));
 	cJSON_AddNumberToObject(m, "tid", e->tid);
 	switch (r->def->action) {
 	case ACT_CUDA_LAUNCH:
-		kname = target__symbolize(t, e->args[0]);
-		cJSON_AddStringToObject(m, "kernel", kname ? kname : "?");
+		cJSON_AddStringToObject(m, "kernel", target__kernel_name(t, e->args[0], unnamed,
+									   sizeof(unnamed)));
 		break;
 	case ACT_CUDA_MEMCPY:
 		cJSON_AddNumberToObject(m, "bytes", (double)e->args[0]);

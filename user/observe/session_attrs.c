@@ -233,16 +233,7 @@ void attrs__cuda(struct observer *o, struct target *t)
 			attrs__set_num(graphs, addr, (double)count);
 			continue;
 		}
-		name = kernel_names__get(&t->kernel_names, keys[i].func);
-		if (!name)
-			name = target__symbolize(t, kernel_names__end(&t->kernel_names,
-								      keys[i].func));
-		if (!name) {
-			snprintf(addr, sizeof(addr), "0x%llx (unnamed: %s)",
-				 (unsigned long long)keys[i].func,
-				 t->mid_run ? "made before attach" : "no name seen");
-			name = addr;
-		}
+		name = target__kernel_name(t, keys[i].func, addr, sizeof(addr));
 		{	/* keys that name one kernel (its handle, its CUfunction) add up */
 			const cJSON *had = cJSON_GetObjectItemCaseSensitive(kernels, name);
 

@@ -63,6 +63,19 @@ const char *target__symbolize(struct target *t, uint64_t addr)
 	return NULL;
 }
 
+const char *target__kernel_name(struct target *t, uint64_t key, char *buf, size_t size)
+{
+	const char *name = kernel_names__get(&t->kernel_names, key);
+
+	if (!name)
+		name = target__symbolize(t, kernel_names__end(&t->kernel_names, key));
+	if (name)
+		return name;
+	snprintf(buf, size, "0x%llx (unnamed: %s)", (unsigned long long)key,
+		 t->mid_run ? "made before attach" : "no name seen");
+	return buf;
+}
+
 bool target__has_signal_source(const struct target *t)
 {
 	for (size_t i = 0; i < t->nprobes; i++)

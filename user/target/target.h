@@ -165,6 +165,10 @@ struct target *target__new(int pid);
 void target__free(struct target *t);
 /* Runtime address -> function name, from the target's mapped files. NULL if unknown. */
 const char *target__symbolize(struct target *t, uint64_t addr);
+/* A launch's key (a host stub, a kernel handle, a CUfunction) -> the kernel's name: learnt
+ * from the calls that made the key (kernel_names.h), else the symbol at a host stub, else
+ * "0x<key> (unnamed: why)" written into buf. */
+const char *target__kernel_name(struct target *t, uint64_t key, char *buf, size_t size);
 /* Names the group (for health) or NULL when no probe of that group attached. */
 bool target__has_signal_source(const struct target *t);
 
