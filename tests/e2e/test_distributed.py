@@ -10,6 +10,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -141,8 +142,16 @@ def test_hang_across_ranks_names_the_rank_behind(h, job):
     p = h.observer("run", "--", *job[0], "--stall-rank", "2", "--stall-step", "3",
                    "--stall-seconds", "120", path=root)
     p.out.wait_for(r"^stalling rank=2$", timeout=120)
-    import time
-    time.sleep(3)       # a few flushes (every second) while it hangs
+
+    def ranks_waiting():
+        r = subprocess.run([str(ROOT / "cirron-probe"), "trace", "--ranks", str(root)],
+                           capture_output=True, text=True, timeout=60)
+        return sorted(w[0] for w in re.findall(
+            r"^  rank (\d): step\[\d+\] > collective_wait$", r.stdout, re.M)) == ["0", "1"]
+    deadline = time.monotonic() + 120     # the spool, flushed every second, shows them wait
+    while not ranks_waiting():
+        assert time.monotonic() < deadline, "ranks 0 and 1 never seen waiting in the spool"
+        time.sleep(0.2)
     p.signal(signal.SIGINT)
     p.wait(60)
     subprocess.run(["pkill", "-KILL", "-f", "ddp_train.py"], check=False)
