@@ -76,7 +76,7 @@ static cJSON *to_json(const struct torch_layout *l, const char *build_id)
 	cJSON_AddStringToObject(root, "name", "torch_layouts");
 	for (int i = 0; i < 64; i++)
 		if (l->dtypes[i][0]) {
-			char k[8];
+			char k[16];
 
 			snprintf(k, sizeof(k), "%d", i);
 			cJSON_AddStringToObject(dt, k, l->dtypes[i]);
