@@ -15,7 +15,8 @@
 #include "target/tensor_layout_find.h"
 #include "tree/clock.h"
 
-#define MAX_SEARCHES 4	/* a layout found before any .grad is searched again this often */
+#define MAX_SEARCHES 4	/* a layout found before any .grad: searched for again at up to
+				 * this many reads, until one confirms it */
 
 /* The first parameters of the models, at most LAYOUT_FIND_MAX_PARAMS. */
 static size_t param_objs(const struct py_models *m, uint64_t *objs)
@@ -60,7 +61,7 @@ static int search(struct snap_worker *w, const uint64_t *objs, size_t n)
 	return 0;
 }
 
-int snap_layout__ensure(struct snap_worker *w)
+int snap_layout__ensure(struct snap_worker *w, bool reading)
 {
 	const struct snap_req *q = &w->req;
 	uint64_t objs[LAYOUT_FIND_MAX_PARAMS];
@@ -68,8 +69,10 @@ int snap_layout__ensure(struct snap_worker *w)
 	struct torch_layout l;
 	char why[320];
 
+	/* a layout found before any .grad is confirmed at reads (made after optimizer steps,
+	 * when grads exist), not at the looks for the models as training begins */
 	if (w->layout_source && (strcmp(w->layout_source, "found") || w->layout_grad_checked ||
-				 w->layout_searches >= MAX_SEARCHES))
+				 !reading || w->layout_searches >= MAX_SEARCHES))
 		return 0;
 	if (!n) {
 		snprintf(w->layout_why, sizeof(w->layout_why), "layout not found: no parameters");

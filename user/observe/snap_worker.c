@@ -324,7 +324,7 @@ static void do_read(struct snap_worker *w)
 		free(ps);
 		return;
 	}
-	if (snap_layout__ensure(w)) {	/* no layout fits this torch: say why, for good */
+	if (snap_layout__ensure(w, true)) {	/* no layout fits this torch: say why, for good */
 		for (size_t k = 0; k < w->models.n; k++) {
 			cJSON *rec = cJSON_CreateObject();
 
@@ -468,7 +468,7 @@ static void do_find(struct snap_worker *w)
 	r->optimizers = w->models.optimizers;
 	/* the layout, found now (off the epoch's end) where the table has none; what a read
 	 * will cost (bytes): the loop makes small ones itself, at once */
-	for (size_t k = 0; k < w->models.n && !snap_layout__ensure(w); k++)
+	for (size_t k = 0; k < w->models.n && !snap_layout__ensure(w, false); k++)
 		for (size_t i = 0; i < w->models.v[k].params.n; i++) {
 			struct tensor_desc d;
 			char why[200];

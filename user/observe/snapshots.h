@@ -81,8 +81,10 @@ struct snap_worker {
 
 /* snap_layout.c: makes w->layout the layout to read w->models' tensors with: the table's
  * entry if it fits the target, else the one kept for this libtorch build if it fits, else
- * one searched for in the target (and kept). Returns 0, or -ENOENT with w->layout_why. */
-int snap_layout__ensure(struct snap_worker *w);
+ * one searched for in the target (and kept once a .grad confirmed it; reading: a read, where
+ * grads exist, rather than a look for the models). Returns 0, or -ENOENT with
+ * w->layout_why. */
+int snap_layout__ensure(struct snap_worker *w, bool reading);
 
 /* Starts the worker's thread. Returns 0 or an errno. */
 int snap_worker__start(struct snap_worker *w);
