@@ -71,7 +71,7 @@ int snap_layout__ensure(struct snap_worker *w, bool reading)
 
 	/* a layout found before any .grad is confirmed at reads (made after optimizer steps,
 	 * when grads exist), not at the looks for the models as training begins */
-	if (w->layout_source && (strcmp(w->layout_source, "found") || w->layout_grad_checked ||
+	if (w->layout_source && (strcmp(w->layout_source, "found") != 0 || w->layout_grad_checked ||
 				 !reading || w->layout_searches >= MAX_SEARCHES))
 		return 0;
 	if (!n) {

@@ -428,7 +428,7 @@ int tensor_layout__verify(int pid, const uint64_t *objs, size_t n, const struct 
 		if (!err && d.grad_impl)
 			err = torch_tensor__read_impl(pid, l, d.grad_impl, &g, r, sizeof(r));
 		if (!err && d.grad_impl && (g.dim != d.dim ||
-		    memcmp(g.sizes, d.sizes, sizeof(int64_t) * (size_t)d.dim)))
+		    memcmp(g.sizes, d.sizes, sizeof(int64_t) * (size_t)d.dim) != 0))
 			snprintf(r, sizeof(r), "its .grad has another shape"), err = -EINVAL;
 		if (err && err != -ENODATA) {
 			snprintf(why, size, "parameter %zu of %zu: %s", i + 1, n, r);
