@@ -73,6 +73,8 @@ static bool dense(const int64_t *sizes, const int64_t *strides, int dim)
 			if (!used[i] && (best < 0 || strides[i] < strides[best] ||
 					 (strides[i] == strides[best] && sizes[i] < sizes[best])))
 				best = i;
+		if (best < 0)
+			return false;
 		used[best] = true;
 		if (sizes[best] < 1 || sizes[best] > (1ll << 40))
 			return false;
@@ -421,7 +423,7 @@ int tensor_layout__verify(int pid, const uint64_t *objs, size_t n, const struct 
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct tensor_desc d, g;
+		struct tensor_desc d = {}, g = {};
 		char r[200];
 		int err = torch_tensor__read_object(pid, l, objs[i], &d, r, sizeof(r));
 
