@@ -177,7 +177,7 @@ static void cuda_listed_not_read(void)
 	size_t n;
 	bool checked;
 	char why[320] = "";
-	struct tensor_desc d;
+	struct tensor_desc d = {};
 
 	if (!ASSERT_TRUE(gpu != MAP_FAILED, "mmap"))
 		return;
