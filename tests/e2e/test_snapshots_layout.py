@@ -83,3 +83,38 @@ def test_table_checked_and_bad_cache(h, venv, tmp_path):
     for s in check_epochs(job):
         assert s["layout_source"] == "found", s
     assert str(path) in job.err, job.err[-2000:]
+
+
+ONE_LINEAR = """
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+torch.set_num_threads(1)
+model = nn.Linear(12, 4)    # two parameters, two shapes: too few to tell a layout by
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(32, 12), torch.randn(32, 4)), batch_size=8)
+for epoch in range(3):
+    for x, y in loader:
+        opt.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+    with torch.no_grad():
+        for _ in range(256):
+            model(x)
+print("DONE", flush=True)
+"""
+
+
+def test_layout_not_found_says_why(h, venv, tmp_path):
+    """A model with too few parameter shapes to tell offsets apart, on a build the table does
+    not know: every epoch's record says `layout not found: <why>`, nothing is guessed."""
+    script = tmp_path / "one_linear.py"
+    script.write_text(ONE_LINEAR)
+    job = run_job(h, [str(venv / "bin" / "python"), str(script)], "--cache-dir",
+                  str(tmp_path / "cache"), env=NO_TABLE)
+    assert job.snaps, job.err[-2000:]
+    for s in job.snaps:
+        assert s["error"].startswith("layout not found: fewer than 3 parameters"), s
+        assert "params" not in s
+    assert "snapshots off: layout not found" in job.err
+    assert not list((tmp_path / "cache").glob("torch-layout-*.json"))

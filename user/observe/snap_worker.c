@@ -222,6 +222,7 @@ static int read_descs(struct snap_worker *w, const struct py_model *m, struct sn
 			cJSON_AddStringToObject(rec, "error", msg);
 			if (err == -EINVAL) {
 				w->res.refused = true;
+				snprintf(w->res.why, sizeof(w->res.why), "%s", msg);
 				elog("pid %d: snapshots off: %s", w->req.pid, msg);
 			}
 			return -1;
@@ -333,6 +334,7 @@ static void do_read(struct snap_worker *w)
 			cJSON_AddStringToObject(rec, "error", w->layout_why);
 		}
 		elog("pid %d: snapshots off: %s", q->pid, w->layout_why);
+		snprintf(r->why, sizeof(r->why), "%s", w->layout_why);
 		r->refused = true;
 		cJSON_Delete(by);
 		free(ps);
