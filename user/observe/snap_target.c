@@ -94,7 +94,8 @@ bool snap__prepare(struct observer *o, struct target *t, struct snap_req *q)
 		torch_layout__dtypes(&q->l);
 		snprintf(q->l.version, sizeof(q->l.version), "%s", v->valuestring);
 	}
-	libtorch_build_id(t, q->build_id, sizeof(q->build_id));
+	if (!q->build_id[0])	/* the request lives as long as the target: once */
+		libtorch_build_id(t, q->build_id, sizeof(q->build_id));
 	snprintf(q->cache_dir, sizeof(q->cache_dir), "%s", o->opts->cache_dir ? o->opts->cache_dir
 		 : sym_cache__default_dir(cache, sizeof(cache)));
 	f = python_of(o, t, &hex, &dict);
