@@ -103,6 +103,31 @@ def per_step(spans, name="step", key="cuda.launches"):
     return [sp["attrs"].get(key, 0) for sp in spans if sp["name"] == name]
 
 
+def snapshot_rows(label, spool, res):
+    """--snapshots (on by default): where the tensor layout came from (a torch the table may
+    not know: found in the target), and CUDA parameters listed, not read (device memory)."""
+    recs = []
+    for f in sorted((spool / "spool").glob("*.json")):
+        recs += json.loads(f.read_text()).get("snapshots", [])
+    errors = sorted({r["error"] for r in recs if "error" in r})
+    sources = sorted({r.get("layout_source", "-") for r in recs if "error" not in r})
+    params = [p for r in recs for p in r.get("params", [])]
+    on_gpu = [p for p in params if p["device"].startswith("cuda")]
+    not_read = [p for p in on_gpu if p.get("not_read") == "device memory"]
+    search = [r["layout_search_ms"] for r in recs if "layout_search_ms" in r]
+    row(label, "snapshot records (errors)", f"{len(recs)} ({len(errors)})", "", bool(recs)
+        and not errors)
+    row(label, "  layout_source", ",".join(sources) or "-", "table|found|cache", None)
+    if search:
+        row(label, "  layout search ms", round(search[0], 2), "", None)
+    row(label, "  cuda params not read / listed", f"{len(not_read)}/{len(on_gpu)}", "",
+        len(not_read) == len(on_gpu) if args.device == "cuda" else None)
+    res["snapshots"] = {"records": len(recs), "errors": errors[:3], "layout_source": sources,
+                        "layout_search_ms": search[:1], "torch_layout": sorted(
+                            {r.get("torch_layout", "-") for r in recs}),
+                        "params_sample": params[:2]}
+
+
 # ---- 1. exact totals at the default level, against torch.profiler ----------------------------
 def exact(kind, label=None, env=None):
     label = label or kind
@@ -155,6 +180,7 @@ def exact(kind, label=None, env=None):
     named = sum(v for k, v in a.get("cuda.kernels", {}).items() if not k.startswith("0x"))
     total_k = sum(a.get("cuda.kernels", {}).values())
     row(label, "runtime launches named", f"{named}/{total_k}", "", None)
+    snapshot_rows(label, spool, res)
     res["kernels_sample"] = names[:8]
     res["steps"] = len(steps)
     res["median_step_launches"] = statistics.median(steps) if steps else None

@@ -4,11 +4,15 @@
 // --snapshots: what a look for the models or a read needs from the target, found with the
 // loader's caches (the CPython that runs it, __main__, the interpreter, the object and
 // tensor layouts) before the worker is asked.
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "common/log.h"
 #include "observe/snap_internal.h"
 #include "target/cpython.h"
+#include "target/elf_syms.h"
+#include "target/sym_cache.h"
 
 /* The CPython the target runs: the file that defines _PyRuntime (the executable, or
  * libpython where it is shared, as in pyenv's builds), its version, and __main__'s dict. */
@@ -42,6 +46,19 @@ static const struct py_layout *py_layout_for(const struct observer *o, uint32_t 
 	return NULL;
 }
 
+/* The GNU build-id of the libtorch the probes attached to: what a found layout is kept by. */
+static void libtorch_build_id(const struct target *t, char *buf, size_t size)
+{
+	for (size_t i = 0; i < t->nprobes; i++) {
+		const struct probe_result *r = &t->probes[i];
+
+		if (r->id && !strcmp(r->group->name, "libtorch") &&
+		    !elf_syms__build_id(t->files[r->file].host_path, buf, size))
+			return;
+	}
+	buf[0] = 0;
+}
+
 static void refuse(struct target *t, const char *why)
 {
 	snprintf(t->snap->why, sizeof(t->snap->why), "%s", why);
@@ -57,15 +74,30 @@ bool snap__prepare(struct observer *o, struct target *t, struct snap_req *q)
 	const struct py_layout *pyl;
 	uint32_t hex = 0;
 	uint64_t dict = 0;
-	char why[200];
+	char why[200], cache[4096];
+	int err;
 	cJSON *v = cJSON_GetObjectItemCaseSensitive(t->session->root->attrs, "torch_version");
 
 	if (!cJSON_IsString(v))
 		return false;	/* not known yet */
-	if (torch_layout__find(v->valuestring, &q->l, why, sizeof(why))) {
+	/* the table's entry (checked against the target before use), else only its dtypes:
+	 * the worker finds the layout in the target (observe/snap_layout.c) */
+	err = getenv("CIRRON_TEST_NO_LAYOUT_TABLE") ? -ENOENT
+	      : torch_layout__find(v->valuestring, &q->l, why, sizeof(why));
+	if (err && err != -ENOENT) {
 		refuse(t, why);
 		return false;
 	}
+	q->table_ok = !err;
+	if (err) {
+		memset(&q->l, 0, sizeof(q->l));
+		torch_layout__dtypes(&q->l);
+		snprintf(q->l.version, sizeof(q->l.version), "%s", v->valuestring);
+	}
+	if (!q->build_id[0])	/* the request lives as long as the target: once */
+		libtorch_build_id(t, q->build_id, sizeof(q->build_id));
+	snprintf(q->cache_dir, sizeof(q->cache_dir), "%s", o->opts->cache_dir ? o->opts->cache_dir
+		 : sym_cache__default_dir(cache, sizeof(cache)));
 	f = python_of(o, t, &hex, &dict);
 	if (dict)	/* kept: the interpreter's exit clears sys.modules */
 		t->snap_main_dict = dict;

@@ -208,10 +208,10 @@ static int read_descs(struct snap_worker *w, const struct py_model *m, struct sn
 		int err;
 
 		p[i].name = m->params.v[i].name;
-		err = torch_tensor__read_object(w->req.pid, &w->req.l, m->params.v[i].obj, &p[i].w,
+		err = torch_tensor__read_object(w->req.pid, &w->layout, m->params.v[i].obj, &p[i].w,
 						 why, sizeof(why));
 		if (!err && p[i].w.grad_impl) {
-			err = torch_tensor__read_impl(w->req.pid, &w->req.l, p[i].w.grad_impl,
+			err = torch_tensor__read_impl(w->req.pid, &w->layout, p[i].w.grad_impl,
 						      &p[i].g, why, sizeof(why));
 			p[i].has_grad = !err;
 			if (err == -ENODATA)
@@ -222,6 +222,7 @@ static int read_descs(struct snap_worker *w, const struct py_model *m, struct sn
 			cJSON_AddStringToObject(rec, "error", msg);
 			if (err == -EINVAL) {
 				w->res.refused = true;
+				snprintf(w->res.why, sizeof(w->res.why), "%s", msg);
 				elog("pid %d: snapshots off: %s", w->req.pid, msg);
 			}
 			return -1;
@@ -246,7 +247,8 @@ static cJSON *param_json(struct snap_worker *w, struct snap_param *p, uint64_t e
 	cJSON_AddStringToObject(j, "device", dev);
 	cJSON_AddNumberToObject(j, "bytes", (double)tensor_bytes(wd));
 	cJSON_AddBoolToObject(j, "has_grad", p->has_grad);
-	if (wd->device_type != 0) {
+	if (torch_tensor__not_read(wd)) {	/* listed, not read: GPU memory */
+		cJSON_AddStringToObject(j, "not_read", torch_tensor__not_read(wd));
 		cJSON_AddStringToObject(j, "stats_unavailable", "device_memory");
 		return j;
 	}
@@ -323,6 +325,21 @@ static void do_read(struct snap_worker *w)
 		free(ps);
 		return;
 	}
+	if (snap_layout__ensure(w, true)) {	/* no layout fits this torch: say why, for good */
+		for (size_t k = 0; k < w->models.n; k++) {
+			cJSON *rec = cJSON_CreateObject();
+
+			cJSON_AddItemToArray(recs, rec);
+			cJSON_AddStringToObject(rec, "model", w->models.v[k].name);
+			cJSON_AddStringToObject(rec, "error", w->layout_why);
+		}
+		elog("pid %d: snapshots off: %s", q->pid, w->layout_why);
+		snprintf(r->why, sizeof(r->why), "%s", w->layout_why);
+		r->refused = true;
+		cJSON_Delete(by);
+		free(ps);
+		return;
+	}
 	for (size_t k = 0; k < w->models.n && !atomic_load(&w->cancel); k++) {
 		const struct py_model *m = &w->models.v[k];
 		cJSON *rec = cJSON_CreateObject();
@@ -330,7 +347,10 @@ static void do_read(struct snap_worker *w)
 		cJSON_AddItemToArray(recs, rec);
 		cJSON_AddStringToObject(rec, "model", m->name);
 		cJSON_AddStringToObject(rec, "model_found_by", m->found_by);
-		cJSON_AddStringToObject(rec, "torch_layout", q->l.version);
+		cJSON_AddStringToObject(rec, "torch_layout", w->layout.version);
+		cJSON_AddStringToObject(rec, "layout_source", w->layout_source);
+		if (!strcmp(w->layout_source, "found"))
+			cJSON_AddNumberToObject(rec, "layout_search_ms", w->layout_search_ms);
 		ps[k] = calloc(m->params.n + 1, sizeof(**ps));
 		if (!ps[k] || read_descs(w, m, ps[k], rec)) {
 			ok = false;
@@ -448,13 +468,14 @@ static void do_find(struct snap_worker *w)
 	}
 	r->models = w->models.n;
 	r->optimizers = w->models.optimizers;
-	/* what a read will cost (bytes): the loop makes small ones itself, at once */
-	for (size_t k = 0; k < w->models.n; k++)
+	/* the layout, found now (off the epoch's end) where the table has none; what a read
+	 * will cost (bytes): the loop makes small ones itself, at once */
+	for (size_t k = 0; k < w->models.n && !snap_layout__ensure(w, false); k++)
 		for (size_t i = 0; i < w->models.v[k].params.n; i++) {
 			struct tensor_desc d;
 			char why[200];
 
-			if (torch_tensor__read_object(w->req.pid, &w->req.l, w->models.v[k].params.v[i].obj,
+			if (torch_tensor__read_object(w->req.pid, &w->layout, w->models.v[k].params.v[i].obj,
 						      &d, why, sizeof(why)))
 				continue;
 			r->bytes += 2 * (uint64_t)d.numel * (uint64_t)d.elem_size;

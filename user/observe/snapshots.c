@@ -380,8 +380,11 @@ static void collect(struct observer *o, struct target *t)
 	t->snap_bytes_total += r->bytes;
 	t->snap_ms_total += r->ms;
 	c->read_ms_last = r->ms;
-	if (r->refused)
+	if (r->refused) {	/* the epochs' records from now on say why */
 		t->snap_refused = true;
+		if (r->why[0])
+			snprintf(c->why, sizeof(c->why), "%s", r->why);
+	}
 	rd.valid = true;
 	rd.seq = c->read_seq;
 	rd.after_step = c->read_after_step;

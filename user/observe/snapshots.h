@@ -24,8 +24,14 @@ struct snap_req {
 	/* FIND: where to look */
 	struct py_layout pyl;
 	struct py_roots roots;
-	/* READ */
+	/* the tensor layout (snap_layout.c): l is the table's entry for this torch when
+	 * table_ok, else only its dtypes and version; build_id (libtorch's, "" unknown) keys
+	 * what is found under cache_dir */
 	struct torch_layout l;
+	bool table_ok;
+	char build_id[96];
+	char cache_dir[4096];
+	/* READ */
 	enum snapshots mode;
 	double sample_rate;
 	uint64_t max_bytes;
@@ -64,7 +70,21 @@ struct snap_worker {
 	/* the worker's own: kept across requests */
 	struct py_types types;
 	struct py_models models;
+	/* the tensor layout reads use, once chosen (snap_layout.c) */
+	struct torch_layout layout;
+	const char *layout_source;	/* "table", "found", "cache"; NULL: none yet */
+	bool layout_grad_checked;	/* a .grad confirmed where AutogradMeta keeps it */
+	int layout_searches;
+	double layout_search_ms;	/* the last search's time */
+	char layout_why[320];		/* the last search's failure */
 };
+
+/* snap_layout.c: makes w->layout the layout to read w->models' tensors with: the table's
+ * entry if it fits the target, else the one kept for this libtorch build if it fits, else
+ * one searched for in the target (and kept once a .grad confirmed it; reading: a read, where
+ * grads exist, rather than a look for the models). Returns 0, or -ENOENT with
+ * w->layout_why. */
+int snap_layout__ensure(struct snap_worker *w, bool reading);
 
 /* Starts the worker's thread. Returns 0 or an errno. */
 int snap_worker__start(struct snap_worker *w);

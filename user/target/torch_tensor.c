@@ -30,6 +30,21 @@ static bool get_int(const cJSON *o, const char *key, int64_t *v)
 	return true;
 }
 
+/* "dtypes": TypeMeta index -> name, into l->dtypes. */
+static void dtypes_fill(const cJSON *dtypes, struct torch_layout *l)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, dtypes) {
+		char *end;
+		long idx = strtol(it->string, &end, 10);
+
+		if (*end || idx < 0 || idx >= 64 || !cJSON_IsString(it))
+			continue;
+		snprintf(l->dtypes[idx], sizeof(l->dtypes[idx]), "%s", it->valuestring);
+	}
+}
+
 int torch_layout__parse(const char *json, const char *version, struct torch_layout *l,
 			char *why, size_t size)
 {
@@ -73,14 +88,7 @@ int torch_layout__parse(const char *json, const char *version, struct torch_layo
 			 version);
 		goto out;
 	}
-	cJSON_ArrayForEach(it, dtypes) {
-		char *end;
-		long idx = strtol(it->string, &end, 10);
-
-		if (*end || idx < 0 || idx >= 64 || !cJSON_IsString(it))
-			continue;
-		snprintf(l->dtypes[idx], sizeof(l->dtypes[idx]), "%s", it->valuestring);
-	}
+	dtypes_fill(dtypes, l);
 	snprintf(l->version, sizeof(l->version), "%s", one->string);
 	err = 0;
 out:
@@ -99,6 +107,21 @@ int torch_layout__find(const char *version, struct torch_layout *l, char *why, s
 {
 	return torch_layout__parse(layouts_json ? layouts_json : embedded_torch_layouts, version, l,
 				   why, size);
+}
+
+void torch_layout__dtypes(struct torch_layout *l)
+{
+	cJSON *root = cJSON_Parse(layouts_json ? layouts_json : embedded_torch_layouts);
+
+	memset(l->dtypes, 0, sizeof(l->dtypes));
+	dtypes_fill(cJSON_GetObjectItemCaseSensitive(root, "dtypes"), l);
+	cJSON_Delete(root);
+}
+
+const char *torch_tensor__not_read(const struct tensor_desc *d)
+{
+	/* a CUDA allocation's address is the GPU's: process_vm_readv cannot reach it */
+	return d->device_type != 0 ? "device memory" : NULL;
 }
 
 static int dtype_of(const char *name, enum tensor_dtype *td)

@@ -41,6 +41,9 @@ int torch_layout__find(const char *version, struct torch_layout *l, char *why, s
 /* The layouts torch_layout__find reads: json (probes/torch_layouts.json from disk), or NULL
  * for the built-in copy. */
 void torch_layout__use(const char *json);
+/* Only the "dtypes" table (TypeMeta index -> name) into l->dtypes: what a layout found in
+ * the target (target/tensor_layout_find.c) names dtypes with. */
+void torch_layout__dtypes(struct torch_layout *l);
 int torch_layout__parse(const char *json, const char *version, struct torch_layout *l,
 			char *why, size_t size);
 
@@ -53,6 +56,10 @@ int torch_tensor__read_impl(int pid, const struct torch_layout *l, uint64_t impl
 /* Same, from a Parameter / Tensor Python object. */
 int torch_tensor__read_object(int pid, const struct torch_layout *l, uint64_t obj,
 			      struct tensor_desc *d, char *why, size_t size);
+/* Why d's elements cannot be read from outside ("device memory": a CUDA tensor's storage
+ * lies in GPU memory, which process_vm_readv cannot reach; only host and pinned memory can
+ * be), or NULL when they can. */
+const char *torch_tensor__not_read(const struct tensor_desc *d);
 /* Bytes the view spans in its storage, first to last element (0 for an empty tensor). */
 uint64_t torch_tensor__span_bytes(const struct tensor_desc *d);
 /* Copies the view's elements, row-major, into out (numel * elem_size bytes) from process pid.
