@@ -30,7 +30,7 @@ CUDA_LIB ?= $(if $(filter $(HOST_ARCH),$(ARCH)),,/var/cache/cirron-probe/arm64-r
 CFLAGS ?= -g -O2
 WARN := -Wall -Wextra -Werror -Werror=undef -Wno-unused-parameter
 CPPFLAGS := -I$(OUTPUT) -Ibpf -Iuser -DCIRRON_VERSION='"$(VERSION)"' -D_GNU_SOURCE
-LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -ldw -lcapstone -lz -lcjson -lm -lstdc++
+LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -ldw -lcapstone -lz -lcjson -lcurl -lm -lstdc++
 ifneq ($(ARCH),$(HOST_ARCH))
 # A cross-built binary runs in the arm64 guest's root, Debian trixie, which has capstone 5
 # (libcapstone.so.5) where bookworm has 4: capstone is linked in.

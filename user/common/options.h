@@ -69,6 +69,8 @@ struct options {
 	/* issue 28: least privilege */
 	const char *run_user;		/* run --user: the command runs as this user (root only) */
 	unsigned int run_uid, run_gid;	/* its uid and primary group */
+	/* issue 35: the spool off the node */
+	const char *s3_url;		/* --output ...,s3://BUCKET/PREFIX: batches uploaded too */
 };
 
 #endif
