@@ -41,6 +41,8 @@ struct s3_upload {
 	struct pending *q;		/* q[head..n): to send, oldest first */
 	size_t head, n, cap;
 	bool stopping, bucket_ok, failing;
+	bool refused;			/* the last failure was a 4xx retrying will not change
+					 * (keys, bucket): not waited on at the end */
 	uint64_t deadline_ns;		/* stopping: give up at this time */
 	/* health (under mu) */
 	uint64_t sent, sent_bytes, failed, retries, expired, expired_bytes, backlog_bytes;
@@ -152,11 +154,13 @@ static char *read_batch(int dirfd, const char *name, size_t *len, bool *gone)
 
 /* Before the first PUT: S3 says "no such bucket" to a listing (some stores make the bucket
  * at a PUT instead, or answer 500). Returns 0 or -EIO with why. */
-static int check_bucket(struct s3_upload *u, char *why, size_t size)
+static int check_bucket(struct s3_upload *u, long *status, char *why, size_t size)
 {
 	struct s3_resp r;
 	int err = s3__request(&u->cfg, "GET", u->url.bucket, NULL, "list-type=2&max-keys=1",
 			      NULL, 0, NULL, 30, &r);
+
+	*status = r.status;
 
 	if (!err && r.status == 200) {
 		s3_resp__free(&r);
@@ -170,8 +174,8 @@ static int check_bucket(struct s3_upload *u, char *why, size_t size)
 }
 
 /* Returns 0 (sent), -ENOENT (the file is gone: nothing to send) or -EIO with why. */
-static int put_batch(struct s3_upload *u, const char *name, size_t *len, char *why,
-		     size_t size)
+static int put_batch(struct s3_upload *u, const char *name, size_t *len, long *status,
+		     char *why, size_t size)
 {
 	struct s3_resp r;
 	bool gone;
@@ -190,6 +194,7 @@ static int put_batch(struct s3_upload *u, const char *name, size_t *len, char *w
 	}
 	err = s3__request(&u->cfg, "PUT", u->url.bucket, key, NULL, data, *len, NULL,
 			  PUT_TIMEOUT_S, &r);
+	*status = r.status;
 	if (!err && r.status != 200)
 		err = -EIO;
 	if (err)
@@ -217,7 +222,7 @@ static void wait_until(struct s3_upload *u, uint64_t t)
 	for (;;) {
 		uint64_t until = u->stopping && u->deadline_ns < t ? u->deadline_ns : t;
 
-		if (now_ns() >= until)
+		if (now_ns() >= until || (u->stopping && u->refused))
 			return;
 		ts.tv_sec = (time_t)(until / 1000000000ull);
 		ts.tv_nsec = (long)(until % 1000000000ull);
@@ -230,6 +235,7 @@ static void *upload_main(void *arg)
 	struct s3_upload *u = arg;
 	uint64_t backoff = BACKOFF_MIN_NS;
 	char why[300];
+	long status;
 
 	pthread_mutex_lock(&u->mu);
 	for (;;) {
@@ -246,8 +252,9 @@ static void *upload_main(void *arg)
 			break;
 		pthread_mutex_unlock(&u->mu);
 		/* the request runs unlocked: the event loop queues batches meanwhile */
-		err = u->bucket_ok ? put_batch(u, name, &len, why, sizeof(why)) :
-				     check_bucket(u, why, sizeof(why));
+		status = 0;
+		err = u->bucket_ok ? put_batch(u, name, &len, &status, why, sizeof(why)) :
+				     check_bucket(u, &status, why, sizeof(why));
 		pthread_mutex_lock(&u->mu);
 		if (!err && !u->bucket_ok) {
 			u->bucket_ok = true;
@@ -289,7 +296,12 @@ static void *upload_main(void *arg)
 		u->failing = true;
 		snprintf(u->error, sizeof(u->error), "%s", why);
 		free(name);
+		/* at the end, a refusal that retrying will not change (keys, bucket) is not
+		 * waited on */
+		u->refused = status >= 400 && status < 500 && status != 408 && status != 429;
 		wait_until(u, now_ns() + backoff);
+		if (u->stopping && u->refused)
+			break;
 		backoff = backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : backoff * 2;
 		if (!u->stopping || now_ns() < u->deadline_ns)
 			u->retries++;
