@@ -177,6 +177,11 @@ void s3__global_init(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+void s3__global_cleanup(void)
+{
+	curl_global_cleanup();
+}
+
 char *s3__encode(const char *s, bool keep_slash)
 {
 	size_t n = strlen(s);

@@ -27,7 +27,7 @@ struct s3_config {
 	char key_id[256];
 	char secret[256];
 	char token[4096];	/* session token, or empty */
-	char creds_from[600];	/* "environment" or the credentials file and profile */
+	char creds_from[700];	/* "environment" or the credentials file and profile */
 };
 
 /* A response: the status, and the body when it is small (errors, listings). */
@@ -43,8 +43,9 @@ bool s3__is_url(const char *s);
 int s3__parse_url(const char *s, struct s3_url *u, char *why, size_t why_size);
 /* Returns 0, or -EINVAL with why (no credentials, an unreadable profile). */
 int s3__config_load(struct s3_config *c, char *why, size_t why_size);
-/* Once, before any thread uses curl. */
+/* Once, before any thread uses curl; cleanup once no thread does (read-back's end). */
 void s3__global_init(void);
+void s3__global_cleanup(void);
 
 /* One signed request. key: the object's key (NULL for the bucket itself); query: already in
  * canonical form (sorted, each value encoded by s3__encode), or NULL. body/len: PUT data.

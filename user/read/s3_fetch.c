@@ -207,6 +207,7 @@ int s3_fetch__to_dir(const char *url, char **dir, size_t *skipped)
 	do {
 		rc = list_page(&f, &token);
 	} while (!rc && token);
+	s3__global_cleanup();
 	if (!rc)
 		ilog("%s: %zu batches of %zu hosts fetched into %s", url, f.fetched, f.hosts, *dir);
 	*skipped = f.skipped;
