@@ -187,6 +187,8 @@ def read_back(h, *args, env):
 
 
 def local_batches(root):
+    if not (root / "spool").is_dir():
+        return {}       # the observer has not made it yet
     return {f.name: f.read_bytes() for f in (root / "spool").iterdir() if BATCH_NAME.match(f.name)}
 
 
