@@ -25,8 +25,10 @@ static int read_from_store(struct options *opts, int (*read)(const struct option
 	if (rc)
 		return rc;
 	opts->path = dir;
+	opts->source = url;	/* what a report names */
 	rc = read(opts);
 	opts->path = url;
+	opts->source = NULL;
 	s3_fetch__remove(dir);
 	if (skipped && (rc == EXIT_OK || rc == EXIT_CORRUPT_INPUT)) {
 		elog("%zu objects under %s skipped", skipped, url);

@@ -220,6 +220,13 @@ static size_t to_body(char *data, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/* CURLOPT_XFERINFOFUNCTION: non-zero ends the transfer */
+static int cancelled(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		     curl_off_t ulnow)
+{
+	return __atomic_load_n((const int *)arg, __ATOMIC_RELAXED);
+}
+
 int s3__request(const struct s3_config *c, const char *method, const char *bucket,
 		const char *key, const char *query, const void *body, size_t len, FILE *sink,
 		long timeout_s, struct s3_resp *r)
@@ -253,6 +260,11 @@ int s3__request(const struct s3_config *c, const char *method, const char *bucke
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 5L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (c->cancel) {
+		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, cancelled);
+		curl_easy_setopt(h, CURLOPT_XFERINFODATA, (void *)c->cancel);
+		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	}
 	/* No "Expect:" to drop curl's 100-continue: curl 7.88 signs the empty header it never
 	 * sends, and the store refuses the signature. */
 	if (*c->token) {

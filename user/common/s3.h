@@ -28,6 +28,7 @@ struct s3_config {
 	char secret[256];
 	char token[4096];	/* session token, or empty */
 	char creds_from[700];	/* "environment" or the credentials file and profile */
+	const int *cancel;	/* not NULL: a request in flight ends once *cancel is set */
 };
 
 /* A response: the status, and the body when it is small (errors, listings). */

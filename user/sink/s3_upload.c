@@ -44,6 +44,7 @@ struct s3_upload {
 	bool refused;			/* the last failure was a 4xx retrying will not change
 					 * (keys, bucket): not waited on at the end */
 	uint64_t deadline_ns;		/* stopping: give up at this time */
+	int cancel;			/* set past the deadline: a request in flight ends */
 	/* health (under mu) */
 	uint64_t sent, sent_bytes, failed, retries, expired, expired_bytes, backlog_bytes;
 	uint64_t delay_ms_last, delay_ms_max;
@@ -459,6 +460,7 @@ struct s3_upload *s3_upload__start(const struct s3_url *url, const struct s3_con
 	}
 	u->url = *url;
 	u->cfg = *cfg;
+	u->cfg.cancel = &u->cancel;
 	snprintf(u->host, sizeof(u->host), "%s", *host ? host : "unknown");
 	for (char *c = u->host; *c; c++)	/* one path level, as the reader expects */
 		if (*c == '/' || (unsigned char)*c < 0x20)
@@ -522,6 +524,7 @@ cJSON *s3_upload__health(struct s3_upload *u)
 
 void s3_upload__stop(struct s3_upload *u, double drain_s)
 {
+	struct timespec ts;
 	size_t left;
 
 	if (!u)
@@ -531,7 +534,14 @@ void s3_upload__stop(struct s3_upload *u, double drain_s)
 	u->deadline_ns = now_ns() + (uint64_t)(drain_s * 1e9);
 	pthread_cond_signal(&u->cv);
 	pthread_mutex_unlock(&u->mu);
-	pthread_join(u->thread, NULL);
+	/* a request in flight at the deadline (a slow store) is cut short: the observer's
+	 * stop takes at most drain_s and a second */
+	ts.tv_sec = time(NULL) + (time_t)drain_s + 1;
+	ts.tv_nsec = 0;
+	if (pthread_timedjoin_np(u->thread, NULL, &ts)) {
+		__atomic_store_n(&u->cancel, 1, __ATOMIC_RELAXED);
+		pthread_join(u->thread, NULL);
+	}
 	left = u->n - u->head;
 	if (left)
 		elog("s3: %zu batches (%llu bytes) not sent to s3://%s/%s: they stay in the spool, "
