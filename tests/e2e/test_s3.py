@@ -215,8 +215,10 @@ def test_store_holds_the_spool_and_reads_back_the_same_tree(h, s3, symcache, tor
     assert "cannot upload" not in obs.err.text, obs.err.text
     local = assert_all_uploaded(s3, bucket, "jobs/a", host, root)
     assert (root / "s3-sent.log").read_text().count("\n") == len(local)
+    # the counters of the final batch: no failure (how many were sent by then depends on the
+    # store: a fresh SeaweedFS grows its first volume at the first PUT, seconds on a busy CI)
     up = next(iter(final_health(root).values()))
-    assert up["failed"] == 0 and up["error"] is None and up["sent"] >= 1, up
+    assert up["failed"] == 0 and up["error"] is None, up
     # the same tree, JSON and text, and the same health, from the store as from the disk
     for args in (["trace", "--format", "json", "--all"], ["trace", "--all"],
                  ["health", "--format", "json"]):
