@@ -143,7 +143,7 @@ int s3__config_load(struct s3_config *c, char *why, size_t why_size)
 	n = strlen(c->endpoint);
 	while (n && c->endpoint[n - 1] == '/')
 		c->endpoint[--n] = 0;
-	if (n && strncmp(c->endpoint, "http://", 7) && strncmp(c->endpoint, "https://", 8)) {
+	if (n && strncmp(c->endpoint, "http://", 7) != 0 && strncmp(c->endpoint, "https://", 8) != 0) {
 		snprintf(why, why_size, "AWS_ENDPOINT_URL '%s' is not an http:// or https:// URL",
 			 c->endpoint);
 		return -EINVAL;

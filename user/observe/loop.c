@@ -43,6 +43,7 @@ static void on_signal(int sig)
 
 int observer__init_common(struct observer *o, const struct options *opts)
 {
+	const char *test_host;
 	char dir[4096];
 
 	memset(o, 0, sizeof(*o));
@@ -53,8 +54,9 @@ int observer__init_common(struct observer *o, const struct options *opts)
 		strcpy(o->host, "unknown");
 	/* For tests only (a two-node job on one machine): the host name sessions and S3 keys
 	 * carry. */
-	if (getenv("CIRRON_TEST_HOSTNAME") && *getenv("CIRRON_TEST_HOSTNAME"))
-		snprintf(o->host, sizeof(o->host), "%s", getenv("CIRRON_TEST_HOSTNAME"));
+	test_host = getenv("CIRRON_TEST_HOSTNAME");
+	if (test_host && *test_host)
+		snprintf(o->host, sizeof(o->host), "%s", test_host);
 	if (probe_set__load(&o->probes))
 		return EXIT_FAILURE_RUNTIME;
 	dlog("probes: %s", o->probes.dir[0] ? o->probes.dir : "built in");

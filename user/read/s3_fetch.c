@@ -99,7 +99,7 @@ static void fetch_object(struct fetch *f, const char *key, unsigned long long si
 		f->skipped++;
 	} else {
 		f->fetched++;
-		if (strcmp(host, f->last_host)) {	/* keys come sorted: a host's run together */
+		if (strcmp(host, f->last_host) != 0) {	/* keys come sorted: a host's run together */
 			snprintf(f->last_host, sizeof(f->last_host), "%s", host);
 			f->hosts++;
 		}
@@ -235,7 +235,7 @@ void s3_fetch__remove(char *dir)
 	if (asprintf(&spool, "%s/spool", dir) >= 0) {
 		d = opendir(spool);
 		while (d && (e = readdir(d)))
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
 				unlinkat(dirfd(d), e->d_name, 0);
 		if (d)
 			closedir(d);

@@ -424,7 +424,7 @@ static void scan_spool(struct s3_upload *u)
 		renameat(u->rootfd, STATE_LOG ".tmp", u->rootfd, STATE_LOG);
 	free(fs);
 out:
-	for (size_t i = 0; i < nlog; i++)
+	for (size_t i = 0; log && i < nlog; i++)
 		free(log[i]);
 	free(log);
 }
