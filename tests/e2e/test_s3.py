@@ -5,6 +5,7 @@
 tests/scripts/make-s3-venv.sh) on loopback ports of its own, data under the test's tmp, keys
 checked (-s3.config identities). The faults: the store killed mid-job and restarted, wrong keys,
 no such bucket, a slow store (a delaying proxy), the observer killed while its uploads fail,
+the node agent (watch),
 and a job of two hosts (CIRRON_TEST_HOSTNAME) read back as one. Tests wait for what they
 check (objects listed, spool files, log lines), never for a time."""
 import json
@@ -442,3 +443,22 @@ def test_two_hosts_read_back_as_one_job(h, s3, symcache, torch_bpf):
     rc, out, err = read_back(h, "trace", "--format", "perfetto", "-o", str(h.tmp / "p.json"),
                              url, env=s3.env())
     assert rc == 7 and json.loads((h.tmp / "p.json").read_text()), (rc, err)
+
+
+def test_node_agent_uploads(h, s3, symcache, torch_bpf):
+    """`watch --output spool,s3://`: the agent's sessions go to the store as `run`'s do."""
+    bucket, root, host = s3.bucket(), h.spool_root(), socket.gethostname()
+    # a script name of its own: other torch jobs on the machine fail --match
+    script = h.tmp / f"train_s3_{os.getpid()}_{time.monotonic_ns()}.py"
+    script.write_bytes((ROOT / "tests/workloads/train.py").read_bytes())
+    w = observe(h, symcache, "watch", root, f"s3://{bucket}/agent", "-v", "--match", script.name,
+                env=s3.env())
+    w.err.wait_for(r"watching for processes that load torch", timeout=60)
+    job = h.start(["/usr/bin/python3", script, "--epochs", "1", "--batches", "40",
+                   "--step-sleep", "20"])
+    assert job.finish(120) == 0, job.err.text[-2000:]
+    w.err.wait_for(rf"pid {job.pid}: session .* ended \(exit\)", timeout=60)
+    w.signal(signal.SIGINT)
+    assert w.finish(60) == 0, w.err.text[-2000:]
+    local = assert_all_uploaded(s3, bucket, "agent", host, root)
+    assert any(f"-{job.pid}-" in n for n in local), sorted(local)
