@@ -5,9 +5,8 @@
 tests/scripts/make-s3-venv.sh) on loopback ports of its own, data under the test's tmp, keys
 checked (-s3.config identities). The faults: the store killed mid-job and restarted, wrong keys,
 no such bucket, a slow store (a delaying proxy), the observer killed while its uploads fail,
-the node agent (watch),
-and a job of two hosts (CIRRON_TEST_HOSTNAME) read back as one. Tests wait for what they
-check (objects listed, spool files, log lines), never for a time."""
+and a job of two hosts (CIRRON_TEST_HOSTNAME) read back as one; the node agent (watch) too.
+Tests wait for what they check (objects listed, spool files, log lines), never for a time."""
 import json
 import os
 import re
