@@ -3,7 +3,6 @@
 //
 // The S3 upload thread (s3_upload.h): a queue of batch names, oldest first, each read from
 // the spool when its turn comes and PUT; a failure keeps it at the head and waits (backoff).
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -14,10 +13,9 @@
 #include <unistd.h>
 #include "common/fsutil.h"
 #include "common/log.h"
-#include "sink/batch_name.h"
+#include "sink/s3_sent.h"
 #include "sink/s3_upload.h"
 
-#define STATE_LOG "s3-sent.log"
 #define BATCH_MAX_BYTES (512u << 20)	/* as the reader's limit: more is not a batch */
 #define BACKOFF_MIN_NS 250000000ull	/* doubles per failure ... */
 #define BACKOFF_MAX_NS 8000000000ull	/* ... to this: a store back after an outage is used
@@ -69,16 +67,15 @@ static char *object_key(const struct s3_upload *u, const char *name)
 	return key;
 }
 
-/* "BUCKET/KEY BYTES": one line of the state log. */
-static char *log_line(const struct s3_upload *u, const char *name, uint64_t bytes)
+/* "BUCKET/PREFIX/HOST/": what the state log's lines begin with. */
+static char *key_prefix(const struct s3_upload *u)
 {
-	char *key = object_key(u, name), *line;
+	char *p, *key = object_key(u, "");
 
-	if (!key || asprintf(&line, "%s/%s %llu", u->url.bucket, key,
-			     (unsigned long long)bytes) < 0)
-		line = NULL;
+	if (!key || asprintf(&p, "%s/%s", u->url.bucket, key) < 0)
+		p = NULL;
 	free(key);
-	return line;
+	return p;
 }
 
 /* Under mu. A name queued again (its file replaced) is sent once, as it is then. */
@@ -208,11 +205,12 @@ static int put_batch(struct s3_upload *u, const char *name, size_t *len, long *s
 
 static void log_sent(struct s3_upload *u, const char *name, uint64_t bytes)
 {
-	char *line = log_line(u, name, bytes);
+	char *prefix = key_prefix(u), *line = prefix ? s3_sent__line(prefix, name, bytes) : NULL;
 
 	if (line && u->logfd >= 0 && dprintf(u->logfd, "%s\n", line) < 0)
-		dlog("s3: cannot append to %s: %s", STATE_LOG, strerror(errno));
+		dlog("s3: cannot append to %s: %s", S3_SENT_LOG, strerror(errno));
 	free(line);
+	free(prefix);
 }
 
 /* Under mu: wait until t, or until stopping's deadline passes, whichever comes first. */
@@ -311,122 +309,9 @@ static void *upload_main(void *arg)
 	return NULL;
 }
 
-struct found {
-	char *name;
-	uint64_t bytes;
-	struct timespec mtime;
-};
-
-static int older_first(const void *a, const void *b)
+static void queue_unsent(void *arg, const char *name, uint64_t bytes)
 {
-	const struct found *x = a, *y = b;
-
-	if (x->mtime.tv_sec != y->mtime.tv_sec)
-		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
-	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
-		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static int by_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The state log's lines, sorted (for bsearch). */
-static char **read_log(int rootfd, size_t *n)
-{
-	char **lines = NULL, **l, *line = NULL;
-	size_t cap = 0, lcap = 0;
-	int fd = openat(rootfd, STATE_LOG, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	ssize_t len;
-
-	*n = 0;
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	while ((len = getline(&line, &lcap, f)) > 0) {
-		if (line[len - 1] == '\n')
-			line[len - 1] = 0;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 256;
-			l = reallocarray(lines, cap, sizeof(*l));
-			if (!l)
-				break;
-			lines = l;
-		}
-		if ((lines[*n] = strdup(line)))
-			(*n)++;
-	}
-	free(line);
-	fclose(f);
-	if (*n)
-		qsort(lines, *n, sizeof(*lines), by_str);
-	return lines;
-}
-
-/* Queues the spool's batches that the state log does not name, oldest first, and rewrites
- * the log with only the lines of batches still in the spool (it stays as small as it). */
-static void scan_spool(struct s3_upload *u)
-{
-	size_t nlog, nf = 0, cap = 0;
-	char **log = read_log(u->rootfd, &nlog);
-	struct found *fs = NULL, *f;
-	int fd = dup(u->dirfd), tmp;
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *e;
-	struct stat st;
-	uint64_t t = now_ns();
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		goto out;
-	}
-	rewinddir(d);
-	while ((e = readdir(d))) {
-		if (!batch_name__id_len(e->d_name) ||
-		    fstatat(u->dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
-			continue;
-		if (nf == cap) {
-			cap = cap ? cap * 2 : 256;
-			f = reallocarray(fs, cap, sizeof(*f));
-			if (!f)
-				break;
-			fs = f;
-		}
-		fs[nf] = (struct found){ .name = strdup(e->d_name), .bytes = (uint64_t)st.st_size,
-					 .mtime = st.st_mtim };
-		if (fs[nf].name)
-			nf++;
-	}
-	closedir(d);
-	if (nf)
-		qsort(fs, nf, sizeof(*fs), older_first);
-	tmp = openat(u->rootfd, STATE_LOG ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
-		     O_CLOEXEC, 0640);
-	for (size_t i = 0; i < nf; i++) {
-		char *line = log_line(u, fs[i].name, fs[i].bytes);
-
-		if (line && log && bsearch(&line, log, nlog, sizeof(*log), by_str)) {
-			if (tmp >= 0)
-				dprintf(tmp, "%s\n", line);
-		} else {
-			enqueue(u, fs[i].name, fs[i].bytes, t);
-		}
-		free(line);
-		free(fs[i].name);
-	}
-	if (tmp >= 0 && !close(tmp))
-		renameat(u->rootfd, STATE_LOG ".tmp", u->rootfd, STATE_LOG);
-	free(fs);
-out:
-	for (size_t i = 0; log && i < nlog; i++)
-		free(log[i]);
-	free(log);
+	enqueue(arg, name, bytes, now_ns());	/* before the thread starts: no lock needed */
 }
 
 static void free_upload(struct s3_upload *u)
@@ -452,6 +337,7 @@ struct s3_upload *s3_upload__start(const struct s3_url *url, const struct s3_con
 {
 	struct s3_upload *u = calloc(1, sizeof(*u));
 	pthread_condattr_t ca;
+	char *prefix;
 	int err;
 
 	if (!u) {
@@ -478,11 +364,14 @@ struct s3_upload *s3_upload__start(const struct s3_url *url, const struct s3_con
 		snprintf(why, why_size, "cannot open %s: %s", root, strerror(errno));
 		goto fail;
 	}
-	scan_spool(u);
-	u->logfd = openat(u->rootfd, STATE_LOG, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW |
+	prefix = key_prefix(u);
+	if (prefix)	/* what an earlier run left: oldest first, before this run's batches */
+		s3_sent__scan(u->rootfd, u->dirfd, prefix, queue_unsent, u);
+	free(prefix);
+	u->logfd = openat(u->rootfd, S3_SENT_LOG, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW |
 			  O_CLOEXEC, 0640);
 	if (u->logfd < 0) {
-		snprintf(why, why_size, "cannot write %s/%s: %s", root, STATE_LOG, strerror(errno));
+		snprintf(why, why_size, "cannot write %s/%s: %s", root, S3_SENT_LOG, strerror(errno));
 		goto fail;
 	}
 	if (u->n)
