@@ -316,11 +316,14 @@ def test_bad_s3_input_is_a_usage_error(h, s3, tmp_path):
 
 
 class SlowProxy:
-    """A TCP relay to the store that holds each connection's first bytes for `delay` seconds:
-    every request (the upload makes one connection per request) answers that much later."""
+    """A TCP relay to the store that holds the first bytes of each of its first `n`
+    connections for `delay` seconds: those requests (the upload makes one connection per
+    request) answer that much later; the rest pass at once (the store got fast again)."""
 
-    def __init__(self, port, delay):
-        self.port, self.delay = port, delay
+    def __init__(self, port, delay, n):
+        self.port, self.delay, self.left = port, delay, n
+        self.slowed = 0              # connections held so far
+        self.lock = threading.Lock()
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(16)
@@ -333,20 +336,24 @@ class SlowProxy:
                 c, _ = self.sock.accept()
             except OSError:
                 return
+            with self.lock:
+                slow = self.left > 0
+                self.left -= slow
             u = socket.create_connection(("127.0.0.1", self.port))
-            threading.Thread(target=self._pump, args=(c, u, self.delay), daemon=True).start()
-            threading.Thread(target=self._pump, args=(u, c, 0), daemon=True).start()
+            threading.Thread(target=self._pump, args=(c, u, slow), daemon=True).start()
+            threading.Thread(target=self._pump, args=(u, c, False), daemon=True).start()
 
-    @staticmethod
-    def _pump(a, b, delay):
+    def _pump(self, a, b, slow):
         try:
             while True:
                 data = a.recv(65536)
                 if not data:
                     break
-                if delay:
-                    time.sleep(delay)    # the slowness under test, not a wait for an event
-                    delay = 0
+                if slow:
+                    time.sleep(self.delay)   # the slowness under test, not a wait for an event
+                    slow = False
+                    with self.lock:
+                        self.slowed += 1
                 b.sendall(data)
         except OSError:
             pass
@@ -362,21 +369,26 @@ class SlowProxy:
 
 def test_slow_store_does_not_slow_tracing(h, s3, symcache, torch_bpf):
     bucket, root, host = s3.bucket(), h.spool_root(), socket.gethostname()
-    proxy = SlowProxy(s3.s3, 0.6)      # a batch every 0.2 s, one sent per 0.6 s at most
+    # 8 requests of a second each, a batch every 0.2 s meanwhile: a backlog, then the store is
+    # fast again and it drains
+    proxy = SlowProxy(s3.s3, 1.0, 8)
     until = h.tmp / "until"
     try:
         obs = observe(h, symcache, "run", root, f"s3://{bucket}/slow", "--", *TRAIN,
                       "--until-file", until, "--step-sleep", "10",
                       env=s3.env(AWS_ENDPOINT_URL=proxy.endpoint))
-        wait_until(lambda: len(local_batches(root)) >= 10, "10 spool batches")
+        wait_until(lambda: proxy.slowed >= 8, "8 slow requests")
+        wait_until(lambda: len(s3.objects(bucket, "slow/")) >= 8, "8 batches in the store")
+        n = len(local_batches(root))
+        wait_until(lambda: len(local_batches(root)) >= n + 3, "3 more spool batches")
         until.touch()
         assert obs.finish(90) == 0, obs.err.text
     finally:
         proxy.close()
     local = assert_all_uploaded(s3, bucket, "slow", host, root)
     batches = sorted((json.loads(d) for d in local.values()), key=lambda b: b["seq"])
-    # each upload took over 0.6 s; the spool was written every 0.2 s all the same
-    assert max(b["health"]["upload"]["delay_ms_max"] for b in batches) >= 600
+    # slow uploads took over a second; the spool was written every 0.2 s all the same
+    assert max(b["health"]["upload"]["delay_ms_max"] for b in batches) >= 1000
     assert max(b["health"]["upload"]["backlog_objects"] for b in batches) >= 2
     gaps = [(b["written_ns"] - a["written_ns"]) / 1e9 for a, b in zip(batches, batches[1:])]
     assert max(gaps) < 0.9, gaps
