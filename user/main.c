@@ -4,11 +4,38 @@
 #include "cli.h"
 #include "common/exit_codes.h"
 #include "common/log.h"
+#include "common/s3.h"
 #include "doctor.h"
 #include "observe/observe.h"
 #include "read/health.h"
 #include "read/report.h"
+#include "read/s3_fetch.h"
 #include "read/trace.h"
+
+/* trace, health, report on s3://BUCKET/PREFIX: the store's batches fetched into a temporary
+ * spool, read there, then removed. Objects skipped at the fetch make the exit 7, as bad
+ * files in a local spool do. */
+static int read_from_store(struct options *opts, int (*read)(const struct options *))
+{
+	const char *url = opts->path;
+	size_t skipped;
+	char *dir;
+	int rc = s3_fetch__to_dir(url, &dir, &skipped);
+
+	if (rc)
+		return rc;
+	opts->path = dir;
+	opts->source = url;	/* what a report names */
+	rc = read(opts);
+	opts->path = url;
+	opts->source = NULL;
+	s3_fetch__remove(dir);
+	if (skipped && (rc == EXIT_OK || rc == EXIT_CORRUPT_INPUT)) {
+		elog("%zu objects under %s skipped", skipped, url);
+		rc = EXIT_CORRUPT_INPUT;
+	}
+	return rc;
+}
 
 int main(int argc, char **argv)
 {
@@ -28,11 +55,13 @@ int main(int argc, char **argv)
 	case CMD_DOCTOR:
 		return doctor__main(&opts);
 	case CMD_TRACE:
-		return trace__main(&opts);
+		return s3__is_url(opts.path) ? read_from_store(&opts, trace__main) : trace__main(&opts);
 	case CMD_HEALTH:
-		return health__main(&opts);
+		return s3__is_url(opts.path) ? read_from_store(&opts, health__main) :
+		       health__main(&opts);
 	case CMD_REPORT:
-		return report__main(&opts);
+		return s3__is_url(opts.path) ? read_from_store(&opts, report__main) :
+		       report__main(&opts);
 	default:
 		return EXIT_USAGE;
 	}

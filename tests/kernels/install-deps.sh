@@ -13,7 +13,7 @@ set -euo pipefail
 PKGS=(qemu-system-x86 qemu-system-common busybox-static)
 ARM64_PKGS=(qemu-system-arm qemu-user-static mmdebstrap arch-test unzip gcc-aarch64-linux-gnu
 	g++-aarch64-linux-gnu libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 libcapstone-dev:arm64
-	libcjson-dev:arm64 zlib1g-dev:arm64)
+	libcjson-dev:arm64 zlib1g-dev:arm64 libcurl4-openssl-dev:arm64)
 arm64=false
 [[ ${1:-} == arm64 ]] && { arm64=true; PKGS+=("${ARM64_PKGS[@]}"); }
 missing=()

@@ -44,7 +44,8 @@ security=${CIRRON_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
 suite=trixie
 # the cross-built binaries' shared libraries (sanitizer runtimes included) are here too
 pkgs=(python3 python3-torch python3-pytest python3-jsonschema busybox-static
-	procps mount make libelf1t64 libdw1t64 zlib1g libcjson1 libstdc++6 libasan8 libubsan1)
+	procps mount make libelf1t64 libdw1t64 zlib1g libcjson1 libcurl4t64 libstdc++6 libasan8
+	libubsan1)
 extra=${CIRRON_ARM64_EXTRA:-}
 venv=false
 [[ ${CIRRON_ARM64_VENV:-} == 1 ]] && { venv=true; pkgs+=(python3-venv); }

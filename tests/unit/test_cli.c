@@ -278,6 +278,38 @@ static void usage_errors_exit_64(void)
 		     "--max-spool-mb", "5");
 }
 
+/* --output s3://: the URL kept, the spool implied (it is the upload's buffer). */
+static void parse_output_s3(void)
+{
+	char *argv[] = { "cirron-probe", "attach", "-p", "1", "--output",
+			 "stdout,s3://traces/job-7/nodes", NULL };
+	char *only[] = { "cirron-probe", "attach", "-p", "1", "-o", "s3://traces", NULL };
+	struct options o;
+
+	setenv("AWS_ACCESS_KEY_ID", "AKIDUNIT", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+	if (ASSERT_OK(cli__parse(ARGC(argv), argv, &o), "stdout,s3://")) {
+		ASSERT_EQ(o.sinks, SINK_SPOOL | SINK_STDOUT, "sinks");
+		ASSERT_STREQ(o.s3_url, "s3://traces/job-7/nodes", "url");
+	}
+	if (ASSERT_OK(cli__parse(ARGC(only), only, &o), "s3:// alone")) {
+		ASSERT_EQ(o.sinks, SINK_SPOOL, "the spool comes with it");
+		ASSERT_STREQ(o.s3_url, "s3://traces", "url");
+	}
+	ASSERT_USAGE("a bad bucket", "attach", "-p", "1", "-o", "spool,s3://Bad_Bucket/x");
+	ASSERT_USAGE("no bucket", "attach", "-p", "1", "-o", "s3://");
+	ASSERT_USAGE("s3 with none", "attach", "-p", "1", "-o", "none,s3://traces");
+	ASSERT_USAGE("two s3", "attach", "-p", "1", "-o", "s3://traces,s3://other");
+	ASSERT_USAGE("trailing comma", "attach", "-p", "1", "-o", "s3://traces,");
+	ASSERT_USAGE("s3 output for trace", "doctor", "-p", "1", "-o", "s3://traces");
+	unsetenv("AWS_ACCESS_KEY_ID");
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+	setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
+	ASSERT_USAGE("no keys", "attach", "-p", "1", "-o", "s3://traces");
+	ASSERT_USAGE("no keys to read", "trace", "s3://traces/job-7");
+	unsetenv("AWS_SHARED_CREDENTIALS_FILE");
+}
+
 int main(void)
 {
 	RUN_TEST(parse_sinks);
@@ -291,5 +323,6 @@ int main(void)
 	RUN_TEST(parse_max_spool_mb);
 	RUN_TEST(parse_unknown_command);
 	RUN_TEST(usage_errors_exit_64);
+	RUN_TEST(parse_output_s3);
 	return unit__done();
 }

@@ -69,6 +69,9 @@ struct options {
 	/* issue 28: least privilege */
 	const char *run_user;		/* run --user: the command runs as this user (root only) */
 	unsigned int run_uid, run_gid;	/* its uid and primary group */
+	/* issue 35: the spool off the node */
+	const char *s3_url;		/* --output ...,s3://BUCKET/PREFIX: batches uploaded too */
+	const char *source;		/* read-back: the s3:// URL that path is a copy of, or NULL */
 };
 
 #endif

@@ -22,6 +22,7 @@
 #include "observe/observe.h"
 #include "sink/log_sink.h"
 #include "sink/metrics.h"
+#include "sink/s3_upload.h"
 #include "target/procfs.h"
 #include "target/sysstat.h"
 
@@ -31,6 +32,10 @@ static volatile sig_atomic_t stop_requested;
  * SIGPIPE is not ignored because we ignore it). */
 static struct sigaction inherited_sa[3];
 
+/* At the end, the upload thread has this long to send what is left (the final batches);
+ * the rest stays in the spool for the next start. */
+#define UPLOAD_DRAIN_S 15.0
+
 static void on_signal(int sig)
 {
 	stop_requested = sig;
@@ -38,6 +43,7 @@ static void on_signal(int sig)
 
 int observer__init_common(struct observer *o, const struct options *opts)
 {
+	const char *test_host;
 	char dir[4096];
 
 	memset(o, 0, sizeof(*o));
@@ -46,6 +52,11 @@ int observer__init_common(struct observer *o, const struct options *opts)
 	o->watchdog.fd = -1;
 	if (gethostname(o->host, sizeof(o->host) - 1))
 		strcpy(o->host, "unknown");
+	/* For tests only (a two-node job on one machine): the host name sessions and S3 keys
+	 * carry. */
+	test_host = getenv("CIRRON_TEST_HOSTNAME");
+	if (test_host && *test_host)
+		snprintf(o->host, sizeof(o->host), "%s", test_host);
 	if (probe_set__load(&o->probes))
 		return EXIT_FAILURE_RUNTIME;
 	dlog("probes: %s", o->probes.dir[0] ? o->probes.dir : "built in");
@@ -67,6 +78,9 @@ void observer__free_common(struct observer *o)
 	marks_regex__free(&o->marks_rx);
 	probe_set__free(&o->probes);
 	sym_cache__free(o->syms);
+	/* after the final batches: they go too, if the store takes them in time */
+	s3_upload__stop(o->upload, UPLOAD_DRAIN_S);
+	o->upload = NULL;
 	spool__close(&o->spool);
 }
 
@@ -200,6 +214,33 @@ static bool done(struct observer *o)
 	return !o->targets;
 }
 
+/* --output s3://: the upload thread, on the spool just opened. */
+static int start_upload(struct observer *o, const struct options *opts)
+{
+	struct s3_config cfg;
+	struct s3_url url;
+	char why[600];
+
+	if (s3__parse_url(opts->s3_url, &url, why, sizeof(why)) ||
+	    s3__config_load(&cfg, why, sizeof(why))) {
+		elog("--output %s: %s", opts->s3_url, why);	/* cli.c checked: not seen */
+		return EXIT_USAGE;
+	}
+	o->upload = s3_upload__start(&url, &cfg, o->host, opts->path, o->spool.dirfd, why,
+				     sizeof(why));
+	if (o->upload)
+		ilog("uploading spool batches to %s/%s/ (credentials: %s)", opts->s3_url, o->host,
+		     cfg.creds_from);
+	explicit_bzero(&cfg, sizeof(cfg));
+	if (!o->upload) {
+		elog("--output %s: %s", opts->s3_url, why);
+		return EXIT_FAILURE_RUNTIME;
+	}
+	o->spool.on_written = s3_upload__written;
+	o->spool.on_written_ctx = o->upload;
+	return 0;
+}
+
 int observer__main(const struct options *opts)
 {
 	struct observer *o = calloc(1, sizeof(*o));
@@ -237,6 +278,11 @@ int observer__main(const struct options *opts)
 			err = EXIT_SPOOL_UNWRITABLE;
 			goto out;
 		}
+	}
+	if (opts->s3_url) {
+		err = start_upload(o, opts);
+		if (err)
+			goto out;
 	}
 	if (opts->sinks & SINK_LOG) {
 		err = log_sink__open(opts->syslog_socket);

@@ -94,6 +94,25 @@ static void print_kernel(FILE *f, const cJSON *k)
 		value(k, "ldso_discovery", c, sizeof(c)), value(k, "reason", d, sizeof(d)));
 }
 
+/* --output s3:// (the observer's counters when this batch was made) */
+static void print_upload(FILE *f, const cJSON *u)
+{
+	char a[64], b[64], c[64], d[64], e[64], g[64], x[64];
+	const cJSON *err = cJSON_GetObjectItemCaseSensitive(u, "error");
+
+	fprintf(f, "  upload: %s sent (%s bytes), %s failed, %s retries; backlog %s objects "
+		"(%s bytes); %s removed by the spool cap before sent\n",
+		value(u, "sent", a, sizeof(a)), value(u, "sent_bytes", b, sizeof(b)),
+		value(u, "failed", c, sizeof(c)), value(u, "retries", d, sizeof(d)),
+		value(u, "backlog_objects", e, sizeof(e)), value(u, "backlog_bytes", g, sizeof(g)),
+		value(u, "expired", x, sizeof(x)));
+	fprintf(f, "  upload delay %s ms last, %s ms max", value(u, "delay_ms_last", a, sizeof(a)),
+		value(u, "delay_ms_max", b, sizeof(b)));
+	if (cJSON_IsString(err))
+		fprintf(f, "; failing: %s", err->valuestring);
+	fputc('\n', f);
+}
+
 static void print_health(FILE *f, const struct rsession *s)
 {
 	const cJSON *h = s->health;
@@ -124,6 +143,8 @@ static void print_health(FILE *f, const struct rsession *s)
 			"oldest first\n", value(h, "spool_max_bytes", a, sizeof(a)),
 			value(h, "spool_removed_files", b, sizeof(b)),
 			value(h, "spool_removed_bytes", c, sizeof(c)));
+	if (cJSON_GetObjectItemCaseSensitive(h, "upload"))
+		print_upload(f, cJSON_GetObjectItemCaseSensitive(h, "upload"));
 	if (cJSON_GetObjectItemCaseSensitive(h, "kernel"))
 		print_kernel(f, cJSON_GetObjectItemCaseSensitive(h, "kernel"));
 	print_probes(f, cJSON_GetObjectItemCaseSensitive(h, "probes"));

@@ -497,7 +497,7 @@ void report__write(FILE *f, const struct spool_view *v, const struct options *o)
 	      "table.kv td{max-width:60em;overflow-wrap:anywhere}\n"
 	      "pre{background:#f4f4f4;padding:.6em;overflow-x:auto}\n"
 	      "</style></head><body>\n<h1>cirron-probe report</h1>\n<p>Spool ", f);
-	html(f, o->path);
+	html(f, o->source ? o->source : o->path);
 	fprintf(f, ", written %s by cirron-probe " CIRRON_VERSION ".</p>\n", when);
 	m = open_memstream(&ranks, &len);
 	if (m) {

@@ -154,6 +154,8 @@ int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const c
 		sp->files_written++;
 		if (sp->cap.max_bytes)
 			spool_cap__add(&sp->cap, session_id, name, len + 1);
+		if (sp->on_written)
+			sp->on_written(sp->on_written_ctx, name, len + 1);
 	}
 out:
 	cJSON_free(text);
