@@ -97,6 +97,7 @@ void torch_tree__dispatch(struct torch_tree *t, const struct tree_event *ev)
 		torch_tree__on_scaler_update(t, ev);
 		break;
 	case TI_LOST:	/* handled above */
+	case TI_INFERENCE_MODE:	/* the inference tree's (infer_tree.h) */
 		break;
 	}
 	t->last_event_ns = ev->ts_ns;
@@ -112,12 +113,13 @@ static void debug_input(const struct torch_tree *t, const struct tree_event *ev)
 		[TI_FORWARD_ENTER] = "FWD+", [TI_FORWARD_EXIT] = "FWD-", [TI_LOST] = "LOST",
 		[TI_COMPILE_ENTER] = "COMPILE+", [TI_COMPILE_EXIT] = "COMPILE-",
 		[TI_COMPILED] = "COMPILED", [TI_SCALER_UPDATE] = "SCALER",
+		[TI_INFERENCE_MODE] = "INFER",
 	};
 	static int on = -1;
 
 	if (on < 0)
 		on = getenv("CIRRON_DEBUG_TREE") != NULL;
-	if (!on || ev->kind > TI_SCALER_UPDATE)
+	if (!on || ev->kind > TI_INFERENCE_MODE)
 		return;
 	fprintf(stderr, "TREE pid=%d tid=%u ts=%llu %s name=%s obj=%llx val=%d\n",
 		t->s ? t->s->pid : 0, ev->tid, (unsigned long long)ev->ts_ns, kinds[ev->kind],
