@@ -290,7 +290,7 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 		if (!entry)
 			return;
 		te.kind = TI_INFERENCE_MODE;
-		te.value = (int)((e->args[0] >> 1) & 1);
+		te.value = (int)((e->args[0] >> 1) & 1);	/* bit-field byte: bit 1 */
 		break;
 	case MEAN_COMPILED:
 		if (!entry)

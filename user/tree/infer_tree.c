@@ -81,14 +81,41 @@ static void open_region(struct infer_tree *it, const struct tree_event *ev, cons
 	it->start = ev->ts_ns;
 	snapshot(it, it->start_counters);
 	it->nfwd = 0;
+	it->calls = 0;
+	it->nstarters = 0;
 	it->fwd_open = false;
 	it->nheld = 0;
 }
 
-static void forward_enter(struct infer_tree *it, uint64_t ts)
+/* Whether a model call (outermost Module call) begins a forward or continues the last one.
+ * HF generate runs its prefill as model(...) but its decode steps through the bound
+ * self.__call__, which never passes slot_tp_call: there each step shows as the inner model's
+ * call and then its head's (GPT2Model, then Linear). So the class of the request's first call
+ * and of the first call after it begin forwards; any other class continues the forward it
+ * follows (docs/inference.md). */
+static bool begins_forward(struct infer_tree *it, const char *cls)
+{
+	cls = cls ? cls : "";
+	for (int i = 0; i < it->nstarters; i++)
+		if (!strcmp(it->starters[i], cls))
+			return true;
+	if (it->nstarters == 2 || (it->nstarters == 1 && it->fwd_open))
+		return false;
+	strncpy(it->starters[it->nstarters], cls, INFER_CLASS_LEN - 1);
+	it->starters[it->nstarters][INFER_CLASS_LEN - 1] = 0;
+	it->nstarters++;
+	return true;
+}
+
+static void forward_enter(struct infer_tree *it, uint64_t ts, const char *cls)
 {
 	struct infer_forward *f;
 
+	it->calls++;
+	if (!begins_forward(it, cls) && it->nfwd) {
+		it->fwd_open = true;	/* its end moves to this call's end */
+		return;
+	}
 	if (it->nfwd == it->cap_fwd) {
 		long cap = it->cap_fwd ? it->cap_fwd * 2 : 64;
 		struct infer_forward *n = realloc(it->fwd, (size_t)cap * sizeof(*n));
@@ -133,6 +160,8 @@ static void request_attrs(const struct infer_tree *it, struct span *req, uint64_
 
 	cJSON_AddStringToObject(a, "region", it->region);
 	cJSON_AddNumberToObject(a, "forwards", (double)n);
+	if (it->calls != n)
+		cJSON_AddNumberToObject(a, "model_calls", (double)it->calls);
 	if (n < 2)
 		return;
 	cJSON_AddNumberToObject(a, "decode_steps", (double)(n - 1));
@@ -251,7 +280,7 @@ bool infer_tree__feed(struct infer_tree *it, const struct tree_event *ev, infer_
 		if (it->open) {
 			hold(it, ev);
 			if (enter)
-				forward_enter(it, ev->ts_ns);
+				forward_enter(it, ev->ts_ns, ev->name);
 			else
 				forward_exit(it, ev->ts_ns);
 			return true;

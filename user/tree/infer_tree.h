@@ -20,6 +20,7 @@
  * training tree: the dispatcher routes each event to one of them.
  */
 #define INFER_MAX_HELD 256	/* events of an open region, given back if it trains */
+#define INFER_CLASS_LEN 64
 
 struct infer_forward {
 	uint64_t start, end;
@@ -42,7 +43,10 @@ struct infer_tree {
 	uint64_t start_counters[SESSION_NCOUNTERS];
 	struct infer_forward *fwd;	/* the region's forwards */
 	long nfwd, cap_fwd;
-	bool fwd_open;		/* a forward began and has not ended */
+	bool fwd_open;		/* a model call began and has not ended */
+	long calls;		/* model calls in the region (several may make one forward) */
+	char starters[2][INFER_CLASS_LEN];	/* classes whose calls begin a forward */
+	int nstarters;
 	long requests;
 	long loose_forwards;	/* eval forwards outside any region once requests were seen */
 	struct tree_buffered held[INFER_MAX_HELD];
