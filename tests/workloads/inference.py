@@ -1,12 +1,13 @@
 """Inference workloads (issue 36): requests of a small GPT-2 built from a config (no download).
 
 Each request prints one line of what it did, for the tests to compare with the tree:
-    REQUEST <i> kind=<case> forwards=<n> new_tokens=<t> batch=<b> latency_ns=<ns>
+    REQUEST <i> kind=<case> forwards=<n> new_tokens=<t> batch=<b> start_ns=<wall> latency_ns=<ns>
 forwards are counted by a forward hook on the model (what ran, not what was asked for).
 
 Cases (--case): greedy, sample (HF generate, --batch 1 or 4), pipeline (text-generation
 pipeline), loop (hand-written decode loop under inference_mode), serve (one forward per
-request under inference_mode), mixed (greedy, sample, loop one after the other).
+request under inference_mode), mixed (greedy, sample with batch 4, loop, pipeline, serve, one
+after the other; --batch is ignored).
 --requests N: how many (0: until the file named by --stop-file exists; attach tests).
 --tokens K: new tokens per request.
 """
@@ -83,20 +84,22 @@ def main():
     ap.add_argument("--stop-file")
     a = ap.parse_args()
     model, calls = build()
-    pipe = make_pipeline(model) if a.case == "pipeline" else None
-    cases = ["greedy", "sample", "loop"] if a.case == "mixed" else [a.case]
+    pipe = make_pipeline(model) if a.case in ("pipeline", "mixed") else None
+    cases = [(a.case, a.batch)]
+    if a.case == "mixed":
+        cases = [("greedy", 1), ("sample", 4), ("loop", 1), ("pipeline", 1), ("serve", 1)]
     print(f"READY pid={os.getpid()}", flush=True)
     i = 0
     while (a.requests and i < a.requests) or (not a.requests and not os.path.exists(a.stop_file)):
-        case = cases[i % len(cases)]
+        case, batch = cases[i % len(cases)]
         before = calls[0]
         t0 = time.time_ns()
         if case in ("greedy", "sample"):
-            new = generate(model, a.batch, a.tokens, case == "sample")
+            new = generate(model, batch, a.tokens, case == "sample")
         elif case == "loop":
-            new = decode_loop(model, a.batch, a.tokens)
+            new = decode_loop(model, batch, a.tokens)
         elif case == "serve":
-            new = serve(model, a.batch)
+            new = serve(model, batch)
         elif case == "pipeline":
             r = pipe("abcde", max_new_tokens=a.tokens, min_new_tokens=a.tokens, do_sample=False)
             new = a.tokens if r else 0
@@ -104,7 +107,7 @@ def main():
             sys.exit(f"unknown case {case}")
         lat = time.time_ns() - t0
         print(f"REQUEST {i} kind={case} forwards={calls[0] - before} new_tokens={new} "
-              f"batch={a.batch} latency_ns={lat}", flush=True)
+              f"batch={batch} start_ns={t0} latency_ns={lat}", flush=True)
         i += 1
     print("DONE", flush=True)
 

@@ -110,6 +110,11 @@ struct series {
 	double step_sum;
 	double phase_s[NPHASES];
 	double last_step_ts;		/* unix seconds; 0: no step yet */
+	uint64_t requests;		/* inference requests (docs/inference.md) */
+	uint64_t req_bucket[NBUCKETS];
+	double req_sum;
+	double tokens;			/* tokens per sequence, summed over requests */
+	double decode_tps;		/* the newest request's decode rate; 0: none */
 	bool hang;
 	double health[NHEALTH];
 	double cuda[NCUDA];
@@ -183,6 +188,26 @@ static struct series *get(struct metrics *m, const struct session *s)
 	return x;
 }
 
+/* An inference request: its latency, and its tokens where its forwards were seen. */
+static void request_closed(struct series *x, const struct span *sp, double d)
+{
+	const cJSON *v;
+	size_t b = 0;
+
+	x->requests++;
+	x->req_sum += d;
+	while (b < NBUCKETS && d > step_buckets[b])
+		b++;
+	if (b < NBUCKETS)
+		x->req_bucket[b]++;
+	v = cJSON_GetObjectItemCaseSensitive(sp->attrs, "tokens_per_sequence");
+	if (cJSON_IsNumber(v))
+		x->tokens += v->valuedouble;
+	v = cJSON_GetObjectItemCaseSensitive(sp->attrs, "decode_tokens_per_s");
+	if (cJSON_IsNumber(v))
+		x->decode_tps = v->valuedouble;
+}
+
 void metrics__span_closed(struct metrics *m, const struct session *s, const struct span *sp)
 {
 	struct series *x = m ? get(m, s) : NULL;
@@ -206,6 +231,8 @@ void metrics__span_closed(struct metrics *m, const struct session *s, const stru
 		x->last_step_ts = (double)sp->end_ns / 1e9;
 	} else if (!strcmp(sp->name, "epoch")) {
 		x->epochs++;
+	} else if (!strcmp(sp->name, "request")) {
+		request_closed(x, sp, d);
 	} else {
 		for (size_t p = 0; p < NPHASES; p++)
 			if (!strcmp(sp->name, phase_names[p]))
@@ -316,6 +343,45 @@ static void sample(FILE *f, const char *name, const struct series *x, const char
 	fprintf(f, "%s{%s%s%s} %.17g\n", name, x->labels, extra ? "," : "", extra ? extra : "", v);
 }
 
+/* Inference processes' requests: only series that had one. */
+static void render_requests(FILE *f, const struct metrics *m)
+{
+	const struct series *x;
+	char extra[64];
+
+	family(f, "cirron_requests_total", "counter", "Inference requests closed");
+	for (x = m->series; x; x = x->next)
+		if (x->requests)
+			sample(f, "cirron_requests_total", x, NULL, (double)x->requests);
+	family(f, "cirron_request_duration_seconds", "histogram",
+	       "Latency of inference requests (a grad-off region with model calls)");
+	for (x = m->series; x; x = x->next) {
+		uint64_t cum = 0;
+
+		if (!x->requests)
+			continue;
+		for (size_t b = 0; b < NBUCKETS; b++) {
+			cum += x->req_bucket[b];
+			snprintf(extra, sizeof(extra), "le=\"%g\"", step_buckets[b]);
+			sample(f, "cirron_request_duration_seconds_bucket", x, extra, (double)cum);
+		}
+		sample(f, "cirron_request_duration_seconds_bucket", x, "le=\"+Inf\"",
+		       (double)x->requests);
+		sample(f, "cirron_request_duration_seconds_sum", x, NULL, x->req_sum);
+		sample(f, "cirron_request_duration_seconds_count", x, NULL, (double)x->requests);
+	}
+	family(f, "cirron_request_tokens_total", "counter",
+	       "Tokens generated per sequence, summed over requests (one per forward: inferred)");
+	for (x = m->series; x; x = x->next)
+		if (x->requests)
+			sample(f, "cirron_request_tokens_total", x, NULL, x->tokens);
+	family(f, "cirron_decode_tokens_per_second", "gauge",
+	       "Decode steps per second of the newest request, per sequence");
+	for (x = m->series; x; x = x->next)
+		if (x->decode_tps > 0)
+			sample(f, "cirron_decode_tokens_per_second", x, NULL, x->decode_tps);
+}
+
 char *metrics__render(struct metrics *m, size_t *len)
 {
 	char *buf = NULL, extra[64];
@@ -356,6 +422,7 @@ char *metrics__render(struct metrics *m, size_t *len)
 		sample(f, "cirron_step_duration_seconds_sum", x, NULL, x->step_sum);
 		sample(f, "cirron_step_duration_seconds_count", x, NULL, (double)x->steps);
 	}
+	render_requests(f, m);
 	family(f, "cirron_phase_seconds_total", "counter",
 	       "Time in each phase of the steps (collective_wait also counts inside backward)");
 	for (x = m->series; x; x = x->next)
