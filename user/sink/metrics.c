@@ -204,7 +204,9 @@ static void request_closed(struct series *x, const struct span *sp, double d)
 	if (cJSON_IsNumber(v))
 		x->tokens += v->valuedouble;
 	v = cJSON_GetObjectItemCaseSensitive(sp->attrs, "decode_tokens_per_s");
-	if (cJSON_IsNumber(v))
+	if (cJSON_IsRaw(v) && v->valuestring)	/* json__add_double's exact digits */
+		x->decode_tps = strtod(v->valuestring, NULL);
+	else if (cJSON_IsNumber(v))
 		x->decode_tps = v->valuedouble;
 }
 
