@@ -72,7 +72,7 @@ void requests_view__print(FILE *f, const struct rsession *s)
 	for (size_t i = 0; i < root->nkids; i++) {
 		const struct span *sp = &root->kids[i]->sp;
 
-		if (strcmp(sp->name, "request") || sp->status != SPAN_OK || !sp->end_ns)
+		if (strcmp(sp->name, "request") != 0 || sp->status != SPAN_OK || !sp->end_ns)
 			continue;	/* open at a detach: no latency */
 		add(&lat, (double)(sp->end_ns - sp->start_ns));
 		add(&ttft, attr(sp->attrs, "ttft_ns"));
