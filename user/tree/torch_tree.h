@@ -44,6 +44,9 @@ struct tree_scope {
 /* One per target: fields are grouped by the rule they serve, not packed (56 bytes of padding). */
 struct torch_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 	struct session *s;
+	/* The rules' entry for an event held back and replayed (torch_tree_prefetch.c): set by
+	 * torch_tree__init, so that the rules below it never call up into the dispatcher. */
+	void (*replay)(struct torch_tree *t, const struct tree_event *ev);
 	long epoch_steps;	/* fallback epoch length in optimizer steps */
 	uint32_t tid;		/* the training thread (first to load data or run backward) */
 	struct span *epoch, *step, *forward, *backward;
