@@ -141,6 +141,8 @@ static bool trains(int kind)
 
 void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 {
+	if (ev->kind == TI_INFERENCE_MODE)
+		return;	/* the inference tree's input; the rules here never see it */
 	debug_input(t, ev);
 	if (ev->kind == TI_LOST) {	/* from any thread: the gap may hide the training one's */
 		torch_tree__decide_prefetch(t);
