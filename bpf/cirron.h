@@ -56,10 +56,6 @@ enum arg_deref {
 	DEREF_NONE = 0,
 	DEREF_STDSTRING,	/* value is a libstdc++ std::string *: copy its text into str */
 	DEREF_CSTRING,		/* value is a char *: copy the text into str */
-	DEREF_WORD = 16,	/* DEREF_WORD + n: value is a pointer; the argument is the 64-bit
-				 * word at value + 8 * n (n < 16), read at the call: an object
-				 * passed by reference (a temporary gone by the time we could read
-				 * it from userspace) */
 };
 
 #define PROBE_F_RETURN		(1u << 0)	/* a return probe is attached too */

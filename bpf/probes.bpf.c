@@ -47,17 +47,8 @@ static __always_inline __u64 read_arg(struct pt_regs *ctx, __u8 src)
 static __always_inline void read_args(struct pt_regs *ctx, const struct probe_spec *spec,
 				      __u64 args[CIRRON_NARGS])
 {
-	for (int i = 0; i < CIRRON_NARGS; i++) {
-		__u8 d = spec->arg_deref[i];
-		__u64 w = 0;
-
+	for (int i = 0; i < CIRRON_NARGS; i++)
 		args[i] = read_arg(ctx, spec->arg_src[i]);
-		if (d >= DEREF_WORD && d < DEREF_WORD + 16) {
-			bpf_probe_read_user(&w, sizeof(w),
-					    (const void *)(args[i] + 8 * (__u64)(d - DEREF_WORD)));
-			args[i] = w;	/* 0 where it could not be read */
-		}
-	}
 }
 
 static __always_inline int on_entry(struct pt_regs *ctx)

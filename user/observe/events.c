@@ -286,11 +286,12 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 			return;
 		te.kind = TI_SCALER_UPDATE;	/* a skipped optimizer step shows here */
 		break;
-	case MEAN_AUTOGRAD_STATE:	/* inference_mode's guard (bit 1: inference mode) */
+	case MEAN_INFERENCE_ENTER:
+	case MEAN_INFERENCE_EXIT:
 		if (!entry)
 			return;
 		te.kind = TI_INFERENCE_MODE;
-		te.value = (int)((e->args[0] >> 1) & 1);	/* bit-field byte: bit 1 */
+		te.value = r->def->meaning == MEAN_INFERENCE_ENTER;
 		break;
 	case MEAN_COMPILED:
 		if (!entry)

@@ -44,7 +44,8 @@ static const char *const meaning_names[MEAN__COUNT] = {
 	[MEAN_GRAD_SCALER] = "grad_scaler",
 	[MEAN_PY_CALL] = "py_call",
 	[MEAN_COMPILED] = "compiled",
-	[MEAN_AUTOGRAD_STATE] = "autograd_state",
+	[MEAN_INFERENCE_ENTER] = "inference_enter",
+	[MEAN_INFERENCE_EXIT] = "inference_exit",
 };
 
 const char *probe_meaning__name(enum probe_meaning m)
@@ -120,8 +121,7 @@ static int parse_action(const char *s)
 /* "reg0".."reg5" ("reg6", "reg7": aarch64's x6 and x7, where x86-64 has stack slots),
  * "stack1".."stack4" (the first stack slots at entry: the 7th argument on x86-64, the 9th on
  * aarch64), "ret", "retaddr" (who called: the entry's return address), optionally
- * ":stdstring", ":cstring" or ":word@N" (the 64-bit word at the pointer + N, N a multiple of
- * 8 below 128, read in BPF at the call). nregs: the architecture's argument registers, 6 (x86-64, or a
+ * ":stdstring" or ":cstring". nregs: the architecture's argument registers, 6 (x86-64, or a
  * list for every architecture) or 8. */
 static int parse_arg(const char *s, int nregs, __u8 *src, __u8 *deref)
 {
@@ -134,8 +134,6 @@ static int parse_arg(const char *s, int nregs, __u8 *src, __u8 *deref)
 		*deref = DEREF_STDSTRING;
 	else if (colon && !strcmp(colon + 1, "cstring"))
 		*deref = DEREF_CSTRING;
-	else if (colon && sscanf(colon + 1, "word@%d", &n) == 1 && n >= 0 && n < 128 && !(n % 8))
-		*deref = (__u8)(DEREF_WORD + n / 8);
 	else if (colon)
 		return -EINVAL;
 	if (len == 4 && !strncmp(s, "reg", 3) && (n = s[3] - '0') >= 0 && n < nregs)
@@ -249,7 +247,7 @@ static int parse_arg_list(const cJSON *list, int arch, struct probe_def *d, cons
 		if (i == CIRRON_NARGS || !cJSON_IsString(a) ||
 		    parse_arg(a->valuestring, nregs, &src, &deref)) {
 			elog("%s: %s: bad %s argument #%d (want reg0-%d, stack1-4, ret or retaddr, "
-			     "optionally :stdstring, :cstring or :word@N; at most %d)", origin, d->symbol,
+			     "optionally :stdstring or :cstring; at most %d)", origin, d->symbol,
 			     arch < 0 ? "" : probe_arch__name(arch), i, nregs - 1, CIRRON_NARGS);
 			return -EINVAL;
 		}
@@ -352,8 +350,8 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 
 		if (m < 0) {
 			elog("%s: %s: unknown meaning (want scope, scope_enter, scope_exit, "
-			     "backward, grad_mode, autocast, grad_scaler, py_call, compiled or "
-			     "autograd_state)",
+			     "backward, grad_mode, autocast, grad_scaler, py_call, compiled, "
+			     "inference_enter or inference_exit)",
 			     origin, d->symbol);
 			return -EINVAL;
 		}
