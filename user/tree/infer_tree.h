@@ -36,7 +36,7 @@ struct infer_tree {
 	bool trains;		/* a backward, optimizer step or DataLoader was seen: a training
 				 * process; every event goes to the training tree from now on */
 	bool grad_off;		/* the job's Python disabled grad (no_grad) */
-	bool inference_on;	/* inference_mode is on (AutogradState, Python frames levels) */
+	bool inference_on;	/* torch.inference_mode() is on (_InferenceMode.__enter__) */
 	bool open;		/* a region is open: a request unless it trains */
 	const char *region;	/* "no_grad" or "inference_mode" */
 	uint64_t start;

@@ -25,7 +25,7 @@ enum tree_input {
 	TI_COMPILED,		/* dynamo made a cache entry: a frame's compile is done; obj = the
 				 * frame's code state (the same again: a recompilation) */
 	TI_SCALER_UPDATE,	/* GradScaler.update() (_amp_update_scale_) */
-	TI_INFERENCE_MODE,	/* value: 1 inference_mode on, 0 off (AutogradState set); the
+	TI_INFERENCE_MODE,	/* value: 1 inference_mode entered, 0 left (_InferenceMode); the
 				 * inference tree's only: the training tree ignores it */
 };
 
