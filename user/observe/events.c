@@ -207,7 +207,23 @@ static bool py_call_to_tree(struct observer *o, struct target *t, const struct p
 	return true;
 }
 
-/* A torch anchor: translate it into an input of the training-structure tree. */
+/* The training tree takes what the inference tree gives back or does not take. */
+static void to_training(void *ctx, const struct tree_event *ev)
+{
+	struct target *t = ctx;
+
+	torch_tree__feed(&t->tree, ev);
+}
+
+/* Each kind of process has its tree: an event goes to the inference tree's rules first
+ * (a request's region), else to the training tree's (tree/infer_tree.h). */
+static void route(struct target *t, const struct tree_event *ev)
+{
+	if (!infer_tree__feed(&t->infer, ev, to_training, t))
+		torch_tree__feed(&t->tree, ev);
+}
+
+/* A torch anchor: translate it into an input of the trees. */
 void events__anchor(struct observer *o, struct target *t, const struct probe_result *r,
 		    const struct event *e)
 {
@@ -226,7 +242,7 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 
 		lost.kind = TI_LOST;
 		lost.value = (int)e->lost_before;
-		torch_tree__feed(&t->tree, &lost);
+		route(t, &lost);
 		t->py_calls.depth = t->py_calls.module_depth = t->py_calls.compile_depth = 0;
 	}
 	switch (r->def->meaning) {
@@ -270,6 +286,13 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 			return;
 		te.kind = TI_SCALER_UPDATE;	/* a skipped optimizer step shows here */
 		break;
+	case MEAN_INFERENCE_ENTER:
+	case MEAN_INFERENCE_EXIT:
+		if (!entry)
+			return;
+		te.kind = TI_INFERENCE_MODE;
+		te.value = r->def->meaning == MEAN_INFERENCE_ENTER;
+		break;
 	case MEAN_COMPILED:
 		if (!entry)
 			return;
@@ -285,6 +308,6 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 	}
 	hang__progress(&t->hang, te.ts_ns);
 	loop_ends = t->tree.loop_ends;
-	torch_tree__feed(&t->tree, &te);
+	route(t, &te);
 	snapshots__after_event(o, t, t->tree.loop_ends != loop_ends);
 }

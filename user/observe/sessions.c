@@ -207,6 +207,7 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	cJSON_AddStringToObject(a, "index_origin", t->mid_run ? "attach" : "start");
 	attrs__libraries(o, t);
 	torch_tree__init(&t->tree, t->session, o->opts->epoch_steps);
+	infer_tree__init(&t->infer, t->session);
 	t->tree.frames_always = o->opts->python_frames == PYF_ALWAYS;
 	versions__detect(o->syms, t);
 	t->session->counters = read_cuda_counters;	/* per-span CUDA deltas */
@@ -283,6 +284,7 @@ void sessions__end(struct observer *o, struct target *t, const char *cause)
 	bool clean = seen && WIFEXITED(t->exit_status) && !WEXITSTATUS(t->exit_status);
 
 	attrs__cuda(o, t);	/* before the root's stdout line is printed */
+	infer_tree__finish(&t->infer, now);
 	torch_tree__finish(&t->tree, clean);
 	if (seen && WIFSIGNALED(t->exit_status)) {
 		cJSON_AddNumberToObject(a, "exit_signal", WTERMSIG(t->exit_status));

@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "read/export.h"
 #include "read/perfetto.h"
+#include "read/requests_view.h"
 #include "read/snapshot_view.h"
 #include "read/trace.h"
 #include "read/trace_ranks.h"
@@ -229,6 +230,7 @@ static void print_text_session(FILE *f, const struct rsession *s, bool all)
 	for (size_t i = 0; i < s->ntops; i++)
 		print_tree(f, s->tops[i], 0, all);
 	print_kernels(f, s);
+	requests_view__print(f, s);
 	snapshot_view__print(f, s);
 	print_sys(f, s);	/* last: the lines above keep their places */
 }

@@ -102,15 +102,24 @@ static const struct {
 };
 _Static_assert(sizeof(node_metrics) / sizeof(node_metrics[0]) == NNODE, "NNODE: node_metrics' rows");
 
+/* Durations in step_buckets (not cumulative), their count and sum. */
+struct histogram {
+	uint64_t bucket[NBUCKETS];
+	uint64_t count;
+	double sum;
+};
+
 struct series {
 	const struct session *s;	/* NULL once ended */
 	char labels[640];		/* host="...",pid="...",... */
 	uint64_t ended_ns;		/* monotonic; 0 while the session lives */
-	uint64_t steps, epochs;
-	uint64_t bucket[NBUCKETS];	/* steps per bucket, not cumulative */
-	double step_sum;
+	uint64_t epochs;
+	struct histogram steps;
 	double phase_s[NPHASES];
 	double last_step_ts;		/* unix seconds; 0: no step yet */
+	struct histogram requests;	/* inference requests (docs/inference.md) */
+	double tokens;			/* tokens per sequence, summed over requests */
+	double decode_tps;		/* the newest request's decode rate; 0: none */
 	bool hang;
 	double health[NHEALTH];
 	double cuda[NCUDA];
@@ -185,6 +194,34 @@ static struct series *get(struct metrics *m, const struct session *s)
 	return x;
 }
 
+static void observe(struct histogram *h, double d)
+{
+	size_t b = 0;
+
+	h->count++;
+	h->sum += d;
+	while (b < NBUCKETS && d > step_buckets[b])
+		b++;
+	if (b < NBUCKETS)
+		h->bucket[b]++;
+}
+
+/* An inference request: its latency, and its tokens where its forwards were seen. */
+static void request_closed(struct series *x, const struct span *sp, double d)
+{
+	const cJSON *v;
+
+	observe(&x->requests, d);
+	v = cJSON_GetObjectItemCaseSensitive(sp->attrs, "tokens_per_sequence");
+	if (cJSON_IsNumber(v))
+		x->tokens += v->valuedouble;
+	v = cJSON_GetObjectItemCaseSensitive(sp->attrs, "decode_tokens_per_s");
+	if (cJSON_IsRaw(v) && v->valuestring)	/* json__add_double's exact digits */
+		x->decode_tps = strtod(v->valuestring, NULL);
+	else if (cJSON_IsNumber(v))
+		x->decode_tps = v->valuedouble;
+}
+
 void metrics__span_closed(struct metrics *m, const struct session *s, const struct span *sp)
 {
 	struct series *x = m ? get(m, s) : NULL;
@@ -197,17 +234,12 @@ void metrics__span_closed(struct metrics *m, const struct session *s, const stru
 		return;
 	d = sp->end_ns > sp->start_ns ? (double)(sp->end_ns - sp->start_ns) / 1e9 : 0;
 	if (!strcmp(sp->name, "step")) {
-		size_t b = 0;
-
-		x->steps++;
-		x->step_sum += d;
-		while (b < NBUCKETS && d > step_buckets[b])
-			b++;
-		if (b < NBUCKETS)
-			x->bucket[b]++;
+		observe(&x->steps, d);
 		x->last_step_ts = (double)sp->end_ns / 1e9;
 	} else if (!strcmp(sp->name, "epoch")) {
 		x->epochs++;
+	} else if (!strcmp(sp->name, "request")) {
+		request_closed(x, sp, d);
 	} else {
 		for (size_t p = 0; p < NPHASES; p++)
 			if (!strcmp(sp->name, phase_names[p]))
@@ -319,6 +351,52 @@ static void sample(FILE *f, const char *name, const struct series *x, const char
 	fprintf(f, "%s{%s%s%s} %.17g\n", name, x->labels, extra ? "," : "", extra ? extra : "", v);
 }
 
+/* NAME_bucket{le=...} (cumulative), NAME_sum, NAME_count of one series. */
+static void render_histogram(FILE *f, const char *name, const struct series *x,
+			     const struct histogram *h)
+{
+	char metric[96], extra[64];
+	uint64_t cum = 0;
+
+	snprintf(metric, sizeof(metric), "%s_bucket", name);
+	for (size_t b = 0; b < NBUCKETS; b++) {
+		cum += h->bucket[b];
+		snprintf(extra, sizeof(extra), "le=\"%g\"", step_buckets[b]);
+		sample(f, metric, x, extra, (double)cum);
+	}
+	sample(f, metric, x, "le=\"+Inf\"", (double)h->count);
+	snprintf(metric, sizeof(metric), "%s_sum", name);
+	sample(f, metric, x, NULL, h->sum);
+	snprintf(metric, sizeof(metric), "%s_count", name);
+	sample(f, metric, x, NULL, (double)h->count);
+}
+
+/* Inference processes' requests: only series that had one. */
+static void render_requests(FILE *f, const struct metrics *m)
+{
+	const struct series *x;
+
+	family(f, "cirron_requests_total", "counter", "Inference requests closed");
+	for (x = m->series; x; x = x->next)
+		if (x->requests.count)
+			sample(f, "cirron_requests_total", x, NULL, (double)x->requests.count);
+	family(f, "cirron_request_duration_seconds", "histogram",
+	       "Latency of inference requests (a grad-off region with model calls)");
+	for (x = m->series; x; x = x->next)
+		if (x->requests.count)
+			render_histogram(f, "cirron_request_duration_seconds", x, &x->requests);
+	family(f, "cirron_request_tokens_total", "counter",
+	       "Tokens generated per sequence, summed over requests (one per forward: inferred)");
+	for (x = m->series; x; x = x->next)
+		if (x->requests.count)
+			sample(f, "cirron_request_tokens_total", x, NULL, x->tokens);
+	family(f, "cirron_decode_tokens_per_second", "gauge",
+	       "Decode steps per second of the newest request, per sequence");
+	for (x = m->series; x; x = x->next)
+		if (x->decode_tps > 0)
+			sample(f, "cirron_decode_tokens_per_second", x, NULL, x->decode_tps);
+}
+
 char *metrics__render(struct metrics *m, size_t *len)
 {
 	char *buf = NULL, extra[64];
@@ -342,23 +420,14 @@ char *metrics__render(struct metrics *m, size_t *len)
 
 	family(f, "cirron_steps_total", "counter", "Training steps (optimizer steps) closed");
 	for (x = m->series; x; x = x->next)
-		sample(f, "cirron_steps_total", x, NULL, (double)x->steps);
+		sample(f, "cirron_steps_total", x, NULL, (double)x->steps.count);
 	family(f, "cirron_epochs_total", "counter", "Epochs closed");
 	for (x = m->series; x; x = x->next)
 		sample(f, "cirron_epochs_total", x, NULL, (double)x->epochs);
 	family(f, "cirron_step_duration_seconds", "histogram", "Duration of training steps");
-	for (x = m->series; x; x = x->next) {
-		uint64_t cum = 0;
-
-		for (size_t b = 0; b < NBUCKETS; b++) {
-			cum += x->bucket[b];
-			snprintf(extra, sizeof(extra), "le=\"%g\"", step_buckets[b]);
-			sample(f, "cirron_step_duration_seconds_bucket", x, extra, (double)cum);
-		}
-		sample(f, "cirron_step_duration_seconds_bucket", x, "le=\"+Inf\"", (double)x->steps);
-		sample(f, "cirron_step_duration_seconds_sum", x, NULL, x->step_sum);
-		sample(f, "cirron_step_duration_seconds_count", x, NULL, (double)x->steps);
-	}
+	for (x = m->series; x; x = x->next)
+		render_histogram(f, "cirron_step_duration_seconds", x, &x->steps);
+	render_requests(f, m);
 	family(f, "cirron_phase_seconds_total", "counter",
 	       "Time in each phase of the steps (collective_wait also counts inside backward)");
 	for (x = m->series; x; x = x->next)

@@ -44,6 +44,8 @@ static const char *const meaning_names[MEAN__COUNT] = {
 	[MEAN_GRAD_SCALER] = "grad_scaler",
 	[MEAN_PY_CALL] = "py_call",
 	[MEAN_COMPILED] = "compiled",
+	[MEAN_INFERENCE_ENTER] = "inference_enter",
+	[MEAN_INFERENCE_EXIT] = "inference_exit",
 };
 
 const char *probe_meaning__name(enum probe_meaning m)
@@ -348,7 +350,8 @@ static int parse_probe(const cJSON *p, struct probe_def *d, const char *origin)
 
 		if (m < 0) {
 			elog("%s: %s: unknown meaning (want scope, scope_enter, scope_exit, "
-			     "backward, grad_mode, autocast, grad_scaler, py_call or compiled)",
+			     "backward, grad_mode, autocast, grad_scaler, py_call, compiled, "
+			     "inference_enter or inference_exit)",
 			     origin, d->symbol);
 			return -EINVAL;
 		}

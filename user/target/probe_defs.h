@@ -24,6 +24,8 @@ enum probe_meaning {
 	MEAN_PY_CALL,		/* CPython slot_tp_call: args[0] = the called object (entry, return) */
 	MEAN_COMPILED,		/* torch.compile: dynamo made a cache entry, a frame's compile is
 				 * done; args[0] = the frame's code state (ExtraState *) */
+	MEAN_INFERENCE_ENTER,	/* torch.inference_mode() entered (torch._C._InferenceMode) */
+	MEAN_INFERENCE_EXIT,	/* ... and left */
 	MEAN__COUNT,
 };
 

@@ -42,6 +42,7 @@ void target__free(struct target *t)
 	kernel_names__free(&t->kernel_names);
 	free(t->probes);
 	free(t->files);
+	infer_tree__free(&t->infer);
 	session__free(t->session);
 	free(t);
 }

@@ -12,6 +12,7 @@
 #include "target/pytypes.h"
 #include "target/sym_cache.h"
 #include "tree/hang.h"
+#include "tree/infer_tree.h"
 #include "tree/marks.h"
 #include "tree/session.h"
 #include "tree/torch_tree.h"
@@ -108,6 +109,7 @@ struct target {
 	uint64_t id_ticks;	/* session id part after an exec; 0: the process start time */
 	struct session *session;	/* NULL until a non-loader probe group matches */
 	struct torch_tree tree;		/* training structure, fed by the torch anchors */
+	struct infer_tree infer;	/* requests of an inference process (infer_tree.h) */
 	struct py_types py_types;	/* --python-frames: classes of called objects */
 	struct py_calls py_calls;
 	struct py_sample py_sample;	/* --python-frames sampled */

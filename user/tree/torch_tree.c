@@ -2,32 +2,37 @@
 // Copyright (c) 2026 cirron-probe authors
 //
 // The training-structure state machine (torch_tree.h, DESIGN.md "Tree rules", issue "PyTorch
-// training structure"). Its rules, by kind of loop, and the file that holds each:
-// - torch_tree_steps.c: steps and epochs, and the forward inferred without Python frames:
-//   the basic training loop.
-// - torch_tree_batches.c: DataLoader batches: a __next__ stays pending until something
-//   trains on it; a loop's end (StopIteration); inference_mode loops (issue 18).
+// training structure"). Its files, from the top down: each calls only files below it (events
+// held back are replayed through t->replay, not by name), and none calls back up:
+// - torch_tree.c (this file): the entry points, dispatch by input, lost events.
 // - torch_tree_scopes.c: record_function scopes, backward and forward; optimizer steps:
 //   closures, several optimizers, no optimizer (issue 18).
-// - torch_tree_eval.c: evaluation: no_grad regions and forwards in eval after a batch
-//   loaded with grad on (issue 13).
+// - torch_tree_data.c: a DataLoader __next__ begins.  torch_tree_grad.c: grad switches.
 // - torch_tree_prefetch.c: back-to-back __next__ calls (K batches fetched, then trained on),
 //   decided by what follows (issue 13).
-// - torch_tree_compile.c: torch.compile's compiles (issue 26).
-// - torch_tree_amp.c: GradScaler's skipped optimizer steps (issue 26).
-// - torch_tree_recompute.c: inside a backward: activation checkpointing's nested backwards
-//   and recomputed forwards (issue 26).
-// This file: the entry points, dispatch by input, lost events. The files share
-// torch_tree_internal.h.
+// - torch_tree_batches.c: what a __next__ was: pending until something trains on it; a loop's
+//   end (StopIteration); inference_mode loops (issue 18); validation batches.
+// - torch_tree_eval.c: the forwards of validation batches (issue 13).
+//   torch_tree_inferred.c: the forward inferred without Python frames.
+//   torch_tree_stack.c: the scope stack and what a scope's name means.
+// - torch_tree_compile.c: torch.compile's compiles (issue 26). torch_tree_amp.c: GradScaler's
+//   skipped optimizer steps (issue 26). torch_tree_recompute.c: inside a backward: activation
+//   checkpointing's nested backwards and recomputed forwards (issue 26).
+// - torch_tree_steps.c: steps, epochs and the spans' bookkeeping, over tree/session.h.
+// The files share torch_tree_internal.h. Inference processes have a tree of their own
+// (infer_tree.h), beside this one, over the same session.h.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tree/torch_tree_internal.h"
 
+static void dispatch(struct torch_tree *t, const struct tree_event *ev);
+
 void torch_tree__init(struct torch_tree *t, struct session *s, long epoch_steps)
 {
 	memset(t, 0, sizeof(*t));
 	t->s = s;
+	t->replay = dispatch;
 	t->epoch_steps = epoch_steps > 0 ? epoch_steps : 1000;
 	t->grad_enabled = true;
 }
@@ -68,7 +73,8 @@ static void on_lost(struct torch_tree *t, const struct tree_event *ev)
 		cJSON_AddNumberToObject(t->step->attrs, "events_lost", ev->value);
 }
 
-void torch_tree__dispatch(struct torch_tree *t, const struct tree_event *ev)
+/* One event into the rules: each input to its handler. */
+static void dispatch(struct torch_tree *t, const struct tree_event *ev)
 {
 	switch (ev->kind) {
 	case TI_SCOPE_ENTER:
@@ -97,6 +103,7 @@ void torch_tree__dispatch(struct torch_tree *t, const struct tree_event *ev)
 		torch_tree__on_scaler_update(t, ev);
 		break;
 	case TI_LOST:	/* handled above */
+	case TI_INFERENCE_MODE:	/* the inference tree's (infer_tree.h) */
 		break;
 	}
 	t->last_event_ns = ev->ts_ns;
@@ -112,12 +119,13 @@ static void debug_input(const struct torch_tree *t, const struct tree_event *ev)
 		[TI_FORWARD_ENTER] = "FWD+", [TI_FORWARD_EXIT] = "FWD-", [TI_LOST] = "LOST",
 		[TI_COMPILE_ENTER] = "COMPILE+", [TI_COMPILE_EXIT] = "COMPILE-",
 		[TI_COMPILED] = "COMPILED", [TI_SCALER_UPDATE] = "SCALER",
+		[TI_INFERENCE_MODE] = "INFER",
 	};
 	static int on = -1;
 
 	if (on < 0)
 		on = getenv("CIRRON_DEBUG_TREE") != NULL;
-	if (!on || ev->kind > TI_SCALER_UPDATE)
+	if (!on || ev->kind > TI_INFERENCE_MODE)
 		return;
 	fprintf(stderr, "TREE pid=%d tid=%u ts=%llu %s name=%s obj=%llx val=%d\n",
 		t->s ? t->s->pid : 0, ev->tid, (unsigned long long)ev->ts_ns, kinds[ev->kind],
@@ -133,6 +141,8 @@ static bool trains(int kind)
 
 void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 {
+	if (ev->kind == TI_INFERENCE_MODE)
+		return;	/* the inference tree's input; the rules here never see it */
 	debug_input(t, ev);
 	if (ev->kind == TI_LOST) {	/* from any thread: the gap may hide the training one's */
 		torch_tree__decide_prefetch(t);
@@ -148,7 +158,7 @@ void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 		t->last_ts_ns = ev->ts_ns;
 	if (torch_tree__hold_back(t, ev))
 		return;
-	torch_tree__dispatch(t, ev);
+	dispatch(t, ev);
 }
 
 void torch_tree__finish(struct torch_tree *t, bool clean_exit)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "tree/session.h"
+#include "tree/tree_input.h"
 
 /*
  * The training-structure state machine: turns scope events from the target's training
@@ -13,39 +14,9 @@
  * (DESIGN.md "Tree rules"). It knows nothing about probes: attach code translates uprobe
  * events into these inputs, so the rules are unit-testable on their own.
  */
-enum tree_input {
-	TI_SCOPE_ENTER,		/* a record_function scope: name, obj = DataLoader iterator (0: unknown) */
-	TI_SCOPE_EXIT,
-	TI_BACKWARD_ENTER,	/* autograd engine execution */
-	TI_BACKWARD_EXIT,
-	TI_GRAD_MODE,		/* value: 1 grad enabled, 0 disabled (torch.no_grad); obj: 0 the
-				 * job's Python switched it, 1 a C++ guard (restores it) */
-	TI_FORWARD_ENTER,	/* outermost Module call seen in Python frames: name = class,
-				 * value = module.training (1/0) or -1 when unknown */
-	TI_FORWARD_EXIT,
-	TI_LOST,		/* value events of this process were dropped just before this
-				 * point: the open scopes may have lost their ends */
-	TI_COMPILE_ENTER,	/* torch.compile: dynamo's frame callback called (Python frames):
-				 * a compile may begin */
-	TI_COMPILE_EXIT,
-	TI_COMPILED,		/* dynamo made a cache entry: a frame's compile is done; obj = the
-				 * frame's code state (the same again: a recompilation) */
-	TI_SCALER_UPDATE,	/* GradScaler.update() (_amp_update_scale_) */
-};
-
-struct tree_event {
-	enum tree_input kind;
-	uint64_t ts_ns;		/* wall clock */
-	uint32_t tid;
-	const char *name;
-	uint64_t obj;
-	int value;
-};
-
 #define TREE_MAX_SCOPES 64
 #define TREE_MAX_PREFETCH 32	/* back-to-back __next__ calls kept undecided */
 #define TREE_MAX_BUFFERED 256	/* events held back until they are decided */
-#define TREE_NAME_LEN 128
 #define TREE_MAX_COMPILES 64	/* compiles held until their batch is decided */
 #define TREE_MAX_CODES 64	/* frames compiled so far, told apart for recompilations */
 
@@ -55,10 +26,6 @@ struct tree_batch {
 	uint64_t start_counters[SESSION_NCOUNTERS], end_counters[SESSION_NCOUNTERS];
 };
 
-struct tree_buffered {
-	struct tree_event ev;
-	char name[TREE_NAME_LEN];	/* ev.name points here */
-};
 
 /* A compile (torch.compile) not placed yet: its batch is still undecided. */
 struct tree_compile {
@@ -77,6 +44,9 @@ struct tree_scope {
 /* One per target: fields are grouped by the rule they serve, not packed (56 bytes of padding). */
 struct torch_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 	struct session *s;
+	/* The rules' entry for an event held back and replayed (torch_tree_prefetch.c): set by
+	 * torch_tree__init, so that the rules below it never call up into the dispatcher. */
+	void (*replay)(struct torch_tree *t, const struct tree_event *ev);
 	long epoch_steps;	/* fallback epoch length in optimizer steps */
 	uint32_t tid;		/* the training thread (first to load data or run backward) */
 	struct span *epoch, *step, *forward, *backward;

@@ -27,6 +27,38 @@ static struct tree_scope *pending_scope(struct torch_tree *t)
 	return NULL;
 }
 
+/* The pending batch was a validation batch: its forward ran in eval (no_grad around the
+ * model call, or a module in eval mode) and no backward followed. The step before it ended
+ * where its __next__ began. */
+void torch_tree__eval_batch(struct torch_tree *t)
+{
+	t->pending = t->pending_nograd = t->pending_eval = false;
+	t->last_data_end_ns = 0;
+	if (t->step && torch_tree__step_done(t))
+		torch_tree__close_step(t, t->pending_start, t->pending_start_counters);
+	torch_tree__release_held(t, false);	/* another __next__ followed it: a batch */
+	t->unconfirmed_run = 0;	/* the next unconfirmed __next__ is this loop's end */
+	t->eval_since_train = true;
+	torch_tree__unconfirmed_data_load(t, t->pending_start, t->pending_end,
+					  t->pending_start_counters, t->pending_end_counters,
+					  false);
+}
+
+/* The pending batch had a no_grad region that ended before the next __next__ and no backward:
+ * an evaluation batch whose model call disabled grad (HF Trainer's prediction_step); without
+ * a model call seen, the region was its forward. */
+void torch_tree__nograd_eval_batch(struct torch_tree *t)
+{
+	uint64_t start = t->nograd_start, end = t->nograd_end;
+	uint64_t start_counters[SESSION_NCOUNTERS], end_counters[SESSION_NCOUNTERS];
+
+	memcpy(start_counters, t->nograd_counters, sizeof(start_counters));
+	memcpy(end_counters, t->nograd_end_counters, sizeof(end_counters));
+	torch_tree__eval_batch(t);
+	if (!torch_tree__forwards_measured(t))
+		torch_tree__inferred_eval_forward(t, start, start_counters, end, end_counters);
+}
+
 /* Make the pending training batch real: it was trained on. */
 void torch_tree__confirm_batch(struct torch_tree *t)
 {
@@ -157,55 +189,3 @@ void torch_tree__settle_unconfirmed(struct torch_tree *t, uint64_t next_ts,
 		torch_tree__snapshot(t, t->held_next_counters);
 }
 
-void torch_tree__on_data_enter(struct torch_tree *t, const struct tree_event *ev)
-{
-	struct span *sp;
-	bool ahead;
-
-	torch_tree__end_inferred_forward(t, ev->ts_ns);
-	t->grad_calls = 0;	/* no autograd.grad call spans a __next__ either */
-	/* no compile spans a __next__: a callback's return may have been left out (the end of
-	 * a --python-frames sampled window) */
-	t->compile_open = false;
-	/* the previous batch had no backward; an unconfirmed one has its forward (if it was a
-	 * batch at all) settled with it */
-	if (!t->pending || !t->pending_end)
-		torch_tree__infer_forward(t, ev->ts_ns, false);
-	ahead = t->grad_enabled && t->pending && t->pending_end && !t->pending_nograd &&
-		!t->pending_eval && t->last_event_ns == t->pending_end &&
-		t->nprefetch < TREE_MAX_PREFETCH;
-
-	/* a run of them ends here: settle it first, in order */
-	if (!ahead)
-		torch_tree__decide_prefetch(t);
-	if (ahead) {
-		/* right after the last one ended: a batch fetched ahead, or a loop's end; what
-		 * follows tells (torch_tree__decide_prefetch) */
-		struct tree_batch *b = &t->prefetch[t->nprefetch++];
-
-		b->start = t->pending_start;
-		b->end = t->pending_end;
-		b->obj = t->pending_obj;
-		memcpy(b->start_counters, t->pending_start_counters, sizeof(b->start_counters));
-		memcpy(b->end_counters, t->pending_end_counters, sizeof(b->end_counters));
-		t->pending = false;
-	}
-	torch_tree__settle_unconfirmed(t, ev->ts_ns, NULL);
-	torch_tree__place_compiles(t, NULL, NULL);	/* the last batch's, where it ended */
-	if (t->grad_enabled) {
-		t->pending = true;
-		t->pending_start = ev->ts_ns;
-		t->pending_end = 0;
-		t->pending_obj = ev->obj;
-		torch_tree__snapshot(t, t->pending_start_counters);
-		torch_tree__push_scope(t, NULL, SK_DATA_PENDING);
-		return;
-	}
-	/* a batch loaded with grad off after the step's update (an optimizer's, or by hand):
-	 * validation, not part of that step */
-	if (t->step && (t->step_had_optimizer || t->step_skipped || t->step_updated))
-		torch_tree__close_step(t, ev->ts_ns, NULL);
-	t->eval_since_train = true;
-	sp = session__open(t->s, t->step ? t->step : t->epoch, "data_load", -1, ev->ts_ns);
-	torch_tree__push_scope(t, sp, SK_DATA_EVAL);
-}

@@ -18,9 +18,6 @@ enum scope_kind {
 	SK_COMPILE_BACKWARD,	/* ... and the backward graph's, compiled in the first backward */
 };
 
-/* torch_tree.c: one event into the rules (held-back events are replayed through it) */
-void torch_tree__dispatch(struct torch_tree *t, const struct tree_event *ev);
-
 /* torch_tree_steps.c: steps, epochs, inferred forwards */
 void torch_tree__close_span(struct torch_tree *t, struct span **sp, uint64_t ts,
 			    const uint64_t *counters);
@@ -38,11 +35,13 @@ void torch_tree__set_mode(struct span *sp, const char *mode, const char *source)
 void torch_tree__snapshot(struct torch_tree *t, uint64_t out[SESSION_NCOUNTERS]);
 void torch_tree__mark_boundary(struct torch_tree *t, uint64_t ts);
 bool torch_tree__forwards_measured(const struct torch_tree *t);
-/* train: before a backward (in the step); else an eval forward before the next batch. */
-void torch_tree__infer_forward(struct torch_tree *t, uint64_t ts, bool train);
 /* Whether a training batch of iterator obj (0: unknown) begins an epoch; obj becomes the
  * training iterator. */
 bool torch_tree__take_new_epoch(struct torch_tree *t, uint64_t obj);
+
+/* torch_tree_inferred.c: train: before a backward (in the step); else an eval forward before
+ * the next batch. */
+void torch_tree__infer_forward(struct torch_tree *t, uint64_t ts, bool train);
 
 /* torch_tree_batches.c: what a DataLoader __next__ was */
 void torch_tree__confirm_batch(struct torch_tree *t);
@@ -53,24 +52,32 @@ void torch_tree__count_loop_end(struct torch_tree *t);
 void torch_tree__release_held(struct torch_tree *t, bool exhausted);
 void torch_tree__settle_unconfirmed(struct torch_tree *t, uint64_t next_ts,
 				    const uint64_t *next_counters);
+void torch_tree__eval_batch(struct torch_tree *t);
+void torch_tree__nograd_eval_batch(struct torch_tree *t);
+
+/* torch_tree_data.c: a DataLoader __next__ begins */
 void torch_tree__on_data_enter(struct torch_tree *t, const struct tree_event *ev);
 
-/* torch_tree_scopes.c: scopes, backward, forward; optimizer steps */
+/* torch_tree_grad.c: grad switches */
+void torch_tree__on_grad_mode(struct torch_tree *t, const struct tree_event *ev);
+
+/* torch_tree_stack.c: the scope stack */
 void torch_tree__push_scope(struct torch_tree *t, struct span *sp, int kind);
 /* A scope's name as an enum scope_kind. */
 int torch_tree__classify(const char *name);
+/* A forward FSDP's root began (SK_ROOT_FORWARD) ends when the next thing does. */
+void torch_tree__end_inferred_forward(struct torch_tree *t, uint64_t ts);
+
+/* torch_tree_scopes.c: scopes, backward, forward; optimizer steps */
 void torch_tree__on_scope_enter(struct torch_tree *t, const struct tree_event *ev);
 void torch_tree__on_scope_exit(struct torch_tree *t, const struct tree_event *ev);
 void torch_tree__on_backward(struct torch_tree *t, const struct tree_event *ev, bool enter);
 void torch_tree__on_forward(struct torch_tree *t, const struct tree_event *ev, bool enter);
 
-/* torch_tree_eval.c: validation batches */
+/* torch_tree_eval.c: a validation batch's inferred forward */
 void torch_tree__inferred_eval_forward(struct torch_tree *t, uint64_t start,
 				       const uint64_t *start_counters, uint64_t end,
 				       const uint64_t *end_counters);
-void torch_tree__eval_batch(struct torch_tree *t);
-void torch_tree__nograd_eval_batch(struct torch_tree *t);
-void torch_tree__on_grad_mode(struct torch_tree *t, const struct tree_event *ev);
 
 /* torch_tree_prefetch.c: runs of back-to-back __next__ calls */
 /* Settles the run and replays the events held back after it (none: nothing to do). */
@@ -89,9 +96,6 @@ void torch_tree__compile_scope_end(struct torch_tree *t, const struct tree_scope
 /* Compiles held while the forward they ran in is not known yet: under fwd when within it,
  * else under fallback (NULL: the innermost span). */
 void torch_tree__place_compiles(struct torch_tree *t, struct span *fwd, struct span *fallback);
-/* A forward FSDP's root began (SK_ROOT_FORWARD) ends when the next thing does. */
-void torch_tree__end_inferred_forward(struct torch_tree *t, uint64_t ts);
-
 /* torch_tree_recompute.c: inside a backward. Each returns true when it took the event. */
 bool torch_tree__nested_backward(struct torch_tree *t, const struct tree_event *ev, bool enter);
 bool torch_tree__recompute_forward(struct torch_tree *t, const struct tree_event *ev, bool enter);

@@ -79,7 +79,7 @@ void torch_tree__decide_prefetch(struct torch_tree *t)
 	memcpy(t->boundary_counters, boundary, sizeof(boundary));
 	t->replaying = true;
 	for (int i = 0; i < t->nbuffered; i++)
-		torch_tree__dispatch(t, &t->buffered[i].ev);
+		t->replay(t, &t->buffered[i].ev);
 	t->replaying = false;
 	t->nbuffered = 0;
 }

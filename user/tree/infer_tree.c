@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// Inference processes: a request per grad-off region, prefill and decode steps under it
+// (infer_tree.h, docs/inference.md).
+#include <stdlib.h>
+#include <string.h>
+#include "tree/infer_tree.h"
+
+void infer_tree__init(struct infer_tree *it, struct session *s)
+{
+	memset(it, 0, sizeof(*it));
+	it->s = s;
+}
+
+void infer_tree__free(struct infer_tree *it)
+{
+	free(it->fwd);
+	it->fwd = NULL;
+	it->nfwd = it->cap_fwd = 0;
+}
+
+static void snapshot(const struct infer_tree *it, uint64_t out[SESSION_NCOUNTERS])
+{
+	if (!it->s->counters || !it->s->counters(it->s->counters_ctx, out))
+		memset(out, 0, SESSION_NCOUNTERS * sizeof(out[0]));
+}
+
+/* What only a training loop does: a backward that accumulates gradients (not
+ * torch.autograd.grad), an optimizer's scopes, a DataLoader's batches, a grad scaler. */
+static bool trains(const struct tree_event *ev)
+{
+	static const char *const names[] = { "Optimizer.", "enumerate(DataLoader)" };
+
+	if (ev->kind == TI_BACKWARD_ENTER)
+		return ev->value == 0;
+	if (ev->kind == TI_SCALER_UPDATE)
+		return true;
+	if (ev->kind != TI_SCOPE_ENTER || !ev->name)
+		return false;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strncmp(ev->name, names[i], strlen(names[i])))
+			return true;
+	return false;
+}
+
+static void hold(struct infer_tree *it, const struct tree_event *ev)
+{
+	struct tree_buffered *b;
+
+	if (it->nheld >= INFER_MAX_HELD) {
+		it->held_dropped++;
+		return;
+	}
+	b = &it->held[it->nheld++];
+	b->ev = *ev;
+	b->name[0] = 0;
+	if (ev->name) {
+		strncpy(b->name, ev->name, TREE_NAME_LEN - 1);
+		b->name[TREE_NAME_LEN - 1] = 0;
+		b->ev.name = b->name;
+	}
+}
+
+/* The open region was no request (no model ran in it, or it trains): its events go back to
+ * the training tree, in order. */
+static void give_back(struct infer_tree *it)
+{
+	if (it->open && it->back)
+		for (int i = 0; i < it->nheld; i++)
+			it->back(it->back_ctx, &it->held[i].ev);
+	it->open = it->fwd_open = false;
+	it->nheld = 0;
+	it->nfwd = 0;
+}
+
+static void open_region(struct infer_tree *it, const struct tree_event *ev, const char *region)
+{
+	it->open = true;
+	it->region = region;
+	it->start = ev->ts_ns;
+	snapshot(it, it->start_counters);
+	it->nfwd = 0;
+	it->calls = 0;
+	it->nstarters = 0;
+	it->fwd_open = false;
+	it->nheld = 0;
+}
+
+/* Whether a model call (outermost Module call) begins a forward or continues the last one.
+ * HF generate runs its prefill as model(...) but its decode steps through the bound
+ * self.__call__, which never passes slot_tp_call: there each step shows as the inner model's
+ * call and then its head's (GPT2Model, then Linear). So the class of the request's first call
+ * and of the first call after it begin forwards; any other class continues the forward it
+ * follows (docs/inference.md). */
+static bool begins_forward(struct infer_tree *it, const char *cls)
+{
+	cls = cls ? cls : "";
+	for (int i = 0; i < it->nstarters; i++)
+		if (!strcmp(it->starters[i], cls))
+			return true;
+	if (it->nstarters == 2 || (it->nstarters == 1 && it->fwd_open))
+		return false;
+	strncpy(it->starters[it->nstarters], cls, INFER_CLASS_LEN - 1);
+	it->starters[it->nstarters][INFER_CLASS_LEN - 1] = 0;
+	it->nstarters++;
+	return true;
+}
+
+static void forward_enter(struct infer_tree *it, uint64_t ts, const char *cls)
+{
+	struct infer_forward *f;
+
+	it->calls++;
+	if (!begins_forward(it, cls) && it->nfwd) {
+		it->fwd_open = true;	/* its end moves to this call's end */
+		return;
+	}
+	if (it->nfwd == it->cap_fwd) {
+		long cap = it->cap_fwd ? it->cap_fwd * 2 : 64;
+		struct infer_forward *n = realloc(it->fwd, (size_t)cap * sizeof(*n));
+
+		if (!n)
+			return;	/* the forward goes uncounted; the request says how many it has */
+		it->fwd = n;
+		it->cap_fwd = cap;
+	}
+	f = &it->fwd[it->nfwd++];
+	f->start = f->end = ts;
+	snapshot(it, f->c0);
+	memcpy(f->c1, f->c0, sizeof(f->c1));
+	it->fwd_open = true;
+}
+
+static void forward_exit(struct infer_tree *it, uint64_t ts)
+{
+	struct infer_forward *f;
+
+	if (!it->fwd_open || !it->nfwd)
+		return;
+	f = &it->fwd[it->nfwd - 1];
+	f->end = ts;
+	snapshot(it, f->c1);
+	it->fwd_open = false;
+}
+
+static void set_num(cJSON *o, const char *key, double v)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+	cJSON_AddNumberToObject(o, key, v);
+}
+
+/* The request's numbers from its forwards: each forward of a generation makes one token per
+ * sequence (generate, hand-written decode loops): tokens_source says so. */
+static void request_attrs(const struct infer_tree *it, struct span *req, uint64_t end)
+{
+	cJSON *a = req->attrs;
+	const struct infer_forward *f = it->fwd;
+	long n = it->nfwd;
+
+	cJSON_AddStringToObject(a, "region", it->region);
+	cJSON_AddNumberToObject(a, "forwards", (double)n);
+	if (it->calls != n)
+		cJSON_AddNumberToObject(a, "model_calls", (double)it->calls);
+	if (n < 2)
+		return;
+	cJSON_AddNumberToObject(a, "decode_steps", (double)(n - 1));
+	cJSON_AddNumberToObject(a, "tokens_per_sequence", (double)n);
+	cJSON_AddStringToObject(a, "tokens_source", "one_per_forward");
+	json__add_u64(a, "ttft_ns", f[0].end - it->start);
+	json__add_u64(a, "prefill_ns", f[0].end - f[0].start);
+	if (f[n - 1].end > f[1].start) {
+		uint64_t decode_ns = f[n - 1].end - f[1].start;
+
+		json__add_u64(a, "decode_ns", decode_ns);
+		json__add_double(a, "decode_tokens_per_s", (double)(n - 1) * 1e9 / (double)decode_ns);
+	}
+	if (end > it->start)
+		json__add_double(a, "tokens_per_s", (double)n * 1e9 / (double)(end - it->start));
+}
+
+/* Makes the request and its forwards; end 0: still open (the session's end settles it). */
+static void emit_request(struct infer_tree *it, uint64_t end)
+{
+	uint64_t c[SESSION_NCOUNTERS];
+	struct span *req, *sp;
+	cJSON *root = it->s->root->attrs;
+
+	req = session__open_at(it->s, NULL, "request", it->requests, it->start, it->start_counters);
+	if (!req)
+		return;
+	it->requests++;
+	request_attrs(it, req, end);
+	for (long i = 0; i < it->nfwd; i++) {
+		const struct infer_forward *f = &it->fwd[i];
+		const char *name = it->nfwd == 1 ? "forward" : i == 0 ? "prefill" : "decode";
+
+		sp = session__open_at(it->s, req, name, i ? i - 1 : -1, f->start, f->c0);
+		if (!sp)
+			continue;
+		cJSON_AddStringToObject(sp->attrs, "mode", "inference");
+		if (i == it->nfwd - 1 && it->fwd_open && !end)
+			continue;	/* ends with the session */
+		session__close_at(it->s, sp, f->end, SPAN_OK, f->c1);
+	}
+	if (end) {
+		snapshot(it, c);
+		session__close_at(it->s, req, end, SPAN_OK, c);
+	}
+	if (!cJSON_GetObjectItemCaseSensitive(root, "kind"))
+		cJSON_AddStringToObject(root, "kind", "inference");
+	set_num(root, "requests", (double)it->requests);
+	session__touch_root(it->s);
+	it->open = it->fwd_open = false;
+	it->nfwd = 0;
+	it->nheld = 0;
+}
+
+/* Grad switches and inference_mode: a region is open while either is off/on. */
+static bool on_switch(struct infer_tree *it, const struct tree_event *ev)
+{
+	bool was = it->grad_off || it->inference_on;
+
+	if (ev->kind == TI_GRAD_MODE) {
+		if (ev->obj)	/* a C++ guard that restores the mode: no region */
+			return it->open;
+		it->grad_off = !ev->value;
+	} else {
+		it->inference_on = ev->value;
+	}
+	if (!was && (it->grad_off || it->inference_on)) {
+		open_region(it, ev, ev->kind == TI_GRAD_MODE ? "no_grad" : "inference_mode");
+		hold(it, ev);
+		return true;
+	}
+	if (was && !it->grad_off && !it->inference_on && it->open) {
+		hold(it, ev);
+		if (!it->nfwd) {	/* no model ran: a no_grad region of the job's own
+					 * (weight init, a metric), not a request */
+			give_back(it);
+			return true;
+		}
+		emit_request(it, ev->ts_ns);
+		return true;
+	}
+	if (it->open)
+		hold(it, ev);
+	return it->open || ev->kind == TI_INFERENCE_MODE;
+}
+
+bool infer_tree__feed(struct infer_tree *it, const struct tree_event *ev, infer_giveback_fn back,
+		      void *ctx)
+{
+	it->back = back;
+	it->back_ctx = ctx;
+	if (it->trains)
+		return ev->kind == TI_INFERENCE_MODE;	/* the training tree has no use for it */
+	if (trains(ev)) {	/* from now on every event is the training tree's */
+		it->trains = true;
+		give_back(it);
+		return false;
+	}
+	if (ev->kind == TI_LOST) {
+		give_back(it);	/* its start or end may be gone */
+		return false;
+	}
+	if (ev->kind == TI_GRAD_MODE || ev->kind == TI_INFERENCE_MODE) {
+		if (!it->tid && ((ev->kind == TI_GRAD_MODE && !ev->value && !ev->obj) ||
+				 (ev->kind == TI_INFERENCE_MODE && ev->value)))
+			it->tid = ev->tid;
+		if (ev->tid != it->tid)
+			return ev->kind == TI_INFERENCE_MODE;
+		return on_switch(it, ev);
+	}
+	if (ev->tid != it->tid)
+		return false;
+	if (ev->kind == TI_FORWARD_ENTER || ev->kind == TI_FORWARD_EXIT) {
+		bool enter = ev->kind == TI_FORWARD_ENTER;
+
+		if (it->open) {
+			hold(it, ev);
+			if (enter)
+				forward_enter(it, ev->ts_ns, ev->name);
+			else
+				forward_exit(it, ev->ts_ns);
+			return true;
+		}
+		/* An eval forward between requests (a region begun before an attach): not the
+		 * training tree's once the process is known to serve requests. */
+		if (it->requests && (enter ? ev->value == 0 : it->fwd_open)) {
+			it->fwd_open = enter;
+			it->loose_forwards += enter;
+			return true;
+		}
+		return false;
+	}
+	if (it->open)
+		hold(it, ev);
+	return it->open;
+}
+
+void infer_tree__finish(struct infer_tree *it, uint64_t ts)
+{
+	(void)ts;
+	if (!it->trains && it->open && it->nfwd)
+		emit_request(it, 0);
+	if (it->loose_forwards) {
+		set_num(it->s->root->attrs, "forwards_outside_requests", (double)it->loose_forwards);
+		session__touch_root(it->s);
+	}
+}

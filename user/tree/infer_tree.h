@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_INFER_TREE_H
+#define __CIRRON_INFER_TREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "tree/session.h"
+#include "tree/tree_input.h"
+
+/*
+ * The inference process (docs/inference.md): a process that runs its model with grad off
+ * (torch.no_grad(), inference_mode) and has shown no backward, optimizer step or DataLoader.
+ * Each such region its Python opens on its main thread in which a model runs (Python frames
+ * see its forwards) is one `request`; the forwards seen
+ * in it (Python frames) are `prefill` (the first) and `decode` steps (the rest), or one
+ * `forward`. Spans are made when the region ends: only then is it known to be a request (a
+ * DataLoader or backward inside it makes it part of a training loop instead, and its events
+ * go back to the training tree). It shares only span bookkeeping (session.h) with the
+ * training tree: the dispatcher routes each event to one of them.
+ */
+#define INFER_MAX_HELD 256	/* events of an open region, given back if it trains */
+#define INFER_CLASS_LEN 64
+
+struct infer_forward {
+	uint64_t start, end;
+	uint64_t c0[SESSION_NCOUNTERS], c1[SESSION_NCOUNTERS];
+};
+
+/* Gives an event back to the training tree (in order). */
+typedef void (*infer_giveback_fn)(void *ctx, const struct tree_event *ev);
+
+struct infer_tree {
+	struct session *s;
+	uint32_t tid;		/* the thread that opened the first region */
+	bool trains;		/* a backward, optimizer step or DataLoader was seen: a training
+				 * process; every event goes to the training tree from now on */
+	bool grad_off;		/* the job's Python disabled grad (no_grad) */
+	bool inference_on;	/* torch.inference_mode() is on (_InferenceMode.__enter__) */
+	bool open;		/* a region is open: a request unless it trains */
+	const char *region;	/* "no_grad" or "inference_mode" */
+	uint64_t start;
+	uint64_t start_counters[SESSION_NCOUNTERS];
+	struct infer_forward *fwd;	/* the region's forwards */
+	long nfwd, cap_fwd;
+	bool fwd_open;		/* a model call began and has not ended */
+	long calls;		/* model calls in the region (several may make one forward) */
+	char starters[2][INFER_CLASS_LEN];	/* classes whose calls begin a forward */
+	int nstarters;
+	long requests;
+	long loose_forwards;	/* eval forwards outside any region once requests were seen */
+	struct tree_buffered held[INFER_MAX_HELD];
+	int nheld;
+	long held_dropped;
+	infer_giveback_fn back;
+	void *back_ctx;
+};
+
+
+void infer_tree__init(struct infer_tree *it, struct session *s);
+void infer_tree__free(struct infer_tree *it);
+/* Returns true when the event belongs to the inference tree; false: the training tree's.
+ * Events it held and gives back go through back() first. */
+bool infer_tree__feed(struct infer_tree *it, const struct tree_event *ev, infer_giveback_fn back,
+		      void *ctx);
+/* The session ends: an open region stays an open request (its forwards under it). */
+void infer_tree__finish(struct infer_tree *it, uint64_t ts);
+
+#endif
