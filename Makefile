@@ -221,7 +221,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_SRCS := $(addprefix user/,read/spool_reader.c read/spool_dir.c read/view.c read/trace.c \
 	read/trace_ranks.c read/export.c read/health.c tree/span.c tree/clock.c common/log.c \
 	read/perfetto.c read/perfetto_writer.c read/perfetto_events.c read/perfetto_pending.c \
-	read/perfetto_exact.c read/report.c read/outfile.c read/snapshot_view.c common/demangle.c \
+	read/perfetto_exact.c read/report.c read/outfile.c read/snapshot_view.c read/requests_view.c common/demangle.c \
 	common/fsutil.c)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_FLAGS := -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
