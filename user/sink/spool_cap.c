@@ -2,14 +2,12 @@
 // Copyright (c) 2026 cirron-probe authors
 //
 // --max-spool-mb: which batch files count against the cap, and which go first.
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "sink/batch_name.h"
 #include "sink/spool_cap.h"
@@ -155,89 +153,28 @@ void spool_cap__forget(struct spool_cap *sp, const char *name)
 	}
 }
 
-struct found {
-	char *name;
-	uint64_t bytes;
-	struct timespec mtime;
-};
-
-static int older_first(const void *a, const void *b)
-{
-	const struct found *x = a, *y = b;
-
-	if (x->mtime.tv_sec != y->mtime.tv_sec)
-		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
-	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
-		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
-	return strcmp(x->name, y->name);	/* same tick: by seq within a session */
-}
-
-/* The batch files in dir, with sizes and times. */
-static int list_batches(const struct spool_cap *sp, struct found **out, size_t *n)
-{
-	struct found *a = NULL, *b;
-	size_t cap = 0;
-	struct dirent *e;
-	struct stat st;
-	int fd = sp->dirfd >= 0 ? dup(sp->dirfd) : open(sp->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	int err = 0;
-
-	*n = 0;
-	*out = NULL;
-	if (!d) {
-		err = -errno;
-		if (fd >= 0)
-			close(fd);
-		return err;
-	}
-	rewinddir(d);
-	while (!err && (e = readdir(d))) {
-		if (!batch_name__id_len(e->d_name) ||
-		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
-			continue;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 64;
-			b = reallocarray(a, cap, sizeof(*a));
-			if (!b) {
-				err = -ENOMEM;
-				break;
-			}
-			a = b;
-		}
-		a[*n] = (struct found){ .name = strdup(e->d_name), .bytes = (uint64_t)st.st_size,
-					.mtime = st.st_mtim };
-		if (!a[*n].name)
-			err = -ENOMEM;
-		else
-			(*n)++;
-	}
-	closedir(d);
-	*out = a;
-	return err;
-}
-
 int spool_cap__scan(struct spool_cap *sp)
 {
-	struct found *a;
+	struct batch_file *a;
 	size_t n;
-	int err = list_batches(sp, &a, &n);
+	int fd = sp->dirfd >= 0 ? sp->dirfd : open(sp->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int err;
 
-	if (!err && n > 1)
-		qsort(a, n, sizeof(*a), older_first);
-	for (size_t i = 0; i < n; i++) {
-		if (!err) {
-			char *id = strndup(a[i].name, batch_name__id_len(a[i].name));
+	if (fd < 0)
+		return -errno;
+	err = batch_name__list(fd, &a, &n);
+	if (fd != sp->dirfd)
+		close(fd);
+	for (size_t i = 0; i < n && !err; i++) {
+		char *id = strndup(a[i].name, batch_name__id_len(a[i].name));
 
-			if (id)
-				spool_cap__add(sp, id, a[i].name, a[i].bytes);
-			else
-				err = -ENOMEM;
-			free(id);
-		}
-		free(a[i].name);
+		if (id)
+			spool_cap__add(sp, id, a[i].name, a[i].bytes);
+		else
+			err = -ENOMEM;
+		free(id);
 	}
-	free(a);
+	batch_name__free_files(a, n);
 	return err;
 }
 
