@@ -15,7 +15,7 @@
 #define CIRRON_MAX_TARGETS	1024	/* processes followed at once */
 #define CIRRON_STR_LEN		64
 #define CIRRON_NARGS		4
-#define CIRRON_NCOUNTERS	16	/* enum cuda_counter: what an anchor event carries */
+#define CIRRON_NCOUNTERS	18	/* enum cuda_counter: what an anchor event carries */
 
 /* What a probe does when it fires; chosen per symbol in probes/ (data). */
 enum probe_action {
@@ -148,6 +148,10 @@ struct cuda_counts {
 	__u64 free_bytes;		/* frees of allocations seen made (cuda_allocs) */
 	__u64 reserved_bytes;		/* allocations seen made and not freed yet */
 	__u64 reserved_peak_bytes;	/* the most reserved_bytes has been */
+	/* Per-span kernels (span_kernels): anchor events of the process so far, and launches
+	 * left out of that split because its map was full (still in every total). */
+	__u64 kernel_seq;
+	__u64 kernels_unsplit;
 };
 
 /* What an anchor event carries (event.counters), so a span gets exactly what happened
@@ -157,6 +161,8 @@ enum cuda_counter {
 	CC_LAUNCHES_DRIVER, CC_GRAPH_LAUNCHES, CC_MEMCPY_CALLS, CC_MEMCPY_BYTES_H2D,
 	CC_MEMCPY_BYTES_D2H, CC_MEMCPY_BYTES_D2D, CC_MALLOC_CALLS, CC_FREE_CALLS, CC_SYNC_CALLS,
 	CC_NCCL_CALLS, CC_NCCL_BYTES,
+	CC_KERNEL_SEQ,		/* not a count: the anchor's place in span_kernels' seq */
+	CC_KERNELS_UNSPLIT,
 	CC__COUNT,
 };
 
@@ -188,6 +194,14 @@ struct kernel_key {
 	__u32 tgid;
 	__u32 pad;
 	__u64 func;			/* host stub address passed to cudaLaunchKernel */
+};
+/* Launches per kernel between two anchor events of a process: seq is the process's
+ * kernel_seq when they were made, so a span opened at an anchor carrying seq a and closed at
+ * one carrying b made the launches of seqs a..b-1 (user/observe/span_kernels.c). */
+struct span_kernel_key {
+	__u32 tgid;
+	__u32 seq;
+	__u64 func;			/* as in kernel_key */
 };
 /* In kernel_key.func: a graph's launches, keyed by its executable graph (no user address
  * has bit 63 set). */

@@ -38,6 +38,26 @@ static __always_inline void count_kernel(__u32 tgid, __u64 func)
 	}
 }
 
+/* The launch again, under the anchor interval it was made in (span_kernels): a full map
+ * leaves it out of that split only, counted in kernels_unsplit. */
+static __always_inline void count_span_kernel(struct cuda_counts *c, __u32 tgid, __u64 func)
+{
+	struct span_kernel_key key = { .tgid = tgid, .seq = (__u32)c->kernel_seq, .func = func };
+	__u64 one = 1, *n = bpf_map_lookup_elem(&span_kernels, &key);
+
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		return;
+	}
+	if (bpf_map_update_elem(&span_kernels, &key, &one, BPF_NOEXIST) == -17 /* EEXIST */) {
+		n = bpf_map_lookup_elem(&span_kernels, &key);
+		if (n)
+			__sync_fetch_and_add(n, 1);
+	} else if (!bpf_map_lookup_elem(&span_kernels, &key)) {
+		__sync_fetch_and_add(&c->kernels_unsplit, 1);
+	}
+}
+
 static __always_inline void add_memcpy_bytes(struct cuda_counts *c, __u64 bytes, __u64 kind)
 {
 	switch (kind) {	/* cudaMemcpyKind */
@@ -155,12 +175,14 @@ static __always_inline void count_cuda_call(const struct probe_spec *spec, __u32
 	case ACT_CUDA_LAUNCH:
 		__sync_fetch_and_add(&c->launches, 1);
 		count_kernel(tgid, args[0]);	/* the CUfunction: named by the calls that made it */
+		count_span_kernel(c, tgid, args[0]);
 		if (drv)
 			__sync_fetch_and_add(&c->launches_driver, 1);
 		break;
 	case ACT_CUDA_GRAPH_LAUNCH:
 		__sync_fetch_and_add(&c->graph_launches, 1);
 		count_kernel(tgid, args[0] | KERNEL_KEY_GRAPH);	/* the cudaGraphExec_t */
+		count_span_kernel(c, tgid, args[0] | KERNEL_KEY_GRAPH);
 		if (drv)
 			__sync_fetch_and_add(&c->graph_launches_driver, 1);
 		break;
@@ -199,6 +221,7 @@ static __always_inline bool cuda_count_entry(const struct probe_spec *spec, __u3
 			return false;
 		__sync_fetch_and_add(&c->launches, 1);
 		count_kernel(tgid, args[0]);
+		count_span_kernel(c, tgid, args[0]);
 		break;
 	case ACT_CUDA_MEMCPY:
 		c = cuda_counts_of(tgid);

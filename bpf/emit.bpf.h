@@ -135,6 +135,8 @@ static __always_inline void fill_counters(__u64 *v, const struct cuda_counts *c)
 	v[CC_SYNC_CALLS] = c->sync_calls;
 	v[CC_NCCL_CALLS] = c->nccl_calls;
 	v[CC_NCCL_BYTES] = c->nccl_bytes;
+	v[CC_KERNEL_SEQ] = c->kernel_seq;
+	v[CC_KERNELS_UNSPLIT] = c->kernels_unsplit;
 }
 
 static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_spec *spec,
@@ -175,8 +177,11 @@ static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_
 
 		wake = snap_stamp(tgid, &e->snap_updates);
 
-		if (c)
+		if (c) {
+			/* launches from here on are the next interval's (span_kernels) */
+			__sync_fetch_and_add(&c->kernel_seq, 1);
 			fill_counters(e->counters, c);
+		}
 	}
 	if (spec->flags & PROBE_F_PY_CALL) {	/* only a Python call's event can carry it */
 		__u32 zero = 0, *py = bpf_map_lookup_elem(&py_wake, &zero);

@@ -92,6 +92,15 @@ struct {
 	__type(value, __u64);
 } kernel_launches SEC(".maps") __weak;
 
+/* The same launches split by the anchor interval they were made in; the loader reads and
+ * deletes intervals two anchors old, so this holds a few intervals per process. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, struct span_kernel_key);
+	__type(value, __u64);
+} span_kernels SEC(".maps") __weak;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 8192);

@@ -111,7 +111,8 @@ def python(request, bpf):
 
 @pytest.mark.timeout(180)
 def test_patterns_on_their_spans(h, python, tmp_path):
-    """Every pattern lands exactly on the span it was made in, at the default level."""
+    """Every pattern lands exactly on the span it was made in, at the default level, and
+    every step says how many launches each kernel made in it."""
     root, expect = h.spool_root(), tmp_path / "expect.json"
     obs = h.observer("run", "--output", "spool", "--", python, PATTERNS, "--burst", "20000",
                      "--expect", expect, path=root)
@@ -141,12 +142,19 @@ def test_patterns_on_their_spans(h, python, tmp_path):
         assert (count(o, "launches"), count(o, "sync_calls")) == (e["opt"], 1), o["attrs"]
         assert count(st, "launches") == fwd + e["bwd"] + e["opt"], (i, st["attrs"])
         assert count(st, "malloc_bytes") == (1 << 30 if i == e["big_malloc_step"] else 0)
+        # each step's launches per kernel, exact: the three phases' kernels, by name
+        assert st["attrs"]["cuda.kernels"] == {"cudaGetDeviceCount": fwd,
+                                               "cudaGetLastError": e["bwd"],
+                                               "cudaPeekAtLastError": e["opt"]}, st["attrs"]
+        assert st["attrs"]["cuda.kernels_count"] == 3, st["attrs"]
     evals = [x for x in s.spans.values() if x["name"] == "forward"
              and x["attrs"].get("mode") == "eval"]
     assert len(evals) == 2 * 2 and all(count(x, "launches") == e["fwd"] for x in evals), evals
     # nothing was counted twice or lost between the spans: steps and validation make it all
     assert sum(count(x, "launches") for x in steps + evals) == a["cuda.launches"]
     assert s.probe("cudaLaunchKernel")["hits"] == e["launches"]
+    assert "cuda.kernels_unsplit" not in a, a
+    assert sum(a["cuda.kernels"].values()) == a["cuda.launches"], a["cuda.kernels"]
 
 
 @pytest.mark.timeout(120)

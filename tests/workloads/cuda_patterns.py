@@ -6,7 +6,8 @@ GPU job makes it (tests/e2e/test_cuda_counts.py):
 
   - LAUNCHES kernel launches in every forward (a Module's), BWD_LAUNCHES in every backward
     (an autograd.Function's), OPT_LAUNCHES and one cudaStreamSynchronize in every optimizer
-    step (an SGD's);
+    step (an SGD's), each phase's of a kernel of its own (KERNEL, BWD_KERNEL, OPT_KERNEL:
+    host functions of libcudart, named by their symbols);
   - a 4096-byte host-to-device cudaMemcpy in every batch's collate (inside data_load);
   - the same forward's launches in validation forwards, under torch.no_grad();
   - one 1 GiB cudaMalloc, once, in the backward of step BIG_MALLOC_STEP (counted from 0);
@@ -49,16 +50,19 @@ cudart.cudaLaunchKernel.argtypes = [ctypes.c_void_p, Dim3, Dim3, ctypes.c_void_p
 cudart.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 cudart.cudaMalloc.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 cudart.cudaStreamSynchronize.argtypes = [ctypes.c_void_p]
-# Any host function serves as the "kernel": without a GPU the launch fails before using it.
+# Any host function serves as a "kernel": without a GPU the launch fails before using it. One
+# each for forward, backward and optimizer step, named by the symbol at that address.
 KERNEL = ctypes.cast(cudart.cudaGetDeviceCount, ctypes.c_void_p)
+BWD_KERNEL = ctypes.cast(cudart.cudaGetLastError, ctypes.c_void_p)
+OPT_KERNEL = ctypes.cast(cudart.cudaPeekAtLastError, ctypes.c_void_p)
 HOST = ctypes.create_string_buffer(COPY)
 ONE = Dim3(1, 1, 1)
 did = {"launches": 0, "memcpy": 0, "malloc": 0, "sync": 0}
 
 
-def launch(n):
+def launch(n, kernel=KERNEL):
     for _ in range(n):
-        cudart.cudaLaunchKernel(KERNEL, ONE, ONE, None, 0, None)
+        cudart.cudaLaunchKernel(kernel, ONE, ONE, None, 0, None)
     did["launches"] += n
 
 
@@ -87,7 +91,7 @@ class Launching(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, g):
-        launch(BWD_LAUNCHES)
+        launch(BWD_LAUNCHES, BWD_KERNEL)
         if step["index"] == BIG_MALLOC_STEP:
             p = ctypes.c_void_p()
             cudart.cudaMalloc(ctypes.byref(p), 1 << 30)
@@ -109,7 +113,7 @@ class Model(nn.Module):
 
 class LaunchingSGD(torch.optim.SGD):
     def step(self, closure=None):
-        launch(OPT_LAUNCHES)
+        launch(OPT_LAUNCHES, OPT_KERNEL)
         cudart.cudaStreamSynchronize(None)
         did["sync"] += 1
         return super().step(closure)

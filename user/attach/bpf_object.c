@@ -128,6 +128,7 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 	o->py_verdicts_fd = bpf_map__fd(o->skel->maps.py_verdicts);
 	o->py_stacks_fd = bpf_map__fd(o->skel->maps.py_stacks);
 	o->kernels_fd = bpf_map__fd(o->skel->maps.kernel_launches);
+	o->span_kernels_fd = bpf_map__fd(o->skel->maps.span_kernels);
 	o->allocs_fd = bpf_map__fd(o->skel->maps.cuda_allocs);
 	o->runtime_text_fd = bpf_map__fd(o->skel->maps.cuda_runtime_text);
 	o->images_fd = bpf_map__fd(o->skel->maps.images);

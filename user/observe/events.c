@@ -237,6 +237,7 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 	t->snap_seen = e->snap_updates;	/* --snapshots: updates begun up to this event */
 	t->snap_seen_valid = true;
 	memcpy(t->event_counters, e->counters, sizeof(t->event_counters));
+	t->event_mono_ns = e->ts_ns;
 	if (e->lost_before) {
 		struct tree_event lost = te;
 

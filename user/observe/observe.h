@@ -52,6 +52,15 @@ void sessions__tag_launchers(struct observer *o);
 void sessions__flush(struct observer *o, struct target *t, bool final);
 void sessions__end(struct observer *o, struct target *t, const char *cause);
 
+/* span_kernels.c: launches per kernel on steps and requests. Reads BPF's split into the
+ * target's store (at every flush, and when a span closes on an event newer than the last
+ * read). */
+void span_kernels__read(struct target *t);
+/* session.h's kernels_fn (ctx: the target) */
+void span_kernels__attrs(void *ctx, struct span *sp, uint64_t from_seq, uint64_t to_seq);
+/* The pid's entries leave BPF (its target is gone; a reused pid starts with none). */
+void span_kernels__forget(struct observer *o, int pid);
+
 /* lifecycle.c: EV_EXEC and EV_FORK of traced processes */
 void lifecycle__exec(struct observer *o, const struct event *e);
 void lifecycle__fork(struct observer *o, const struct event *e);

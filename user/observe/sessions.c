@@ -212,6 +212,7 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	versions__detect(o->syms, t);
 	t->session->counters = read_cuda_counters;	/* per-span CUDA deltas */
 	t->session->counters_ctx = t;
+	t->session->kernels = span_kernels__attrs;	/* top kernels of steps and requests */
 	t->unannounced = true;	/* "started" once its events flow: targets__arm */
 	if (t->ranked)
 		tag_launcher(o, t);
@@ -249,6 +250,7 @@ void sessions__flush(struct observer *o, struct target *t, bool final)
 	if (!t->exited)
 		versions__detect(o->syms, t);	/* frameworks come after torch */
 	attrs__cuda(o, t);
+	span_kernels__read(t);	/* keeps BPF's split to a few intervals a process */
 	seq = t->session->seq;
 	t->closed_since_flush = 0;
 	batch = session__take_batch(t->session, attrs__health(o, t), clock__wall_ns(), final);

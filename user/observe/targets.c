@@ -31,6 +31,7 @@ struct target *targets__add(struct observer *o, int pid)
 	if (!t)
 		return NULL;
 	t->start_ticks = procfs__start_ticks(pid);
+	span_kernels__init(&t->span_kernels, o->span_kernels_fd, o->cuda_fd);
 	t->next = o->targets;
 	o->targets = t;
 	watchdog__trace(&o->watchdog, pid, true);
@@ -98,6 +99,7 @@ void targets__remove(struct observer *o, struct target *t)
 	bpf_map_delete_elem(o->cuda_fd, &t->pid);
 	bpf_map_delete_elem(o->exits_fd, &t->pid);
 	forget_kernels(o, t->pid);
+	span_kernels__forget(o, t->pid);
 	forget_allocs(o, t->pid);
 	snapshots__end(o, t);	/* none left when its session ended: only here when it never did */
 	target__free(t);

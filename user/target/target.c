@@ -15,6 +15,7 @@ struct target *target__new(int pid)
 	if (t) {
 		t->pid = pid;
 		t->cuda_count = -1;
+		span_kernels__init(&t->span_kernels, -1, -1);
 	}
 	return t;
 }
@@ -25,6 +26,7 @@ void target__free(struct target *t)
 
 	if (!t)
 		return;
+	span_kernels__free(&t->span_kernels);
 	cJSON_Delete(t->hangs);
 	cJSON_Delete(t->sys);
 	cJSON_Delete(t->snapshots);

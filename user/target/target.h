@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include "target/func_exits.h"
 #include "target/kernel_names.h"
+#include "target/span_kernels.h"
 #include "target/probe_defs.h"
 #include "target/pytypes.h"
 #include "target/sym_cache.h"
@@ -136,6 +137,8 @@ struct target {
 	bool cuda_count_no_runtime;	/* cuda_count 0: torch with no libcudart mapped */
 	bool gpus_found;	/* the session says which GPUs it holds open */
 	uint64_t event_counters[CIRRON_NCOUNTERS];	/* of the anchor event being handled */
+	uint64_t event_mono_ns;		/* its BPF time (CLOCK_MONOTONIC) */
+	struct span_kernels span_kernels;	/* launches per kernel by anchor interval */
 	int exit_status;	/* wait(2)-style, valid when exited */
 	bool exited;
 	bool exit_unseen;	/* gone without an exit event (lost): its status is unknown */

@@ -14,6 +14,7 @@ const char *const session_counter_names[SESSION_NCOUNTERS] = {
 	"cuda.memcpy_bytes_h2d", "cuda.memcpy_bytes_d2h", "cuda.memcpy_bytes_d2d",
 	"cuda.malloc_calls", "cuda.free_calls", "cuda.sync_calls", "cuda.nccl_calls",
 	"cuda.nccl_bytes",
+	NULL /* CC_KERNEL_SEQ: a place, not a count (session.kernels) */, "cuda.kernels_unsplit",
 };
 
 static void link_span(struct session *s, struct span *sp)
@@ -163,11 +164,18 @@ void session__close_at(struct session *s, struct span *sp, uint64_t end_ns, enum
 		if (counters)
 			memcpy(now, counters, sizeof(now));
 		/* Only what changed: CPU-only spans stay free of zero-valued CUDA keys. */
-		if (counters || (s->counters && s->counters(s->counters_ctx, now)))
+		if (counters || (s->counters && s->counters(s->counters_ctx, now))) {
 			for (int i = 0; i < SESSION_NCOUNTERS; i++)
-				if (now[i] > sp->counters_at_open[i])
+				if (session_counter_names[i] && now[i] > sp->counters_at_open[i])
 					cJSON_AddNumberToObject(sp->attrs, session_counter_names[i],
 						(double)(now[i] - sp->counters_at_open[i]));
+			if (s->kernels && now[CC_LAUNCHES] + now[CC_GRAPH_LAUNCHES] >
+					  sp->counters_at_open[CC_LAUNCHES] +
+					  sp->counters_at_open[CC_GRAPH_LAUNCHES] &&
+			    (!strcmp(sp->name, "step") || !strcmp(sp->name, "request")))
+				s->kernels(s->counters_ctx, sp, sp->counters_at_open[CC_KERNEL_SEQ],
+					   now[CC_KERNEL_SEQ]);
+		}
 	}
 	if (sp != s->root)
 		s->depth--;

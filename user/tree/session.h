@@ -18,6 +18,9 @@ typedef void (*span_closed_fn)(const struct session *s, const struct span *sp, v
 #define SESSION_NCOUNTERS CIRRON_NCOUNTERS
 _Static_assert(CC__COUNT == CIRRON_NCOUNTERS, "an event carries every enum cuda_counter");
 typedef bool (*counters_fn)(void *ctx, uint64_t out[SESSION_NCOUNTERS]);
+/* Adds a closing step's or request's launches per kernel (anchor seqs from..to-1) to its
+ * attributes. */
+typedef void (*kernels_fn)(void *ctx, struct span *sp, uint64_t from_seq, uint64_t to_seq);
 extern const char *const session_counter_names[SESSION_NCOUNTERS];
 
 /* One traced process = one rank = one cirron.session root span. Spans stream out: closed
@@ -37,7 +40,8 @@ struct session {
 	span_closed_fn on_close;
 	void *on_close_ctx;
 	counters_fn counters;	/* NULL: no counters (no CUDA runtime mapped) */
-	void *counters_ctx;
+	void *counters_ctx;	/* also kernels' */
+	kernels_fn kernels;	/* NULL: spans get no launches per kernel */
 };
 
 struct session_ids {

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// Launches per kernel on steps and requests: BPF counts every launch again under the
+// anchor interval it was made in (span_kernels, keyed by process, the process's kernel_seq
+// and the kernel); an anchor event carries the seq it began, so a span opened at seq a and
+// closed at seq b made the launches of a..b-1. Here that map is read into each target's
+// store (target/span_kernels.h): intervals two anchors old are deleted from BPF and kept
+// final, newer ones re-read each time. A read happens when a span closes on an event newer
+// than the last read (one read serves every span a ring-buffer round closes), and at every
+// flush, so the map holds a few intervals a process.
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/log.h"
+#include "observe/observe.h"
+#include "target/target.h"
+#include "tree/clock.h"
+
+#define SPAN_KERNELS_TOP 5	/* kernels a span names; the rest go in "other" */
+
+struct kvec {
+	struct span_kernel_count *v;
+	size_t n, cap;
+};
+
+static int push(struct kvec *k, uint64_t seq, uint64_t func, uint64_t count)
+{
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 64;
+		struct span_kernel_count *v = realloc(k->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		k->v = v;
+		k->cap = cap;
+	}
+	k->v[k->n++] = (struct span_kernel_count){ .seq = seq, .func = func, .count = count };
+	return 0;
+}
+
+void span_kernels__read(struct target *t)
+{
+	struct span_kernels *k = &t->span_kernels;
+	struct span_kernel_key key, next;
+	struct kvec done = { 0 }, live = { 0 };
+	struct cuda_counts c;
+	bool first = true;
+	uint64_t now;
+
+	if (k->map_fd < 0)
+		return;
+	now = clock__mono_ns();
+	if (bpf_map_lookup_elem(k->totals_fd, &t->pid, &c))
+		return;	/* no CUDA call yet: nothing counted */
+	/* Read first, then delete: a walk that deletes as it goes restarts each time. */
+	while (!bpf_map_get_next_key(k->map_fd, first ? NULL : &key, &next)) {
+		__u64 count;
+
+		first = false;
+		key = next;
+		if (next.tgid != (__u32)t->pid || bpf_map_lookup_elem(k->map_fd, &next, &count))
+			continue;
+		/* Two anchors on: no launch of it can still be under way (a launch reads the seq
+		 * and adds to its entry in one run of its probe). */
+		if (push((uint64_t)next.seq + 2 <= (uint32_t)c.kernel_seq ? &done : &live,
+			 next.seq, next.func, count))
+			break;
+	}
+	for (size_t i = 0; i < done.n; i++) {
+		struct span_kernel_key del = { .tgid = (__u32)t->pid, .seq = (__u32)done.v[i].seq,
+					       .func = done.v[i].func };
+
+		bpf_map_delete_elem(k->map_fd, &del);
+	}
+	if (span_kernels__add_done(k, done.v, done.n))
+		elog("pid %d: launches per kernel of %zu intervals not kept: out of memory",
+		     t->pid, done.n);
+	free(done.v);
+	span_kernels__set_live(k, live.v, live.n);
+	k->read_ns = now;
+}
+
+static void add_num(cJSON *o, const char *name, double v)
+{
+	cJSON *had = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	if (cJSON_IsNumber(had))
+		cJSON_SetNumberValue(had, had->valuedouble + v);
+	else
+		cJSON_AddNumberToObject(o, name, v);
+}
+
+/* session.h's kernels_fn: the span's top kernels by name, the rest as "other". */
+void span_kernels__attrs(void *ctx, struct span *sp, uint64_t from_seq, uint64_t to_seq)
+{
+	struct target *t = ctx;
+	struct span_kernel_count *v;
+	cJSON *all, *top, *graphs, *it;
+	double other = 0;
+	long n;
+	int kept = 0, count = 0;
+
+	if (t->span_kernels.map_fd < 0)
+		return;
+	if (!t->span_kernels.read_ns || t->event_mono_ns >= t->span_kernels.read_ns)
+		span_kernels__read(t);
+	n = span_kernels__sum(&t->span_kernels, from_seq, to_seq, &v);
+	if (n == -1) {
+		cJSON_AddStringToObject(sp->attrs, "cuda.kernels_lost",
+					"closed too long after it began: its intervals were dropped");
+		return;
+	}
+	if (n <= 0)
+		return;
+	/* by name first: keys that name one kernel (a handle, its CUfunction) add up */
+	all = cJSON_CreateObject();
+	graphs = cJSON_CreateObject();
+	for (long i = 0; i < n; i++) {
+		char buf[64];
+
+		if (v[i].func & KERNEL_KEY_GRAPH) {
+			snprintf(buf, sizeof(buf), "graph 0x%llx",
+				 (unsigned long long)(v[i].func & ~KERNEL_KEY_GRAPH));
+			add_num(graphs, buf, (double)v[i].count);
+			continue;
+		}
+		add_num(all, target__kernel_name(t, v[i].func, buf, sizeof(buf)),
+			(double)v[i].count);
+	}
+	free(v);
+	top = cJSON_CreateObject();
+	while (all->child && kept < SPAN_KERNELS_TOP) {	/* the most launched first */
+		cJSON *best = all->child;
+
+		cJSON_ArrayForEach(it, all)
+			if (it->valuedouble > best->valuedouble)
+				best = it;
+		cJSON_DetachItemViaPointer(all, best);
+		cJSON_AddItemToObject(top, best->string, best);
+		kept++;
+	}
+	count = kept;
+	cJSON_ArrayForEach(it, all) {
+		other += it->valuedouble;
+		count++;
+	}
+	cJSON_Delete(all);
+	if (other > 0)
+		cJSON_AddNumberToObject(top, "other", other);
+	if (top->child) {
+		cJSON_AddItemToObject(sp->attrs, "cuda.kernels", top);
+		cJSON_AddNumberToObject(sp->attrs, "cuda.kernels_count", count);
+	} else {
+		cJSON_Delete(top);
+	}
+	if (graphs->child)
+		cJSON_AddItemToObject(sp->attrs, "cuda.graphs", graphs);
+	else
+		cJSON_Delete(graphs);
+}
+
+void span_kernels__forget(struct observer *o, int pid)
+{
+	struct span_kernel_key key, next;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(o->span_kernels_fd, first ? NULL : &key, &next)) {
+		if (next.tgid == (__u32)pid && !bpf_map_delete_elem(o->span_kernels_fd, &next)) {
+			first = true;	/* deleted: walk again from the start */
+			continue;
+		}
+		first = false;
+		key = next;
+	}
+}
