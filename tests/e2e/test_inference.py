@@ -57,22 +57,35 @@ def did_for(req, did):
                          f"holds it")
 
 
-def check_request(s, req, d):
-    """One request span against the script's line for it."""
+def check_request(s, req, d, level="always"):
+    """One request span against the script's line for it. With Python frames (always) its
+    steps are the forwards; at the default level (off) the spans between token picks."""
     a = req["attrs"]
     assert req["status"] == "ok", req
     assert a["region"] == ("inference_mode" if d["kind"] in ("loop", "serve") else "no_grad"), a
-    assert a["forwards"] == d["forwards"], (a, d)
     names = [k["name"] for k in kids(s, req)]
-    if d["forwards"] == 1:
+    tokens = d["new_tokens"]
+    if level == "always":
+        assert a["forwards"] == d["forwards"], (a, d)
+    else:
+        assert "forwards" not in a, a
+    if level == "off" and d["kind"] == "serve":     # no pick, no frames: the region alone
+        assert names == [] and "token_picks" not in a, (names, a)
+    elif d["forwards"] == 1:
         assert names == ["forward"], names
     else:
-        assert names == ["prefill"] + ["decode"] * (d["forwards"] - 1), names
-        assert a["decode_steps"] == d["forwards"] - 1, a
-        assert a["tokens_per_sequence"] == d["new_tokens"], (a, d)
-        assert a["tokens_source"] == "one_per_forward", a
+        steps = d["forwards"] if level == "always" else tokens
+        assert names == ["prefill"] + ["decode"] * (steps - 1), names
+        assert a["decode_steps"] == steps - 1, a
+        assert a["tokens_per_sequence"] == tokens, (a, d)
+        # every generation here picks its tokens with argmax or multinomial: exact
+        assert (a["tokens_source"], a["token_picks"]) == ("token_picks", tokens), a
+        assert a["token_pick_op"] == ("multinomial" if d["kind"] == "sample" else "argmax"), a
+        assert a.get("steps_source") == (None if level == "always" else "token_picks"), a
         assert 0 < a["ttft_ns"] <= req["end_ns"] - req["start_ns"], a
         assert a["decode_tokens_per_s"] > 0, a
+        if level == "off":
+            assert all(k["attrs"]["bounds"] == "token_picks" for k in kids(s, req))
     # the region lies inside the script's timed call (the pipeline's tokenizing is outside);
     # 1 ms for the two clocks (BPF's monotonic one mapped to wall time, the script's)
     lat = req["end_ns"] - req["start_ns"]
@@ -147,14 +160,43 @@ def test_requests_from_the_start(h, bpf, venv, tmp_path):
     assert r.stdout.count('"name":"request"') == len(did), r.stdout[:500]
 
 
-def test_attached_mid_run(h, bpf, venv, tmp_path):
-    """`attach` while requests are served: every request whose region began after the attach
-    is whole and right; the one under way at the attach is no request."""
+def test_requests_at_the_default_level(h, bpf, venv, tmp_path):
+    """`run` at the default level (no Python frames): every call is one request with the
+    script's tokens, its steps bounded by the token picks (argmax, multinomial), one uprobe
+    hit per token; the serving call (no pick) is its inference_mode region alone."""
+    root = h.spool_root()
+    obs = h.observer("run", "--output", "spool", "--",
+                     *workload(venv, "--case", "mixed", "--requests", "10", "--tokens", "7"),
+                     path=root)
+    assert obs.finish(180) == 0, obs.err.text[-3000:]
+    did = script_requests(obs.out.text)
+    assert len(did) == 10
+    s = only_session(root)
+    a = s.root["attrs"]
+    assert (a["kind"], a["requests"], a["python_frames"]) == ("inference", 10, "off"), a
+    reqs = requests_of(s)
+    assert len(reqs) == len(did)
+    for r, d in zip(reqs, did):
+        check_request(s, r, d, "off")
+    picks = sum(p["hits"] for p in s.health["probes"]
+                if p["symbol"].startswith(("_ZN2at4_ops6argmax4callE",
+                                           "_ZN2at4_ops11multinomial4callE")))
+    tokens = sum(d["new_tokens"] for d in did)
+    assert picks == tokens, (picks, tokens)
+    print(f"\n{picks} token picks for {tokens} tokens: 1 uprobe hit per token at the default "
+          f"level, and 2 per request (the grad or inference_mode switches)")
+
+
+@pytest.mark.parametrize("level", ["off", "always"])
+def test_attached_mid_run(h, bpf, venv, tmp_path, level):
+    """`attach` while requests are served, at the default level and with Python frames: every
+    request whose region began after the attach is whole and right; the one under way at the
+    attach is no request."""
     stop = tmp_path / "stop"
     job = h.start(workload(venv, "--case", "mixed", "--requests", "0", "--stop-file", str(stop)))
     job.out.wait_for(r"^REQUEST 2 ", timeout=120)
     root = h.spool_root()
-    obs = h.observer("attach", "-p", job.pid, "--python-frames", "always",
+    obs = h.observer("attach", "-p", job.pid, "--python-frames", level,
                      "--output", "spool,stdout", path=root)
     obs.out.wait_for(r"\[cirron\] request\[5\] ", timeout=180)
     stop.touch()
@@ -169,13 +211,14 @@ def test_attached_mid_run(h, bpf, venv, tmp_path):
     assert len(reqs) >= 6
     matched = [did_for(r, did) for r in reqs]
     for r, d in zip(reqs, matched):
-        check_request(s, r, d)
+        check_request(s, r, d, level)
     # one span per call: the calls after the first one seen, all of them
     first = matched[0]["i"]
     assert [d["i"] for d in matched] == list(range(first, did[-1]["i"] + 1)), matched
 
 
-def test_watch_and_a_training_job(h, bpf, venv, tmp_path):
+@pytest.mark.parametrize("level", ["off", "always"])
+def test_watch_and_a_training_job(h, bpf, venv, tmp_path, level):
     """The node agent picks up an inference process and a training job: requests for the
     one, epochs and steps (and no request) for the other, at the same Python-frames level."""
     d = tmp_path / "jobs"
@@ -183,7 +226,7 @@ def test_watch_and_a_training_job(h, bpf, venv, tmp_path):
     for f in (WORKLOAD, TRAIN):
         shutil.copy(f, d / f.name)
     root = h.spool_root()
-    w = h.observer("watch", "-v", "--python-frames", "always", "--match", re.escape(str(d)),
+    w = h.observer("watch", "-v", "--python-frames", level, "--match", re.escape(str(d)),
                    path=root)
     w.err.wait_for(r"watching for processes that load torch", timeout=60)
     py = str(venv / "bin" / "python")
@@ -202,7 +245,7 @@ def test_watch_and_a_training_job(h, bpf, venv, tmp_path):
     reqs = requests_of(s)
     assert len(reqs) == len(did) == 5
     for r, x in zip(reqs, did):
-        check_request(s, r, x)
+        check_request(s, r, x, level)
     t = by_pid[train.pid]
     names = [sp["name"] for sp in t.spans.values()]
     assert "request" not in names and t.root["attrs"].get("kind") != "inference"

@@ -294,6 +294,12 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 		te.kind = TI_INFERENCE_MODE;
 		te.value = r->def->meaning == MEAN_INFERENCE_ENTER;
 		break;
+	case MEAN_TOKEN_PICK:
+		if (!entry)
+			return;
+		te.kind = TI_TOKEN_PICK;
+		te.name = r->def->scope_name;
+		break;
 	case MEAN_COMPILED:
 		if (!entry)
 			return;

@@ -209,6 +209,7 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	torch_tree__init(&t->tree, t->session, o->opts->epoch_steps);
 	infer_tree__init(&t->infer, t->session);
 	t->tree.frames_always = o->opts->python_frames == PYF_ALWAYS;
+	t->infer.frames = t->tree.frames_always;
 	versions__detect(o->syms, t);
 	t->session->counters = read_cuda_counters;	/* per-span CUDA deltas */
 	t->session->counters_ctx = t;

@@ -46,6 +46,7 @@ static const char *const meaning_names[MEAN__COUNT] = {
 	[MEAN_COMPILED] = "compiled",
 	[MEAN_INFERENCE_ENTER] = "inference_enter",
 	[MEAN_INFERENCE_EXIT] = "inference_exit",
+	[MEAN_TOKEN_PICK] = "token_pick",
 };
 
 const char *probe_meaning__name(enum probe_meaning m)

@@ -26,6 +26,8 @@ enum probe_meaning {
 				 * done; args[0] = the frame's code state (ExtraState *) */
 	MEAN_INFERENCE_ENTER,	/* torch.inference_mode() entered (torch._C._InferenceMode) */
 	MEAN_INFERENCE_EXIT,	/* ... and left */
+	MEAN_TOKEN_PICK,	/* an op that picks a generation's next token (argmax,
+				 * multinomial): scope_name names it */
 	MEAN__COUNT,
 };
 

@@ -16,8 +16,10 @@ void infer_tree__init(struct infer_tree *it, struct session *s)
 void infer_tree__free(struct infer_tree *it)
 {
 	free(it->fwd);
+	free(it->picks);
 	it->fwd = NULL;
-	it->nfwd = it->cap_fwd = 0;
+	it->picks = NULL;
+	it->nfwd = it->cap_fwd = it->npicks = it->cap_picks = 0;
 }
 
 static void snapshot(const struct infer_tree *it, uint64_t out[SESSION_NCOUNTERS])
@@ -71,7 +73,7 @@ static void give_back(struct infer_tree *it)
 			it->back(it->back_ctx, &it->held[i].ev);
 	it->open = it->fwd_open = false;
 	it->nheld = 0;
-	it->nfwd = 0;
+	it->nfwd = it->npicks = 0;
 }
 
 static void open_region(struct infer_tree *it, const struct tree_event *ev, const char *region)
@@ -80,7 +82,8 @@ static void open_region(struct infer_tree *it, const struct tree_event *ev, cons
 	it->region = region;
 	it->start = ev->ts_ns;
 	snapshot(it, it->start_counters);
-	it->nfwd = 0;
+	it->nfwd = it->npicks = 0;
+	it->pick_op = NULL;
 	it->calls = 0;
 	it->nstarters = 0;
 	it->fwd_open = false;
@@ -144,39 +147,103 @@ static void forward_exit(struct infer_tree *it, uint64_t ts)
 	it->fwd_open = false;
 }
 
+static void token_pick(struct infer_tree *it, const struct tree_event *ev)
+{
+	struct infer_pick *p;
+
+	if (it->npicks == it->cap_picks) {
+		long cap = it->cap_picks ? it->cap_picks * 2 : 64;
+		struct infer_pick *n = realloc(it->picks, (size_t)cap * sizeof(*n));
+
+		if (!n)
+			return;	/* the token goes uncounted */
+		it->picks = n;
+		it->cap_picks = cap;
+	}
+	p = &it->picks[it->npicks++];
+	p->ts = ev->ts_ns;
+	snapshot(it, p->c);
+	if (!it->pick_op)
+		it->pick_op = ev->name && !strcmp(ev->name, "multinomial") ? "multinomial" : "argmax";
+}
+
 static void set_num(cJSON *o, const char *key, double v)
 {
 	cJSON_DeleteItemFromObjectCaseSensitive(o, key);
 	cJSON_AddNumberToObject(o, key, v);
 }
 
-/* The request's numbers from its forwards: each forward of a generation makes one token per
- * sequence (generate, hand-written decode loops): tokens_source says so. */
+/* The request's numbers. Tokens: one per token pick (argmax, multinomial) where any was
+ * seen, else one per forward of a generation (tokens_source says which). Its steps: the
+ * forwards (Python frames), else the spans between picks (steps_source). */
 static void request_attrs(const struct infer_tree *it, struct span *req, uint64_t end)
 {
 	cJSON *a = req->attrs;
 	const struct infer_forward *f = it->fwd;
-	long n = it->nfwd;
+	const struct infer_pick *p = it->picks;
+	long n = it->nfwd, tokens = it->npicks ? it->npicks : it->nfwd;
+	uint64_t first_end, decode_start, decode_end;
 
 	cJSON_AddStringToObject(a, "region", it->region);
-	cJSON_AddNumberToObject(a, "forwards", (double)n);
+	if (n)	/* seen with Python frames only */
+		cJSON_AddNumberToObject(a, "forwards", (double)n);
 	if (it->calls != n)
 		cJSON_AddNumberToObject(a, "model_calls", (double)it->calls);
-	if (n < 2)
+	if (it->npicks) {
+		cJSON_AddNumberToObject(a, "token_picks", (double)it->npicks);
+		cJSON_AddStringToObject(a, "token_pick_op", it->pick_op);
+	}
+	if (tokens < 2)
 		return;
-	cJSON_AddNumberToObject(a, "decode_steps", (double)(n - 1));
-	cJSON_AddNumberToObject(a, "tokens_per_sequence", (double)n);
-	cJSON_AddStringToObject(a, "tokens_source", "one_per_forward");
-	json__add_u64(a, "ttft_ns", f[0].end - it->start);
-	json__add_u64(a, "prefill_ns", f[0].end - f[0].start);
-	if (f[n - 1].end > f[1].start) {
-		uint64_t decode_ns = f[n - 1].end - f[1].start;
+	if (n >= 2) {	/* steps from forwards */
+		first_end = f[0].end;
+		decode_start = f[1].start;
+		decode_end = f[n - 1].end;
+		cJSON_AddNumberToObject(a, "decode_steps", (double)(n - 1));
+		json__add_u64(a, "prefill_ns", f[0].end - f[0].start);
+	} else if (!n) {	/* steps between picks */
+		first_end = p[0].ts;
+		decode_start = p[0].ts;
+		decode_end = p[it->npicks - 1].ts;
+		cJSON_AddNumberToObject(a, "decode_steps", (double)(it->npicks - 1));
+		cJSON_AddStringToObject(a, "steps_source", "token_picks");
+		json__add_u64(a, "prefill_ns", p[0].ts - it->start);
+	} else {
+		return;	/* one forward, several picks: no steps to tell */
+	}
+	cJSON_AddNumberToObject(a, "tokens_per_sequence", (double)tokens);
+	cJSON_AddStringToObject(a, "tokens_source", it->npicks ? "token_picks" : "one_per_forward");
+	json__add_u64(a, "ttft_ns", first_end - it->start);
+	if (decode_end > decode_start) {
+		uint64_t decode_ns = decode_end - decode_start;
+		long steps = n >= 2 ? n - 1 : it->npicks - 1;
 
 		json__add_u64(a, "decode_ns", decode_ns);
-		json__add_double(a, "decode_tokens_per_s", (double)(n - 1) * 1e9 / (double)decode_ns);
+		json__add_double(a, "decode_tokens_per_s", (double)steps * 1e9 / (double)decode_ns);
 	}
 	if (end > it->start)
-		json__add_double(a, "tokens_per_s", (double)n * 1e9 / (double)(end - it->start));
+		json__add_double(a, "tokens_per_s", (double)tokens * 1e9 / (double)(end - it->start));
+}
+
+/* Without forwards, the steps between token picks: prefill from the region's start to the
+ * first pick, decode[i] from pick i to pick i+1 (one pick alone: a forward). */
+static void pick_spans(struct infer_tree *it, struct span *req)
+{
+	const struct infer_pick *p = it->picks;
+	struct span *sp;
+
+	for (long i = 0; i < it->npicks; i++) {
+		const char *name = it->npicks == 1 ? "forward" : i == 0 ? "prefill" : "decode";
+		uint64_t start = i ? p[i - 1].ts : it->start;
+		const uint64_t *c0 = i ? p[i - 1].c : it->start_counters;
+
+		sp = session__open_at(it->s, req, name, i ? i - 1 : -1, start, c0);
+		if (!sp)
+			continue;
+		cJSON_AddStringToObject(sp->attrs, "mode", "inference");
+		cJSON_AddStringToObject(sp->attrs, "bounds", "token_picks");
+		session__close_at(it->s, sp, p[i].ts, SPAN_OK, p[i].c);
+	}
 }
 
 /* Makes the request and its forwards; end 0: still open (the session's end settles it). */
@@ -191,6 +258,8 @@ static void emit_request(struct infer_tree *it, uint64_t end)
 		return;
 	it->requests++;
 	request_attrs(it, req, end);
+	if (!it->nfwd)
+		pick_spans(it, req);
 	for (long i = 0; i < it->nfwd; i++) {
 		const struct infer_forward *f = &it->fwd[i];
 		const char *name = it->nfwd == 1 ? "forward" : i == 0 ? "prefill" : "decode";
@@ -212,7 +281,7 @@ static void emit_request(struct infer_tree *it, uint64_t end)
 	set_num(root, "requests", (double)it->requests);
 	session__touch_root(it->s);
 	it->open = it->fwd_open = false;
-	it->nfwd = 0;
+	it->nfwd = it->npicks = 0;
 	it->nheld = 0;
 }
 
@@ -235,8 +304,12 @@ static bool on_switch(struct infer_tree *it, const struct tree_event *ev)
 	}
 	if (was && !it->grad_off && !it->inference_on && it->open) {
 		hold(it, ev);
-		if (!it->nfwd) {	/* no model ran: a no_grad region of the job's own
-					 * (weight init, a metric), not a request */
+		if (!it->nfwd && !it->npicks &&
+		    (it->frames || strcmp(it->region, "inference_mode"))) {
+			/* no model ran (or, without Python frames, a no_grad region), no token
+			 * was picked: a region of the job's own (weight init, a metric), not
+			 * a request. Without frames an inference_mode region is one: only code
+			 * that runs a model for its output opens one. */
 			give_back(it);
 			return true;
 		}
@@ -253,8 +326,8 @@ bool infer_tree__feed(struct infer_tree *it, const struct tree_event *ev, infer_
 {
 	it->back = back;
 	it->back_ctx = ctx;
-	if (it->trains)
-		return ev->kind == TI_INFERENCE_MODE;	/* the training tree has no use for it */
+	if (it->trains)	/* the training tree has no use for these */
+		return ev->kind == TI_INFERENCE_MODE || ev->kind == TI_TOKEN_PICK;
 	if (trains(ev)) {	/* from now on every event is the training tree's */
 		it->trains = true;
 		give_back(it);
@@ -271,6 +344,13 @@ bool infer_tree__feed(struct infer_tree *it, const struct tree_event *ev, infer_
 		if (ev->tid != it->tid)
 			return ev->kind == TI_INFERENCE_MODE;
 		return on_switch(it, ev);
+	}
+	if (ev->kind == TI_TOKEN_PICK) {
+		if (it->open && ev->tid == it->tid) {
+			hold(it, ev);
+			token_pick(it, ev);
+		}
+		return true;	/* outside a request: nothing to the training tree */
 	}
 	if (ev->tid != it->tid)
 		return false;
@@ -302,7 +382,7 @@ bool infer_tree__feed(struct infer_tree *it, const struct tree_event *ev, infer_
 void infer_tree__finish(struct infer_tree *it, uint64_t ts)
 {
 	(void)ts;
-	if (!it->trains && it->open && it->nfwd)
+	if (!it->trains && it->open && (it->nfwd || it->npicks))
 		emit_request(it, 0);
 	if (it->loose_forwards) {
 		set_num(it->s->root->attrs, "forwards_outside_requests", (double)it->loose_forwards);

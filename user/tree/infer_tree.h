@@ -12,9 +12,11 @@
  * The inference process (docs/inference.md): a process that runs its model with grad off
  * (torch.no_grad(), inference_mode) and has shown no backward, optimizer step or DataLoader.
  * Each such region its Python opens on its main thread in which a model runs (Python frames
- * see its forwards) is one `request`; the forwards seen
- * in it (Python frames) are `prefill` (the first) and `decode` steps (the rest), or one
- * `forward`. Spans are made when the region ends: only then is it known to be a request (a
+ * see its forwards), a token is picked (argmax, multinomial: every level) or which
+ * inference_mode opened is one `request`; the forwards seen in it (Python frames) are
+ * `prefill` (the first) and `decode` steps (the rest), or one `forward`; without Python
+ * frames, the token picks bound them instead (prefill: the region's start to the first pick,
+ * a decode step: one pick to the next). Spans are made when the region ends: only then is it known to be a request (a
  * DataLoader or backward inside it makes it part of a training loop instead, and its events
  * go back to the training tree). It shares only span bookkeeping (session.h) with the
  * training tree: the dispatcher routes each event to one of them.
@@ -27,12 +29,20 @@ struct infer_forward {
 	uint64_t c0[SESSION_NCOUNTERS], c1[SESSION_NCOUNTERS];
 };
 
+/* A token picked: when, and the counters then. */
+struct infer_pick {
+	uint64_t ts;
+	uint64_t c[SESSION_NCOUNTERS];
+};
+
 /* Gives an event back to the training tree (in order). */
 typedef void (*infer_giveback_fn)(void *ctx, const struct tree_event *ev);
 
 struct infer_tree {
 	struct session *s;
 	uint32_t tid;		/* the thread that opened the first region */
+	bool frames;		/* Python frames on (--python-frames always): forwards are
+				 * seen, so a region without one ran no model */
 	bool trains;		/* a backward, optimizer step or DataLoader was seen: a training
 				 * process; every event goes to the training tree from now on */
 	bool grad_off;		/* the job's Python disabled grad (no_grad) */
@@ -45,6 +55,9 @@ struct infer_tree {
 	long nfwd, cap_fwd;
 	bool fwd_open;		/* a model call began and has not ended */
 	long calls;		/* model calls in the region (several may make one forward) */
+	struct infer_pick *picks;	/* the region's token picks */
+	long npicks, cap_picks;
+	const char *pick_op;	/* the first pick's op (argmax, multinomial) */
 	char starters[2][INFER_CLASS_LEN];	/* classes whose calls begin a forward */
 	int nstarters;
 	long requests;

@@ -104,6 +104,7 @@ static void dispatch(struct torch_tree *t, const struct tree_event *ev)
 		break;
 	case TI_LOST:	/* handled above */
 	case TI_INFERENCE_MODE:	/* the inference tree's (infer_tree.h) */
+	case TI_TOKEN_PICK:
 		break;
 	}
 	t->last_event_ns = ev->ts_ns;
@@ -119,13 +120,13 @@ static void debug_input(const struct torch_tree *t, const struct tree_event *ev)
 		[TI_FORWARD_ENTER] = "FWD+", [TI_FORWARD_EXIT] = "FWD-", [TI_LOST] = "LOST",
 		[TI_COMPILE_ENTER] = "COMPILE+", [TI_COMPILE_EXIT] = "COMPILE-",
 		[TI_COMPILED] = "COMPILED", [TI_SCALER_UPDATE] = "SCALER",
-		[TI_INFERENCE_MODE] = "INFER",
+		[TI_INFERENCE_MODE] = "INFER", [TI_TOKEN_PICK] = "PICK",
 	};
 	static int on = -1;
 
 	if (on < 0)
 		on = getenv("CIRRON_DEBUG_TREE") != NULL;
-	if (!on || ev->kind > TI_INFERENCE_MODE)
+	if (!on || ev->kind > TI_TOKEN_PICK)
 		return;
 	fprintf(stderr, "TREE pid=%d tid=%u ts=%llu %s name=%s obj=%llx val=%d\n",
 		t->s ? t->s->pid : 0, ev->tid, (unsigned long long)ev->ts_ns, kinds[ev->kind],
@@ -141,7 +142,7 @@ static bool trains(int kind)
 
 void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 {
-	if (ev->kind == TI_INFERENCE_MODE)
+	if (ev->kind == TI_INFERENCE_MODE || ev->kind == TI_TOKEN_PICK)
 		return;	/* the inference tree's input; the rules here never see it */
 	debug_input(t, ev);
 	if (ev->kind == TI_LOST) {	/* from any thread: the gap may hide the training one's */

@@ -27,6 +27,8 @@ enum tree_input {
 	TI_SCALER_UPDATE,	/* GradScaler.update() (_amp_update_scale_) */
 	TI_INFERENCE_MODE,	/* value: 1 inference_mode entered, 0 left (_InferenceMode); the
 				 * inference tree's only: the training tree ignores it */
+	TI_TOKEN_PICK,		/* argmax or multinomial called (name): a generation picked its
+				 * next token; the inference tree's only */
 };
 
 struct tree_event {
