@@ -223,6 +223,34 @@ static void route(struct target *t, const struct tree_event *ev)
 		torch_tree__feed(&t->tree, ev);
 }
 
+/* torch.monitor wait counters (probes/libc10.json): dynamo makes
+ * `pytorch.wait_counter.entire_forward_compile` when a frame's compile begins and stops it
+ * when the compile ends, with other counters made and stopped inside it, last in first out
+ * (a stop's handle is not the one made: pairs are told by their nesting). True with te's kind
+ * set at the compile's start and end. */
+static bool compile_counter(struct target *t, bool made, uint32_t tid, const char *key,
+			    struct tree_event *te)
+{
+	if (!t->compile_counter_depth) {
+		if (!made || strcmp(key, "pytorch.wait_counter.entire_forward_compile"))
+			return false;
+		t->compile_counter_tid = tid;
+		t->compile_counter_depth = 1;
+		te->kind = TI_COMPILE_ENTER;
+		return true;
+	}
+	if (tid != t->compile_counter_tid)
+		return false;
+	if (made) {
+		t->compile_counter_depth++;
+		return false;
+	}
+	if (--t->compile_counter_depth)
+		return false;
+	te->kind = TI_COMPILE_EXIT;
+	return true;
+}
+
 /* A torch anchor: translate it into an input of the trees. */
 void events__anchor(struct observer *o, struct target *t, const struct probe_result *r,
 		    const struct event *e)
@@ -294,6 +322,14 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 		te.kind = TI_INFERENCE_MODE;
 		te.value = r->def->meaning == MEAN_INFERENCE_ENTER;
 		break;
+	case MEAN_WAIT_COUNTER:
+	case MEAN_WAIT_COUNTER_STOP:
+		/* dynamo's compile of a frame, from its start: without Python frames (with them,
+		 * dynamo's callback call tells it, a little earlier) */
+		if (!entry || o->opts->python_frames == PYF_ALWAYS ||
+		    !compile_counter(t, r->def->meaning == MEAN_WAIT_COUNTER, e->tid, name, &te))
+			return;
+		break;
 	case MEAN_TOKEN_PICK:
 		if (!entry)
 			return;
@@ -303,6 +339,14 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 	case MEAN_COMPILED:
 		if (!entry)
 			return;
+		if (t->compile_counter_depth) {	/* a counter made and never stopped: the
+						 * compile is over all the same */
+			struct tree_event end = te;
+
+			t->compile_counter_depth = 0;
+			end.kind = TI_COMPILE_EXIT;
+			route(t, &end);
+		}
 		te.kind = TI_COMPILED;
 		te.obj = e->args[0];
 		break;

@@ -47,6 +47,8 @@ static const char *const meaning_names[MEAN__COUNT] = {
 	[MEAN_INFERENCE_ENTER] = "inference_enter",
 	[MEAN_INFERENCE_EXIT] = "inference_exit",
 	[MEAN_TOKEN_PICK] = "token_pick",
+	[MEAN_WAIT_COUNTER] = "wait_counter",
+	[MEAN_WAIT_COUNTER_STOP] = "wait_counter_stop",
 };
 
 const char *probe_meaning__name(enum probe_meaning m)

@@ -26,6 +26,9 @@ enum probe_meaning {
 				 * done; args[0] = the frame's code state (ExtraState *) */
 	MEAN_INFERENCE_ENTER,	/* torch.inference_mode() entered (torch._C._InferenceMode) */
 	MEAN_INFERENCE_EXIT,	/* ... and left */
+	MEAN_WAIT_COUNTER,	/* torch.monitor wait counter made: args[0] its handle, str its
+				 * key (dynamo's compile: the compile's start) */
+	MEAN_WAIT_COUNTER_STOP,	/* ... stopped: args[0] the handle */
 	MEAN_TOKEN_PICK,	/* an op that picks a generation's next token (argmax,
 				 * multinomial): scope_name names it */
 	MEAN__COUNT,

@@ -138,6 +138,8 @@ struct target {
 	bool gpus_found;	/* the session says which GPUs it holds open */
 	uint64_t event_counters[CIRRON_NCOUNTERS];	/* of the anchor event being handled */
 	uint64_t event_mono_ns;		/* its BPF time (CLOCK_MONOTONIC) */
+	uint32_t compile_counter_tid;	/* dynamo's compile, told by its wait counters */
+	int compile_counter_depth;	/* counters open in it; 0: no compile */
 	struct span_kernels span_kernels;	/* launches per kernel by anchor interval */
 	int exit_status;	/* wait(2)-style, valid when exited */
 	bool exited;
