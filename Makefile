@@ -25,7 +25,7 @@ endif
 # The CUDA runtime the CUDA test targets link with; a cross build takes the arm64 guest's
 # (tests/kernels/make-arm64-root.sh) and this machine's headers, which are the same on every
 # architecture. The targets find it at run time in /usr/local/cuda/lib64.
-CUDA_LIB ?= $(if $(filter $(HOST_ARCH),$(ARCH)),,/var/cache/cirron-probe/arm64-root-current)/usr/local/cuda/lib64
+CUDA_LIB ?= $(if $(filter $(HOST_ARCH),$(ARCH)),,$(or $(CIRRON_ARM64_CACHE),/var/cache/cirron-probe)/arm64-root-current)/usr/local/cuda/lib64
 
 CFLAGS ?= -g -O2
 WARN := -Wall -Wextra -Werror -Werror=undef -Wno-unused-parameter

@@ -232,7 +232,7 @@ static bool compile_counter(struct target *t, bool made, uint32_t tid, const cha
 			    struct tree_event *te)
 {
 	if (!t->compile_counter_depth) {
-		if (!made || strcmp(key, "pytorch.wait_counter.entire_forward_compile"))
+		if (!made || strcmp(key, "pytorch.wait_counter.entire_forward_compile") != 0)
 			return false;
 		t->compile_counter_tid = tid;
 		t->compile_counter_depth = 1;

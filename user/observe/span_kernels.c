@@ -88,8 +88,8 @@ static void add_num(cJSON *o, const char *name, double v)
 {
 	cJSON *had = cJSON_GetObjectItemCaseSensitive(o, name);
 
-	if (cJSON_IsNumber(had))
-		cJSON_SetNumberValue(had, had->valuedouble + v);
+	if (had && cJSON_IsNumber(had))
+		cJSON_SetNumberHelper(had, had->valuedouble + v);
 	else
 		cJSON_AddNumberToObject(o, name, v);
 }

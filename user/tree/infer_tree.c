@@ -305,7 +305,7 @@ static bool on_switch(struct infer_tree *it, const struct tree_event *ev)
 	if (was && !it->grad_off && !it->inference_on && it->open) {
 		hold(it, ev);
 		if (!it->nfwd && !it->npicks &&
-		    (it->frames || strcmp(it->region, "inference_mode"))) {
+		    (it->frames || strcmp(it->region, "inference_mode") != 0)) {
 			/* no model ran (or, without Python frames, a no_grad region), no token
 			 * was picked: a region of the job's own (weight init, a metric), not
 			 * a request. Without frames an inference_mode region is one: only code
