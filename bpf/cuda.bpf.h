@@ -20,22 +20,30 @@ static __always_inline struct cuda_counts *cuda_counts_of(__u32 tgid)
 	return bpf_map_lookup_elem(&cuda_totals, &tgid);
 }
 
-static __always_inline void count_kernel(__u32 tgid, __u64 func)
+/* One more under key in a map of counts; false when the map is full. */
+static __always_inline bool count_one(void *map, const void *key)
 {
-	struct kernel_key key = { .tgid = tgid, .func = func };
-	__u64 one = 1, *n = bpf_map_lookup_elem(&kernel_launches, &key);
+	__u64 one = 1, *n = bpf_map_lookup_elem(map, key);
 
 	if (n) {
 		__sync_fetch_and_add(n, 1);
-		return;
+		return true;
 	}
-	if (bpf_map_update_elem(&kernel_launches, &key, &one, BPF_NOEXIST) == -17 /* EEXIST */) {
-		n = bpf_map_lookup_elem(&kernel_launches, &key);
+	if (bpf_map_update_elem(map, key, &one, BPF_NOEXIST) == -17 /* EEXIST */) {
+		n = bpf_map_lookup_elem(map, key);
 		if (n)
 			__sync_fetch_and_add(n, 1);
-	} else if (!bpf_map_lookup_elem(&kernel_launches, &key)) {
-		count(&stats, STAT_KERNEL_KEYS_FULL);
+		return true;
 	}
+	return bpf_map_lookup_elem(map, key) != NULL;
+}
+
+static __always_inline void count_kernel(__u32 tgid, __u64 func)
+{
+	struct kernel_key key = { .tgid = tgid, .func = func };
+
+	if (!count_one(&kernel_launches, &key))
+		count(&stats, STAT_KERNEL_KEYS_FULL);
 }
 
 /* The launch again, under the anchor interval it was made in (span_kernels): a full map
@@ -43,19 +51,9 @@ static __always_inline void count_kernel(__u32 tgid, __u64 func)
 static __always_inline void count_span_kernel(struct cuda_counts *c, __u32 tgid, __u64 func)
 {
 	struct span_kernel_key key = { .tgid = tgid, .seq = (__u32)c->kernel_seq, .func = func };
-	__u64 one = 1, *n = bpf_map_lookup_elem(&span_kernels, &key);
 
-	if (n) {
-		__sync_fetch_and_add(n, 1);
-		return;
-	}
-	if (bpf_map_update_elem(&span_kernels, &key, &one, BPF_NOEXIST) == -17 /* EEXIST */) {
-		n = bpf_map_lookup_elem(&span_kernels, &key);
-		if (n)
-			__sync_fetch_and_add(n, 1);
-	} else if (!bpf_map_lookup_elem(&span_kernels, &key)) {
+	if (!count_one(&span_kernels, &key))
 		__sync_fetch_and_add(&c->kernels_unsplit, 1);
-	}
 }
 
 static __always_inline void add_memcpy_bytes(struct cuda_counts *c, __u64 bytes, __u64 kind)

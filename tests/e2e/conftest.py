@@ -470,6 +470,23 @@ def merge_spans(batches, allow_orphans=False):
     return spans
 
 
+# Batch files already checked against the schema, by identity: a spool is read several times
+# in a test (and again at its end), and a batch file is never rewritten (it is renamed into
+# place, once). jsonschema takes ~1.5 s per MB of spans.
+_SCHEMA_CHECKED = set()
+
+
+def check_schema(f, batch):
+    st = f.stat()
+    key = (str(f), st.st_ino, st.st_mtime_ns, st.st_size)
+    if key in _SCHEMA_CHECKED:
+        return
+    errors = sorted(validator().iter_errors(batch), key=lambda e: list(e.path))
+    assert not errors, f"{f.name} does not match the schema:\n" + "\n".join(
+        f"  {list(e.path)}: {e.message}" for e in errors[:10])
+    _SCHEMA_CHECKED.add(key)
+
+
 def read_spool(root, expect_final=True, allow_empty=False, rotated=False):
     """Validates every file under root/spool and returns {session_id: Session}. rotated: the
     oldest batches may have been removed (--max-spool-mb)."""
@@ -484,9 +501,7 @@ def read_spool(root, expect_final=True, allow_empty=False, rotated=False):
         text = f.read_text()
         assert text.endswith("\n") and text.count("\n") == 1, f"{f.name}: not one JSON line"
         batch = json.loads(text)
-        errors = sorted(validator().iter_errors(batch), key=lambda e: list(e.path))
-        assert not errors, f"{f.name} does not match the schema:\n" + "\n".join(
-            f"  {list(e.path)}: {e.message}" for e in errors[:10])
+        check_schema(f, batch)
         assert batch["session_id"] == m["sid"], f"{f.name}: session_id {batch['session_id']}"
         assert batch["seq"] == int(m["seq"]), f"{f.name}: seq {batch['seq']}"
         by_session.setdefault(m["sid"], []).append(batch)

@@ -58,8 +58,6 @@ void sessions__end(struct observer *o, struct target *t, const char *cause);
 void span_kernels__read(struct target *t);
 /* session.h's kernels_fn (ctx: the target) */
 void span_kernels__attrs(void *ctx, struct span *sp, uint64_t from_seq, uint64_t to_seq);
-/* The pid's entries leave BPF (its target is gone; a reused pid starts with none). */
-void span_kernels__forget(struct observer *o, int pid);
 
 /* lifecycle.c: EV_EXEC and EV_FORK of traced processes */
 void lifecycle__exec(struct observer *o, const struct event *e);

@@ -163,17 +163,3 @@ void span_kernels__attrs(void *ctx, struct span *sp, uint64_t from_seq, uint64_t
 		cJSON_Delete(graphs);
 }
 
-void span_kernels__forget(struct observer *o, int pid)
-{
-	struct span_kernel_key key, next;
-	bool first = true;
-
-	while (!bpf_map_get_next_key(o->span_kernels_fd, first ? NULL : &key, &next)) {
-		if (next.tgid == (__u32)pid && !bpf_map_delete_elem(o->span_kernels_fd, &next)) {
-			first = true;	/* deleted: walk again from the start */
-			continue;
-		}
-		first = false;
-		key = next;
-	}
-}

@@ -38,33 +38,35 @@ struct target *targets__add(struct observer *o, int pid)
 	return t;
 }
 
-/* Per-kernel launch counts are keyed by pid: an exec'd image or a reused pid must not
- * inherit them. */
-static void forget_kernels(struct observer *o, int pid)
+/* A map's entries of this pid (keys that begin with the tgid: launches per kernel, live
+ * device allocations, launches per kernel and interval): an exec'd image or a later process
+ * of the pid starts with none. */
+static void forget_pid(int fd, size_t key_size, int pid)
 {
-	size_t n;
-	struct kernel_key *keys = attrs__kernel_keys(o, pid, &n);
-
-	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(o->kernels_fd, &keys[i]);
-	free(keys);
-}
-
-/* Its live device allocations (cuda.reserved_bytes): a later process of its pid starts with
- * none. */
-static void forget_allocs(struct observer *o, int pid)
-{
-	struct alloc_key key, next;
+	char key[32], next[32], *mine = NULL, *grown;
+	size_t n = 0, cap = 0;
 	bool first = true;
 
-	while (!bpf_map_get_next_key(o->allocs_fd, first ? NULL : &key, &next)) {
-		if (next.tgid == (__u32)pid && !bpf_map_delete_elem(o->allocs_fd, &next)) {
-			first = true;	/* deleted: walk again from the start */
-			continue;
-		}
+	if (key_size > sizeof(key))
+		return;
+	/* the walk first, then the deletes: a walk that deletes as it goes restarts each time */
+	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
 		first = false;
-		key = next;
+		memcpy(key, next, key_size);
+		if (*(const __u32 *)next != (__u32)pid)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			grown = realloc(mine, cap * key_size);
+			if (!grown)
+				break;
+			mine = grown;
+		}
+		memcpy(mine + n++ * key_size, next, key_size);
 	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, mine + i * key_size);
+	free(mine);
 }
 
 /* Alive, and still the process we found: its pid reused by a new process (a wraparound
@@ -98,9 +100,9 @@ void targets__remove(struct observer *o, struct target *t)
 	attach__detach(o, t);
 	bpf_map_delete_elem(o->cuda_fd, &t->pid);
 	bpf_map_delete_elem(o->exits_fd, &t->pid);
-	forget_kernels(o, t->pid);
-	span_kernels__forget(o, t->pid);
-	forget_allocs(o, t->pid);
+	forget_pid(o->kernels_fd, sizeof(struct kernel_key), t->pid);
+	forget_pid(o->span_kernels_fd, sizeof(struct span_kernel_key), t->pid);
+	forget_pid(o->allocs_fd, sizeof(struct alloc_key), t->pid);
 	snapshots__end(o, t);	/* none left when its session ended: only here when it never did */
 	target__free(t);
 }
