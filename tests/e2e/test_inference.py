@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Copyright (c) 2026 cirron-probe authors
 """Inference processes (issue 36): a small GPT-2 built from a config (no download) in the venv
-(tests/workloads/inference.py) serves requests: HF generate (greedy, batch 1; sampling, batch
+(tests/workloads/inference.py) serves requests: HF generate (greedy and sampling, batch 1 and
 4), a text-generation pipeline, a hand-written decode loop under inference_mode and a
 one-forward serving call. Each request is one `request` span with `prefill` and `decode`
 spans (or one `forward`) under it, compared with what the script says it did: its forwards
@@ -118,7 +118,8 @@ def test_requests_from_the_start(h, bpf, venv, tmp_path):
     did = script_requests(obs.out.text)
     assert len(did) >= 10 and {d["kind"] for d in did} == {
         "greedy", "sample", "loop", "pipeline", "serve"}, did
-    assert {d["batch"] for d in did if d["kind"] == "sample"} == {4}
+    assert {d["batch"] for d in did if d["kind"] == "sample"} == {1, 4}
+    assert {d["batch"] for d in did if d["kind"] == "greedy"} == {1, 4}
     s = only_session(root)
     a = s.root["attrs"]
     assert (a["kind"], a["framework"], a["requests"]) == ("inference", "transformers", len(did))
@@ -171,6 +172,8 @@ def test_requests_at_the_default_level(h, bpf, venv, tmp_path):
     assert obs.finish(180) == 0, obs.err.text[-3000:]
     did = script_requests(obs.out.text)
     assert len(did) == 10
+    assert {(d["kind"], d["batch"]) for d in did} >= {("greedy", 1), ("greedy", 4),
+                                                      ("sample", 1), ("sample", 4)}
     s = only_session(root)
     a = s.root["attrs"]
     assert (a["kind"], a["requests"], a["python_frames"]) == ("inference", 10, "off"), a

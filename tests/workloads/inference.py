@@ -6,8 +6,8 @@ forwards are counted by a forward hook on the model (what ran, not what was aske
 
 Cases (--case): greedy, sample (HF generate, --batch 1 or 4), pipeline (text-generation
 pipeline), loop (hand-written decode loop under inference_mode), serve (one forward per
-request under inference_mode), mixed (greedy, sample with batch 4, loop, pipeline, serve, one
-after the other; --batch is ignored).
+request under inference_mode), mixed (greedy, sample with batch 4, loop, pipeline, serve,
+greedy with batch 4, sample, one after the other; --batch is ignored).
 --requests N: how many (0: until the file named by --stop-file exists; attach tests).
 --tokens K: new tokens per request.
 """
@@ -87,7 +87,8 @@ def main():
     pipe = make_pipeline(model) if a.case in ("pipeline", "mixed") else None
     cases = [(a.case, a.batch)]
     if a.case == "mixed":
-        cases = [("greedy", 1), ("sample", 4), ("loop", 1), ("pipeline", 1), ("serve", 1)]
+        cases = [("greedy", 1), ("sample", 4), ("loop", 1), ("pipeline", 1), ("serve", 1),
+                 ("greedy", 4), ("sample", 1)]
     print(f"READY pid={os.getpid()}", flush=True)
     i = 0
     while (a.requests and i < a.requests) or (not a.requests and not os.path.exists(a.stop_file)):
