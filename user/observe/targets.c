@@ -43,7 +43,7 @@ struct target *targets__add(struct observer *o, int pid)
  * of the pid starts with none. */
 static void forget_pid(int fd, size_t key_size, int pid)
 {
-	char key[32], next[32], *mine = NULL, *grown;
+	char key[32] = { 0 }, next[32], *mine = NULL, *grown;
 	size_t n = 0, cap = 0;
 	bool first = true;
 
