@@ -168,26 +168,6 @@ static bool cuda_total_always(size_t off)
 	       off == offsetof(struct cuda_counts, nccl_bytes);
 }
 
-struct kernel_key *attrs__kernel_keys(const struct observer *o, int pid, size_t *n)
-{
-	struct kernel_key key, next, *keys = NULL, *v;
-	bool first = true;
-
-	*n = 0;
-	while (!bpf_map_get_next_key(o->kernels_fd, first ? NULL : &key, &next)) {
-		first = false;
-		key = next;
-		if (next.tgid != (__u32)pid)
-			continue;
-		v = realloc(keys, (*n + 1) * sizeof(*keys));
-		if (!v)
-			break;
-		keys = v;
-		keys[(*n)++] = next;
-	}
-	return keys;
-}
-
 /* Every total is exact: each call counted in BPF at its entry (docs/outputs.md). */
 void attrs__cuda(struct observer *o, struct target *t)
 {
@@ -220,7 +200,7 @@ void attrs__cuda(struct observer *o, struct target *t)
 	 * else by the symbol at a runtime launch's host stub, else unnamed, saying why. */
 	kernels = cJSON_CreateObject();
 	graphs = cJSON_CreateObject();
-	keys = attrs__kernel_keys(o, t->pid, &n);
+	keys = targets__map_keys(o->kernels_fd, sizeof(*keys), t->pid, &n);
 	for (size_t i = 0; i < n; i++) {
 		const char *name;
 		char addr[64];

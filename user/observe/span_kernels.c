@@ -45,37 +45,34 @@ static int push(struct kvec *k, uint64_t seq, uint64_t func, uint64_t count)
 void span_kernels__read(struct target *t)
 {
 	struct span_kernels *k = &t->span_kernels;
-	struct span_kernel_key key, next;
+	struct span_kernel_key *keys;
 	struct kvec done = { 0 }, live = { 0 };
 	struct cuda_counts c;
-	bool first = true;
 	uint64_t now;
+	size_t n;
 
 	if (k->map_fd < 0)
 		return;
 	now = clock__mono_ns();
 	if (bpf_map_lookup_elem(k->totals_fd, &t->pid, &c))
 		return;	/* no CUDA call yet: nothing counted */
-	/* Read first, then delete: a walk that deletes as it goes restarts each time. */
-	while (!bpf_map_get_next_key(k->map_fd, first ? NULL : &key, &next)) {
+	keys = targets__map_keys(k->map_fd, sizeof(*keys), t->pid, &n);
+	for (size_t i = 0; i < n; i++) {
 		__u64 count;
 
-		first = false;
-		key = next;
-		if (next.tgid != (__u32)t->pid || bpf_map_lookup_elem(k->map_fd, &next, &count))
+		if (bpf_map_lookup_elem(k->map_fd, &keys[i], &count))
 			continue;
 		/* Two anchors on: no launch of it can still be under way (a launch reads the seq
-		 * and adds to its entry in one run of its probe). */
-		if (push((uint64_t)next.seq + 2 <= (uint32_t)c.kernel_seq ? &done : &live,
-			 next.seq, next.func, count))
+		 * and adds to its entry in one run of its probe). Read first, then delete. */
+		if ((uint64_t)keys[i].seq + 2 <= (uint32_t)c.kernel_seq) {
+			if (push(&done, keys[i].seq, keys[i].func, count))
+				break;
+			bpf_map_delete_elem(k->map_fd, &keys[i]);
+		} else if (push(&live, keys[i].seq, keys[i].func, count)) {
 			break;
+		}
 	}
-	for (size_t i = 0; i < done.n; i++) {
-		struct span_kernel_key del = { .tgid = (__u32)t->pid, .seq = (__u32)done.v[i].seq,
-					       .func = done.v[i].func };
-
-		bpf_map_delete_elem(k->map_fd, &del);
-	}
+	free(keys);
 	if (span_kernels__add_done(k, done.v, done.n))
 		elog("pid %d: launches per kernel of %zu intervals not kept: out of memory",
 		     t->pid, done.n);

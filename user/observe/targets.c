@@ -38,35 +38,43 @@ struct target *targets__add(struct observer *o, int pid)
 	return t;
 }
 
-/* A map's entries of this pid (keys that begin with the tgid: launches per kernel, live
- * device allocations, launches per kernel and interval): an exec'd image or a later process
- * of the pid starts with none. */
-static void forget_pid(int fd, size_t key_size, int pid)
+void *targets__map_keys(int fd, size_t key_size, int pid, size_t *n)
 {
 	char key[32] = { 0 }, next[32], *mine = NULL, *grown;
-	size_t n = 0, cap = 0;
+	size_t cap = 0;
 	bool first = true;
 
+	*n = 0;
 	if (key_size > sizeof(key))
-		return;
-	/* the walk first, then the deletes: a walk that deletes as it goes restarts each time */
+		return NULL;
 	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
 		first = false;
 		memcpy(key, next, key_size);
 		if (*(const __u32 *)next != (__u32)pid)
 			continue;
-		if (n == cap) {
+		if (*n == cap) {
 			cap = cap ? cap * 2 : 64;
 			grown = realloc(mine, cap * key_size);
 			if (!grown)
 				break;
 			mine = grown;
 		}
-		memcpy(mine + n++ * key_size, next, key_size);
+		memcpy(mine + (*n)++ * key_size, next, key_size);
 	}
+	return mine;
+}
+
+/* A map's entries of this pid (launches per kernel, live device allocations, launches per
+ * kernel and interval): an exec'd image or a later process of the pid starts with none.
+ * The walk first, then the deletes: a walk that deletes as it goes restarts each time. */
+static void forget_pid(int fd, size_t key_size, int pid)
+{
+	size_t n;
+	char *keys = targets__map_keys(fd, key_size, pid, &n);
+
 	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, mine + i * key_size);
-	free(mine);
+		bpf_map_delete_elem(fd, keys + i * key_size);
+	free(keys);
 }
 
 /* Alive, and still the process we found: its pid reused by a new process (a wraparound
