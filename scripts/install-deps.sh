@@ -20,10 +20,7 @@ PKGS=(
 	prometheus rsyslog chromium		# output consumers the e2e tests start on loopback
 )
 
-missing=()
-for p in "${PKGS[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+mapfile -t missing < <("$(dirname "$0")/debs-missing.sh" "${PKGS[@]}")
 # Real consumers of the outputs (e2e tests): node + npm run the Chrome trace engine
 # (tests/scripts/install-trace-engine.sh). Any node >= 18 will do (one from another source
 # too), so these are asked for only when the command is missing.

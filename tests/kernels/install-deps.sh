@@ -16,10 +16,7 @@ ARM64_PKGS=(qemu-system-arm qemu-user-static mmdebstrap arch-test unzip gcc-aarc
 	libcjson-dev:arm64 zlib1g-dev:arm64 libcurl4-openssl-dev:arm64)
 arm64=false
 [[ ${1:-} == arm64 ]] && { arm64=true; PKGS+=("${ARM64_PKGS[@]}"); }
-missing=()
-for p in "${PKGS[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+mapfile -t missing < <("$(dirname "$0")/../../scripts/debs-missing.sh" "${PKGS[@]}")
 ((${#missing[@]})) || exit 0
 if [[ $(id -u) != 0 ]]; then
 	echo "kernels: missing packages: ${missing[*]} (run as root to install)" >&2
