@@ -10,9 +10,11 @@ it starts, and a session that lost batches may hold spans whose parent went with
 starts is killed (by its own pid) if it is still alive when the test ends.
 """
 import ctypes
+import fcntl
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -152,13 +154,70 @@ def pyenv_python():
     return PYENV_PYTHON
 
 
+# ---- the trixie root: Debian trixie's python3 3.13 and python3-torch 2.6, entered with chroot --
+
+TRIXIE_SCRIPT = ROOT / "tests" / "scripts" / "make-trixie-root.sh"
+TRIXIE_ROOT = Path(os.environ.get("CIRRON_TRIXIE_ROOT", "/var/cache/cirron-probe/trixie-root"))
+WORKLOADS = ROOT / "tests" / "workloads"
+
+
+def install_file(src, dst):
+    """Copies src to dst by rename: a job another test (another xdist worker) runs from dst
+    meanwhile reads the whole old file or the whole new one, never a half-written one."""
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
+
+
+@pytest.fixture(scope="session")
+def trixie_root():
+    """Builds the trixie root (once, cached outside the repo), installs every workload of
+    tests/workloads in its /work and mounts /proc there. The mount stays until the run ends
+    (pytest_unconfigure): the workers of a parallel run share it."""
+    r = subprocess.run([str(TRIXIE_SCRIPT)], capture_output=True, text=True, timeout=1800,
+                       env=dict(os.environ, CIRRON_TRIXIE_ROOT=str(TRIXIE_ROOT)))
+    if r.returncode != 0:
+        unavailable(f"cannot build the trixie root: {r.stderr.strip()[-500:]}")
+    work = TRIXIE_ROOT / "work"
+    work.mkdir(exist_ok=True)
+    for f in WORKLOADS.glob("*.py"):
+        install_file(f, work / f.name)
+    with open(TRIXIE_ROOT.parent / ".trixie-proc.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)    # one mount, whoever of the workers comes first
+        if not mounted(TRIXIE_ROOT / "proc"):
+            subprocess.run(["mount", "--bind", "/proc", str(TRIXIE_ROOT / "proc")], check=True)
+    return TRIXIE_ROOT
+
+
+def mounted(path):
+    return subprocess.run(["mountpoint", "-q", str(path)]).returncode == 0
+
+
+def is_controller(config):
+    """The process that runs the whole session: pytest itself, or xdist's controller (whose
+    workers have config.workerinput)."""
+    return not hasattr(config, "workerinput")
+
+
 # ---- per-test hard timeout -----------------------------------------------------------------
+
+PROC_MOUNTED_BEFORE = pytest.StashKey[bool]()
+
+
+def pytest_unconfigure(config):
+    if is_controller(config) and not config.stash.get(PROC_MOUNTED_BEFORE, True):
+        while mounted(TRIXIE_ROOT / "proc"):
+            if subprocess.run(["umount", "-l", str(TRIXIE_ROOT / "proc")]).returncode != 0:
+                break
+
 
 class TestTimeout(Exception):
     pass
 
 
 def pytest_configure(config):
+    if is_controller(config):   # unmounted at the end if the run mounted it (trixie_root)
+        config.stash[PROC_MOUNTED_BEFORE] = mounted(TRIXIE_ROOT / "proc")
     config.addinivalue_line("markers", "timeout(seconds): hard time limit of one test "
                             f"(default {TEST_TIMEOUT_S})")
 

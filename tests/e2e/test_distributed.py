@@ -5,9 +5,7 @@ torchrun (trixie: torch 2.6; the venv: the official torch 2.13 wheel on pyenv's 
 a launcher that sets the same environment (host: bookworm's
 torchrun does not run on Python 3.11). One session per rank, the launcher not a rank,
 collectives as collective_wait spans, and the merged view across ranks."""
-import os
 import re
-import shutil
 import signal
 import subprocess
 import time
@@ -15,7 +13,7 @@ import time
 import pytest
 
 from conftest import ROOT, read_spool
-from test_torch_tree import HOST_PYTHON, children, check_well_formed, named, trixie_root  # noqa: F401
+from test_torch_tree import HOST_PYTHON, children, check_well_formed, named
 
 DDP = ROOT / "tests" / "workloads" / "ddp_train.py"
 LAUNCH = ROOT / "tests" / "workloads" / "launch_ranks.py"
@@ -40,8 +38,6 @@ def job(request, bpf):
         return [str(venv / "bin" / "torchrun"), "--standalone", "--nproc_per_node", "3",
                 str(DDP)], True
     root = request.getfixturevalue("trixie_root")
-    for f in (DDP, TORCHRUN):
-        shutil.copy(f, root / "work" / f.name)
     return ["chroot", str(root), "python3", "/work/torchrun_nolibuv.py", "--nproc_per_node", "3",
             "/work/ddp_train.py"], True
 

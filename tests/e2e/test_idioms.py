@@ -30,7 +30,6 @@ The names the rules give (issue 26):
 """
 import os
 import re
-import shutil
 import socket
 import signal
 import subprocess
@@ -39,11 +38,9 @@ import time
 import pytest
 
 from conftest import BIN, ROOT, read_spool
-from test_torch_tree import check_well_formed, children, named, trixie_root  # noqa: F401
+from test_torch_tree import check_well_formed, children, named
 
 W = ROOT / "tests" / "workloads"
-WORKLOADS = ("idiom_compile.py", "idiom_amp.py", "idiom_checkpoint.py", "idiom_sharded.py",
-             "idiom_evalmode.py", "torchrun_nolibuv.py")
 EPOCHS, BATCHES, VAL = 2, 4, 2
 STEPS = EPOCHS * BATCHES
 LEVELS = {
@@ -90,8 +87,6 @@ def venv_stack(bpf, venv):
 
 @pytest.fixture
 def trixie_stack(bpf, trixie_root):
-    for name in WORKLOADS:
-        shutil.copy(W / name, trixie_root / "work" / name)
     py = ["chroot", str(trixie_root), "python3"]
     # trixie's torch lacks libuv (torchrun_nolibuv.py); --standalone does not resolve there
     return ("trixie", py, py + ["/work/torchrun_nolibuv.py", "--master_port", "PORT"], "/work")

@@ -23,7 +23,7 @@ import time
 import pytest
 
 from conftest import ROOT, TIME_SCALE, read_spool
-from test_torch_tree import HOST_PYTHON, named, trixie_root  # noqa: F401
+from test_torch_tree import HOST_PYTHON, named
 
 SIDE = ROOT / "tests" / "workloads" / "side_threads.py"
 DDP = ROOT / "tests" / "workloads" / "ddp_train.py"

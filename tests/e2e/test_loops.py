@@ -5,15 +5,13 @@ host (Python 3.11 + torch 1.13) and in the trixie root (Python 3.13 + torch 2.6)
 optimizers, two optimizers per batch, updates by hand with and without a DataLoader,
 inference_mode validation, and a run that switches from updates by hand to an optimizer.
 Exact counts and nesting."""
-import shutil
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT, only_session, unavailable
 from test_torch_tree import (HOST_PYTHON, HOST_PYTHON_MINOR, HOST_TORCH_MAJOR, Target,
-                             check_well_formed, children, named,
-                             trixie_root)  # noqa: F401 (trixie_root is a fixture)
+                             check_well_formed, children, named)
 
 LOOPS = ROOT / "tests" / "workloads" / "loops.py"
 EPOCHS, BATCHES, VAL, MAX_ITER = 2, 3, 2, 3
@@ -28,7 +26,6 @@ def target(request, bpf):
             unavailable("python3-torch is not installed")
         return Target("host", [HOST_PYTHON, str(LOOPS)], HOST_TORCH_MAJOR, HOST_PYTHON_MINOR)
     root = request.getfixturevalue("trixie_root")
-    shutil.copy(LOOPS, root / "work" / "loops.py")
     return Target("trixie", ["chroot", str(root), "python3", "/work/loops.py"], 2, 13)
 
 

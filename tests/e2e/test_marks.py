@@ -7,7 +7,6 @@ prints megabytes of text and binary data, its output byte for byte what it wrote
 metric line a mark but those health accounts for; --marks off and --marks-regex."""
 import hashlib
 import json
-import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 
 from conftest import ROOT, only_session, unavailable
 from test_torch_tree import (HOST_PYTHON, HOST_PYTHON_MINOR, HOST_TORCH_MAJOR, Target,
-                             check_well_formed, named, trixie_root)  # noqa: F401
+                             check_well_formed, named)
 
 PRINTS = ROOT / "tests" / "workloads" / "prints.py"
 
@@ -29,7 +28,6 @@ def target(request, bpf):
             unavailable("python3-torch is not installed")
         return Target("host", [HOST_PYTHON, str(PRINTS)], HOST_TORCH_MAJOR, HOST_PYTHON_MINOR)
     root = request.getfixturevalue("trixie_root")
-    shutil.copy(PRINTS, root / "work" / "prints.py")
     return Target("trixie", ["chroot", str(root), "python3", "/work/prints.py"], 2, 13)
 
 

@@ -5,7 +5,6 @@ root (an overlay: the real root is never written): its files land, the unit is n
 enabled nor started, /usr/bin/cirron-probe traces a job as the package's user with the
 unit's capabilities, and purge leaves only the spool. And the deployment files: the
 DaemonSet passes kubernetes-validate against a pinned Kubernetes version."""
-import os
 import re
 import shutil
 import subprocess

@@ -8,8 +8,6 @@ level; the systemd unit and the DaemonSet grant the set deploy/capabilities name
 import os
 import re
 import shutil
-import stat
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -17,7 +15,7 @@ import pytest
 import yaml
 
 from conftest import BIN, CUDA_CALLS, ROOT, SAN, SPIN, assert_no_sanitizer_report, \
-    only_session, san_env, unavailable
+    only_session, san_env
 
 NOBODY = 65534
 EXIT_NO_PERMISSION, EXIT_SPOOL_UNWRITABLE, EXIT_OUTPUT_UNWRITABLE, EXIT_USAGE = 3, 5, 10, 64

@@ -13,14 +13,13 @@ open with the safetensors package and hold the job's values."""
 import json
 import math
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT, assert_no_sanitizer_report, only_session, unavailable
-from test_torch_tree import HOST_PYTHON, trixie_root  # noqa: F401 (trixie_root is a fixture)
+from test_torch_tree import HOST_PYTHON
 
 WORKLOAD = ROOT / "tests" / "workloads" / "snapshots.py"
 FRAMEWORKS = ROOT / "tests" / "workloads" / "frameworks.py"
@@ -50,7 +49,6 @@ def env(request, bpf):
         venv = request.getfixturevalue("venv")
         return Env("venv", [str(venv / "bin" / "python")], str(WORKLOAD))
     root = request.getfixturevalue("trixie_root")
-    shutil.copy(WORKLOAD, root / "work" / "snapshots.py")
     return Env("trixie", ["chroot", str(root), "python3"], "/work/snapshots.py")
 
 

@@ -5,7 +5,6 @@ observer: exact counts of epochs, steps and their children, nesting, and time co
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
@@ -13,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DEBIAN_TORCH, ROOT, only_session, unavailable, venv_python_minor
+from conftest import (DEBIAN_TORCH, ROOT, TRIXIE_ROOT, only_session, unavailable,
+                      venv_python_minor)
 
 TRAIN = ROOT / "tests" / "workloads" / "train.py"
 HOST_PYTHON = "/usr/bin/python3"      # Debian's, the one python3-torch imports under
@@ -33,8 +33,6 @@ def debian_stack():
 
 
 HOST_TORCH_MAJOR, HOST_PYTHON_MINOR = debian_stack()
-TRIXIE_SCRIPT = ROOT / "tests" / "scripts" / "make-trixie-root.sh"
-TRIXIE_ROOT = Path(os.environ.get("CIRRON_TRIXIE_ROOT", "/var/cache/cirron-probe/trixie-root"))
 
 
 class Target:
@@ -46,25 +44,6 @@ class Target:
     def __init__(self, name, argv, torch_major, python_minor):
         self.name, self.argv = name, argv
         self.torch_major, self.python_minor = torch_major, python_minor
-
-
-@pytest.fixture(scope="session")
-def trixie_root():
-    """Builds (once, cached outside the repo) and mounts /proc into the trixie root."""
-    r = subprocess.run([str(TRIXIE_SCRIPT)], capture_output=True, text=True, timeout=1800,
-                       env=dict(os.environ, CIRRON_TRIXIE_ROOT=str(TRIXIE_ROOT)))
-    if r.returncode != 0:
-        unavailable(f"cannot build the trixie root: {r.stderr.strip()[-500:]}")
-    work = TRIXIE_ROOT / "work"
-    work.mkdir(exist_ok=True)
-    shutil.copy(TRAIN, work / "train.py")
-    proc = TRIXIE_ROOT / "proc"
-    mounted = subprocess.run(["mountpoint", "-q", str(proc)]).returncode == 0
-    if not mounted:
-        subprocess.run(["mount", "--bind", "/proc", str(proc)], check=True)
-    yield TRIXIE_ROOT
-    if not mounted:
-        subprocess.run(["umount", "-l", str(proc)], check=False)
 
 
 @pytest.fixture(params=["host", "trixie", "pyenv", "venv"])

@@ -19,7 +19,7 @@ import pytest
 from conftest import (BIN, ROOT, TIME_SCALE, assert_no_sanitizer_report, read_spool,
                       unavailable)
 from test_distributed import DDP, EPOCHS, BATCHES, LAUNCH, TORCHRUN
-from test_torch_tree import HOST_PYTHON, TRAIN, check_well_formed, named, trixie_root  # noqa: F401
+from test_torch_tree import HOST_PYTHON, TRAIN, check_well_formed, named
 
 UNIT = ROOT / "dist" / "cirron-probe-watch.service"
 CRAFTED = ROOT / "tests" / "workloads" / "map_crafted.py"

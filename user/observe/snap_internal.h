@@ -75,6 +75,10 @@ struct snap_ctl {
 	 * early in it (a framework fetching ahead) gives way to the later one. */
 	cJSON *held;
 	uint64_t held_epoch_id;
+	/* The error records of epochs missed before the first look for the models came back:
+	 * whether this build can be read at all (its tensor layout) is not known yet, so the
+	 * cause waits for that answer (snap__resolve_early). */
+	cJSON *early;
 	/* the state right after the last optimizer step ended */
 	uint32_t seq_after_step;
 	long steps_after_step;
@@ -126,6 +130,12 @@ bool snap__prepare(struct observer *o, struct target *t, struct snap_req *q);
 void snap_read__free(struct snap_read *r);
 struct snap_read snap_read__dup(const struct snap_read *r);
 void snap__flush_held(struct target *t);
+/* The first look came back: the early records go out, with cause (a layout that is not
+ * found, no model) as their error where there is one, else with the error they were made
+ * with (the state was gone before it could be read). */
+void snap__resolve_early(struct target *t, const char *cause);
+/* An epoch that ends again: the records made at its earlier end go. */
+void snap__drop_records(struct target *t, uint64_t span_id);
 /* An epoch's records from a read: one per model. */
 void snap__records_from(struct observer *o, struct target *t, uint64_t span_id, long epoch,
 			long last_step, const struct snap_read *rd, bool exact, int attempts,

@@ -4,6 +4,7 @@
 // --snapshots: the records of an epoch (one per model, or one that says why there is none),
 // held until the next epoch begins, then added to the session.
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,22 +30,57 @@ struct snap_read snap_read__dup(const struct snap_read *r)
 	return d;
 }
 
-/* The held records go out with the next batch. */
-void snap__flush_held(struct target *t)
+/* Early records at most: they wait only while the first look runs (ms to a second). */
+#define EARLY_MAX 16
+
+/* The records of arr go out with the next batch; arr is freed. */
+static void send(struct target *t, cJSON *arr, const char *error)
 {
-	struct snap_ctl *c = t->snap;
 	cJSON *rec;
 
-	if (!c->held)
+	if (!arr)
 		return;
 	if (!t->snapshots)
 		t->snapshots = cJSON_CreateArray();
-	while ((rec = cJSON_DetachItemFromArray(c->held, 0))) {
+	while ((rec = cJSON_DetachItemFromArray(arr, 0))) {
+		if (error)
+			cJSON_ReplaceItemInObjectCaseSensitive(rec, "error", cJSON_CreateString(error));
 		cJSON_AddItemToArray(t->snapshots, rec);
 		t->snapshots_taken++;
 	}
-	cJSON_Delete(c->held);
-	c->held = NULL;
+	cJSON_Delete(arr);
+}
+
+void snap__flush_held(struct target *t)
+{
+	send(t, t->snap->held, NULL);
+	t->snap->held = NULL;
+}
+
+void snap__resolve_early(struct target *t, const char *cause)
+{
+	send(t, t->snap->early, cause);
+	t->snap->early = NULL;
+}
+
+void snap__drop_records(struct target *t, uint64_t span_id)
+{
+	struct snap_ctl *c = t->snap;
+	cJSON *rec, *next;
+	char id[24];
+
+	if (c->held && c->held_epoch_id == span_id) {
+		cJSON_Delete(c->held);
+		c->held = NULL;
+	}
+	snprintf(id, sizeof(id), "%" PRIu64, span_id);	/* as record_head wrote it: raw */
+	for (rec = c->early ? c->early->child : NULL; rec; rec = next) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(rec, "span_id");
+
+		next = rec->next;
+		if (cJSON_IsRaw(v) && !strcmp(v->valuestring, id))
+			cJSON_Delete(cJSON_DetachItemViaPointer(c->early, rec));
+	}
 }
 
 /* The session's `model` attribute: the inventory, written again only when it changed (an
@@ -157,6 +193,14 @@ void snap__error_record(struct observer *o, struct target *t, uint64_t span_id, 
 	cJSON_AddStringToObject(rec, "error", why);
 	cJSON_AddNumberToObject(rec, "bytes_read", 0);
 	cJSON_AddNumberToObject(rec, "duration_ms", 0);
+	if (!t->snap->found_ns && !t->snap_refused) {	/* before the first look came back */
+		if (!t->snap->early)
+			t->snap->early = cJSON_CreateArray();
+		cJSON_AddItemToArray(t->snap->early, rec);
+		if (cJSON_GetArraySize(t->snap->early) >= EARLY_MAX)
+			snap__resolve_early(t, NULL);
+		return;
+	}
 	add_record(t, span_id, rec);
 }
 

@@ -450,8 +450,11 @@ static void keep_names(struct py_models *found, const struct py_models *had)
 static void do_find(struct snap_worker *w)
 {
 	struct snap_result *r = &w->res;
+	const char *delay = getenv("CIRRON_TEST_FIND_DELAY_MS");
 	struct py_models found;
 
+	if (delay)	/* tests: epochs end while the look runs (this thread's, not the job's) */
+		usleep((useconds_t)strtoul(delay, NULL, 10) * 1000);
 	r->err = py_models__find(w->req.pid, &w->req.pyl, &w->types, &w->req.roots, &found);
 	snprintf(r->found_how, sizeof(r->found_how), "%zu roots, %zu locals (frames: %d), %zu "
 		 "objects", found.roots, found.locals, found.frames_err, found.candidates);
@@ -468,9 +471,17 @@ static void do_find(struct snap_worker *w)
 	}
 	r->models = w->models.n;
 	r->optimizers = w->models.optimizers;
-	/* the layout, found now (off the epoch's end) where the table has none; what a read
-	 * will cost (bytes): the loop makes small ones itself, at once */
-	for (size_t k = 0; k < w->models.n && !snap_layout__ensure(w, false); k++)
+	/* the layout, found now (off the epoch's end) where the table has none: a build whose
+	 * layout is not found is said at once, for good (no read could be made), and so are
+	 * the epochs that ended while this look ran; what a read will cost (bytes): the loop
+	 * makes small ones itself, at once */
+	if (w->models.n && snap_layout__ensure(w, false)) {
+		r->refused = true;
+		snprintf(r->why, sizeof(r->why), "%s", w->layout_why);
+		elog("pid %d: snapshots off: %s", w->req.pid, w->layout_why);
+		return;
+	}
+	for (size_t k = 0; k < w->models.n; k++)
 		for (size_t i = 0; i < w->models.v[k].params.n; i++) {
 			struct tensor_desc d;
 			char why[200];

@@ -248,10 +248,7 @@ static void epoch_ended(struct observer *o, struct target *t, uint64_t span_id, 
 
 	if (c->ended_epoch_id == span_id) {	/* it ends again: the earlier end was not it */
 		c->prev_end_steps = c->prev_end_before;	/* its length counts from its start */
-		if (c->held_epoch_id == span_id) {
-			cJSON_Delete(c->held);
-			c->held = NULL;
-		}
+		snap__drop_records(t, span_id);
 		if (c->pend.span_id == span_id) {
 			c->pend.want = false;
 			snap_read__free(&c->pend.torn);
@@ -366,10 +363,13 @@ static void collect(struct observer *o, struct target *t)
 				   : c->find_retry_ns * 2 > FIND_RETRY_MAX_NS ? FIND_RETRY_MAX_NS
 				   : c->find_retry_ns * 2;
 		c->find_after_ns = now + (c->found ? FIND_REFRESH_NS : c->find_retry_ns);
-		if (c->found)
+		if (c->found && !r->refused)
 			c->why[0] = 0;
 		else
 			snprintf(c->why, sizeof(c->why), "%s", r->why);
+		if (r->refused)	/* no layout fits this torch: for good */
+			t->snap_refused = true;
+		snap__resolve_early(t, c->why[0] ? c->why : NULL);
 		dlog("pid %d: snapshots: %zu models, %zu optimizers (%.1f ms; %s)", t->pid, r->models,
 		     r->optimizers, r->ms, r->found_how);
 		return;
@@ -555,8 +555,8 @@ void snapshots__end(struct observer *o, struct target *t)
 	/* the last epoch, whose loop's end was not seen: the state the job ended with, if a
 	 * read of it was kept */
 	if (c->epoch_id && c->epoch_id != c->ended_epoch_id &&
-	    t->tree.optimizer_steps > c->prev_end_steps && !t->snap_refused) {
-		if (c->cand.valid && c->cand.after_step == t->tree.optimizer_steps &&
+	    t->tree.optimizer_steps > c->prev_end_steps) {
+		if (!t->snap_refused && c->cand.valid && c->cand.after_step == t->tree.optimizer_steps &&
 		    (c->cand.seq == c->seq_after_step ||
 		     (t->snap_seen_valid && c->cand.seq == t->snap_seen)))
 			snap__records_from(o, t, c->epoch_id, c->epoch_index, t->tree.optimizer_steps,
@@ -565,6 +565,7 @@ void snapshots__end(struct observer *o, struct target *t)
 			snap__error_record(o, t, c->epoch_id, c->epoch_index, t->tree.optimizer_steps,
 				     c->why[0] ? c->why : why);
 	}
+	snap__resolve_early(t, c->why[0] ? c->why : NULL);
 	snap__flush_held(t);
 	snap_read__free(&c->cand);
 	snap_read__free(&c->step_read);
