@@ -322,8 +322,11 @@ s3-venv:
 E2E_BINS := cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin \
 	$(OUTPUT)/tests/with_pid $(OUTPUT)/tests/sigcount \
 	$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls $(OUTPUT)/tests/nccl_calls
+# On E2E_WORKERS workers (pytest-xdist): tests/e2e/conftest.py's ONE_WORKER says which
+# modules keep to one worker. E2E_WORKERS=0: in this process, one test at a time.
+E2E_WORKERS ?= 2
 test-e2e: $(E2E_BINS) trixie-root venv s3-venv
-	$(Q)$(PYTHON) -m pytest -q -rs --durations=15 tests/e2e
+	$(Q)$(PYTHON) -m pytest -q -rs --durations=15 -n $(E2E_WORKERS) --dist loadgroup tests/e2e
 
 # user/'s stages include only the stages below them (user/README.md)
 check-layers:

@@ -11,7 +11,7 @@ PKGS=(
 	libbpf-dev bpftool libelf-dev zlib1g-dev libcjson-dev
 	libcapstone-dev libdw-dev		# exits of C++ functions: disassembler, unwind tables
 	libcurl4-openssl-dev curl		# --output s3:// (libcurl signs); curl: tests/e2e/test_s3.py
-	python3 python3-pytest python3-jsonschema python3-yaml	# e2e tests
+	python3 python3-pytest python3-pytest-xdist python3-jsonschema python3-yaml	# e2e tests
 	python3-torch debootstrap		# PyTorch targets: host torch, trixie root
 	python3-venv				# the venv of official wheels, where pyenv is absent
 	util-linux mount procps			# setpriv, mountpoint; mount; ps

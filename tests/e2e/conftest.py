@@ -218,6 +218,8 @@ class TestTimeout(Exception):
 def pytest_configure(config):
     if is_controller(config):   # unmounted at the end if the run mounted it (trixie_root)
         config.stash[PROC_MOUNTED_BEFORE] = mounted(TRIXIE_ROOT / "proc")
+    config.addinivalue_line("markers", "xdist_group(name): run on the worker its group runs on "
+                            "(pytest-xdist; ONE_WORKER)")
     config.addinivalue_line("markers", "timeout(seconds): hard time limit of one test "
                             f"(default {TEST_TIMEOUT_S})")
 
@@ -343,6 +345,26 @@ def proc_state(pid):
     except (FileNotFoundError, ProcessLookupError):
         return None
     return stat[stat.rindex(")") + 2]
+
+
+def process_tree(pid):
+    """The pids of pid's descendants (children, theirs, ...), from /proc."""
+    children = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), ()):
+            out.append(c)
+            todo.append(c)
+    return out
 
 
 def sig_ignored_mask(pid):
@@ -606,6 +628,17 @@ PYENV_STACK_TESTS = ("test_plain_loop", "test_gradient_accumulation", "test_trai
                      "test_python_frames_off_attaches_no_cpython_probe")
 
 
+# make test-e2e runs the tests on 2 workers (pytest-xdist, --dist loadgroup): most of a test's
+# time is spent waiting (a job's steps, a process starting), about half a core busy on
+# average. The modules whose tests share what one of them made (a traced run kept in RUNS, a
+# .deb, a store's server and symbol cache) run on one worker each, and first, longest first:
+# the longest of them is the floor of the run's time. Every other test goes where a worker
+# is free. Tests that watch the whole machine pick their own jobs out by --match.
+ONE_WORKER = ("test_idioms", "test_torch_tree", "test_s3", "test_frameworks", "test_package",
+              "test_perfetto")
+
+
+@pytest.hookimpl(tryfirst=True)     # before xdist's worker reads the groups
 def pytest_collection_modifyitems(config, items):
     keep, drop = [], []
     for it in items:
@@ -616,4 +649,10 @@ def pytest_collection_modifyitems(config, items):
             keep.append(it)
     if drop:
         config.hook.pytest_deselected(items=drop)
-        items[:] = keep
+    for it in keep:
+        if it.module.__name__ in ONE_WORKER:
+            it.add_marker(pytest.mark.xdist_group(it.module.__name__))
+    # stable: the rest keep their order
+    keep.sort(key=lambda it: ONE_WORKER.index(it.module.__name__)
+              if it.module.__name__ in ONE_WORKER else len(ONE_WORKER))
+    items[:] = keep

@@ -5,6 +5,7 @@ torchrun (trixie: torch 2.6; the venv: the official torch 2.13 wheel on pyenv's 
 a launcher that sets the same environment (host: bookworm's
 torchrun does not run on Python 3.11). One session per rank, the launcher not a rank,
 collectives as collective_wait spans, and the merged view across ranks."""
+import os
 import re
 import signal
 import subprocess
@@ -12,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, read_spool
+from conftest import ROOT, process_tree, read_spool
 from test_torch_tree import HOST_PYTHON, children, check_well_formed, named
 
 DDP = ROOT / "tests" / "workloads" / "ddp_train.py"
@@ -148,9 +149,14 @@ def test_hang_across_ranks_names_the_rank_behind(h, job):
     while not ranks_waiting():
         assert time.monotonic() < deadline, "ranks 0 and 1 never seen waiting in the spool"
         time.sleep(0.2)
+    job_pids = process_tree(p.pid)     # this test's (other tests may run DDP jobs too)
     p.signal(signal.SIGINT)
     p.wait(60)
-    subprocess.run(["pkill", "-KILL", "-f", "ddp_train.py"], check=False)
+    for pid in job_pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     r = subprocess.run([str(ROOT / "cirron-probe"), "trace", "--ranks", str(root)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (ROOT, SAN, BATCH_NAME, assert_no_sanitizer_report, read_spool, san_env,
-                      unavailable)
+from conftest import (ROOT, SAN, BATCH_NAME, assert_no_sanitizer_report, proc_state, read_spool,
+                      san_env, unavailable)
 
 TORCH_LIB = Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so")
 # Large batches make steps of a few ms: ~20-50 KB of spool per 100 ms flush on the test VMs.
@@ -107,6 +107,38 @@ def wait_until(cond, what, timeout=WAIT_S):
         time.sleep(0.05)
 
 
+def by_seq(files):
+    return sorted(files, key=lambda f: int(BATCH_NAME.match(f.name)["seq"]))
+
+
+def newest_has_orphan(spool, n):
+    """n batches or more, and the newest holds a span whose parent is not in it."""
+    files = by_seq(spool.glob("*.json"))
+    if len(files) < n:
+        return False
+    spans = spans_of(files[-1:])
+    return any(sp["parent_id"] is not None and sp["parent_id"] not in spans
+               for sp in spans.values())
+
+
+def kill_when(obs, cond, what, timeout=WAIT_S):
+    """Kills the observer at a moment cond() holds of its spool: each check is made with the
+    observer stopped (SIGSTOP: the test's own observer, never a job), so no batch comes
+    between the check and the kill."""
+    deadline = time.monotonic() + timeout
+    while True:
+        obs.signal(signal.SIGSTOP)
+        while proc_state(obs.pid) not in ("T", "t", None):
+            time.sleep(0.001)
+        if cond():
+            obs.popen.kill()
+            obs.finish()
+            return
+        obs.signal(signal.SIGCONT)
+        assert time.monotonic() < deadline, f"{what} did not happen within {timeout}s"
+        time.sleep(0.05)
+
+
 def read_back(h, *args):
     rc, out, err = h.run_to_end([SAN, *args], env=san_env())
     assert_no_sanitizer_report(err)
@@ -116,7 +148,7 @@ def read_back(h, *args):
 def spans_of(files):
     """Merged spans of a session's batch files (later seq wins)."""
     spans = {}
-    for f in sorted(files, key=lambda f: int(BATCH_NAME.match(f.name)["seq"])):
+    for f in by_seq(files):
         for s in json.loads(f.read_text())["spans"]:
             spans[s["span_id"]] = s
     return spans
@@ -218,11 +250,13 @@ def test_cap_removes_earlier_runs_first(h, torch_bpf):
     # An earlier run whose observer was killed: no final batch, open spans only in old ones.
     first = start_spinning(h)
     obs = h.observer("attach", "-p", first.pid, "--flush-interval", FLUSH, path=root)
-    wait_until(lambda: len(list(spool.glob("*.json"))) >= 6, "6 batches")
-    obs.popen.kill()
-    obs.finish()
+    # killed once 6 batches are out and the newest holds a span whose parent is only in an
+    # older one (what the read-back below shows at the top): what a batch holds depends on
+    # how far the job got in each flush interval
+    kill_when(obs, lambda: newest_has_orphan(spool, 6),
+              "6 batches, the newest with a span whose parent is in an older one")
     first.popen.kill()
-    earlier = sorted(spool.glob("*.json"), key=lambda f: int(BATCH_NAME.match(f.name)["seq"]))
+    earlier = by_seq(spool.glob("*.json"))
     old_sid = BATCH_NAME.match(earlier[0].name)["sid"]
     newest_earlier = earlier[-1]
 
