@@ -190,7 +190,10 @@ def trixie_root():
 
 
 def mounted(path):
-    return subprocess.run(["mountpoint", "-q", str(path)]).returncode == 0
+    """Whether path is a mount point (by /proc/self/mountinfo)."""
+    want = os.path.realpath(path)
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4].replace("\\040", " ") == want for line in f)
 
 
 def is_controller(config):

@@ -10,8 +10,8 @@
 # one emulated process (the arm64 root: mmdebstrap, dpkg under qemu-user): its kernels'
 # downloads, the arm64 root and the cross build start in the background after fuzz-smoke
 # (which fuzzes for a fixed time, so alone) and overlap the build, the unit tests, the
-# trixie root and the venv. The e2e suite waits for them: its tests time things and run
-# alone. make test-kernels then finds all of it cached.
+# trixie root and the venv. The e2e suite waits for them: its two workers (pytest-xdist,
+# tests/e2e/conftest.py) keep both cores busy. make test-kernels then finds all of it cached.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=tests/scripts/phases.sh
