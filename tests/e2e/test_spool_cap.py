@@ -121,22 +121,21 @@ def newest_has_orphan(spool, n):
                for sp in spans.values())
 
 
-def kill_when(obs, cond, what, timeout=WAIT_S):
+def kill_when(obs, cond, what):
     """Kills the observer at a moment cond() holds of its spool: each check is made with the
     observer stopped (SIGSTOP: the test's own observer, never a job), so no batch comes
     between the check and the kill."""
-    deadline = time.monotonic() + timeout
-    while True:
+    def holds_stopped():
         obs.signal(signal.SIGSTOP)
         while proc_state(obs.pid) not in ("T", "t", None):
             time.sleep(0.001)
         if cond():
-            obs.popen.kill()
-            obs.finish()
-            return
+            return True
         obs.signal(signal.SIGCONT)
-        assert time.monotonic() < deadline, f"{what} did not happen within {timeout}s"
-        time.sleep(0.05)
+        return False
+    wait_until(holds_stopped, what)
+    obs.popen.kill()
+    obs.finish()
 
 
 def read_back(h, *args):

@@ -130,10 +130,10 @@ bool snap__prepare(struct observer *o, struct target *t, struct snap_req *q);
 void snap_read__free(struct snap_read *r);
 struct snap_read snap_read__dup(const struct snap_read *r);
 void snap__flush_held(struct target *t);
-/* The first look came back: the early records go out, with cause (a layout that is not
- * found, no model) as their error where there is one, else with the error they were made
- * with (the state was gone before it could be read). */
-void snap__resolve_early(struct target *t, const char *cause);
+/* The first look came back: the early records go out, with the snapshots' why (a layout
+ * that is not found, no model) as their error where there is one, else with the error they
+ * were made with (the state was gone before it could be read). */
+void snap__resolve_early(struct target *t);
 /* An epoch that ends again: the records made at its earlier end go. */
 void snap__drop_records(struct target *t, uint64_t span_id);
 /* An epoch's records from a read: one per model. */

@@ -57,9 +57,9 @@ void snap__flush_held(struct target *t)
 	t->snap->held = NULL;
 }
 
-void snap__resolve_early(struct target *t, const char *cause)
+void snap__resolve_early(struct target *t)
 {
-	send(t, t->snap->early, cause);
+	send(t, t->snap->early, t->snap->why[0] ? t->snap->why : NULL);
 	t->snap->early = NULL;
 }
 
@@ -198,7 +198,7 @@ void snap__error_record(struct observer *o, struct target *t, uint64_t span_id, 
 			t->snap->early = cJSON_CreateArray();
 		cJSON_AddItemToArray(t->snap->early, rec);
 		if (cJSON_GetArraySize(t->snap->early) >= EARLY_MAX)
-			snap__resolve_early(t, NULL);
+			snap__resolve_early(t);
 		return;
 	}
 	add_record(t, span_id, rec);

@@ -369,7 +369,7 @@ static void collect(struct observer *o, struct target *t)
 			snprintf(c->why, sizeof(c->why), "%s", r->why);
 		if (r->refused)	/* no layout fits this torch: for good */
 			t->snap_refused = true;
-		snap__resolve_early(t, c->why[0] ? c->why : NULL);
+		snap__resolve_early(t);
 		dlog("pid %d: snapshots: %zu models, %zu optimizers (%.1f ms; %s)", t->pid, r->models,
 		     r->optimizers, r->ms, r->found_how);
 		return;
@@ -565,7 +565,7 @@ void snapshots__end(struct observer *o, struct target *t)
 			snap__error_record(o, t, c->epoch_id, c->epoch_index, t->tree.optimizer_steps,
 				     c->why[0] ? c->why : why);
 	}
-	snap__resolve_early(t, c->why[0] ? c->why : NULL);
+	snap__resolve_early(t);
 	snap__flush_held(t);
 	snap_read__free(&c->cand);
 	snap_read__free(&c->step_read);
