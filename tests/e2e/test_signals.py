@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (CUDA_CALLS, assert_no_sanitizer_report, only_session, proc_state,
-                      read_spool, reap, sig_ignored_mask, unavailable)
+from conftest import (CUDA_CALLS, TIME_SCALE, assert_no_sanitizer_report, only_session,
+                      proc_state, read_spool, reap, sig_ignored_mask, unavailable)
 from cuda_expect import check_cuda_attrs, check_health, check_root, device_count_from
 
 
@@ -271,7 +271,12 @@ def test_observer_sigkill_while_run_holds_at_a_library_load(h, bpf, subreaper):
     m = obs.err.wait_for(r"pid (\d+): held at a library load", timeout=120)
     pid = int(m.group(1))
     h.orphans.append(pid)
-    assert proc_state(pid) == "T"
+    # BPF's SIGSTOP takes effect when the thread next returns to user space, which may come
+    # after the observer's line: wait for the stop, as the observer's watchdog would see it
+    deadline = time.monotonic() + 20 * TIME_SCALE
+    while proc_state(pid) != "T":
+        assert time.monotonic() < deadline, f"pid {pid} not stopped: {proc_state(pid)}"
+        time.sleep(0.01)
     obs.signal(signal.SIGKILL)
     assert obs.wait() == -signal.SIGKILL
     status = reap(pid, timeout=120)
