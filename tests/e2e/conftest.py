@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -348,6 +349,26 @@ def proc_state(pid):
     except (FileNotFoundError, ProcessLookupError):
         return None
     return stat[stat.rindex(")") + 2]
+
+
+def free_ports(n):
+    """n TCP ports free on 127.0.0.1 now, distinct (all bound at once before any is let go).
+    Jobs that listen get one of their own: with the e2e suite on several workers, two jobs on
+    a fixed port (torchrun's 29500) fail with EADDRINUSE."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            socks.append(s)
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def free_port():
+    return free_ports(1)[0]
 
 
 def process_tree(pid):

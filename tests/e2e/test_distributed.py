@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, process_tree, read_spool
+from conftest import ROOT, free_port, process_tree, read_spool
 from test_torch_tree import HOST_PYTHON, children, check_well_formed, named
 
 DDP = ROOT / "tests" / "workloads" / "ddp_train.py"
@@ -39,8 +39,8 @@ def job(request, bpf):
         return [str(venv / "bin" / "torchrun"), "--standalone", "--nproc_per_node", "3",
                 str(DDP)], True
     root = request.getfixturevalue("trixie_root")
-    return ["chroot", str(root), "python3", "/work/torchrun_nolibuv.py", "--nproc_per_node", "3",
-            "/work/ddp_train.py"], True
+    return ["chroot", str(root), "python3", "/work/torchrun_nolibuv.py", "--master_port",
+            str(free_port()), "--nproc_per_node", "3", "/work/ddp_train.py"], True
 
 
 def run_job(h, job, *args, observer_args=()):

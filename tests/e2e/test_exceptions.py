@@ -5,11 +5,10 @@
 info, so the exception found no handler above it and std::terminate ended the job: an error
 raised in backward (torch::autograd::Engine::execute), a collective's timeout (c10d::Work::wait).
 The workload is tests/workloads/raise_through.py."""
-import socket
 
 import pytest
 
-from conftest import ROOT, only_session
+from conftest import ROOT, free_port, only_session
 from test_torch_tree import HOST_PYTHON, named
 
 RAISE = ROOT / "tests" / "workloads" / "raise_through.py"
@@ -38,12 +37,6 @@ def test_error_raised_in_backward_is_caught(h, python):
     assert s.root["attrs"]["end_cause"] == "exit", s.root["attrs"]
     # every backward began a span: the three the error left, and the good one
     assert len(named(s, "backward")) == TIMES + 1, [b["status"] for b in named(s, "backward")]
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.mark.parametrize("python", ["trixie", "venv"], indirect=True)  # 1.13: no use_libuv

@@ -30,14 +30,13 @@ The names the rules give (issue 26):
 """
 import os
 import re
-import socket
 import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import BIN, ROOT, read_spool
+from conftest import BIN, ROOT, free_port, read_spool
 from test_torch_tree import check_well_formed, children, named
 
 W = ROOT / "tests" / "workloads"
@@ -70,12 +69,6 @@ def first_compiles(tmp_path_factory):
         del os.environ["TORCHINDUCTOR_CACHE_DIR"]
     else:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = old
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture

@@ -17,12 +17,11 @@ import json
 import os
 import shutil
 import signal
-import socket
 import time
 
 import pytest
 
-from conftest import ROOT, TIME_SCALE, read_spool
+from conftest import ROOT, TIME_SCALE, free_port, read_spool
 from test_torch_tree import HOST_PYTHON, named
 
 SIDE = ROOT / "tests" / "workloads" / "side_threads.py"
@@ -190,12 +189,6 @@ def test_run_holds_only_while_single_threaded(h, stack):
     sent = counts.get("STOP", 0) + counts.get("CONT", 0)
     assert counts.get("total") == sent and sent > 0, counts
     assert sum(x.health["signals_sent"] for x in read_spool(root).values()) == sent, counts
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.mark.timeout(300)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SAN, assert_no_sanitizer_report, san_env, unavailable
+from conftest import ROOT, SAN, free_port, assert_no_sanitizer_report, san_env, unavailable
 from test_signals import target_pid_from_log
 
 PROMETHEUS = Path("/usr/bin/prometheus")
@@ -73,12 +73,6 @@ def parse_exposition(text):
 def series(parsed, name, **want):
     return {lab: v for (n, lab), v in parsed.items()
             if n == name and all((k, str(x)) in lab for k, x in want.items())}
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (ROOT, BIN, SAN, BATCH_NAME, assert_no_sanitizer_report, read_spool,
+from conftest import (ROOT, BIN, SAN, BATCH_NAME, free_ports, assert_no_sanitizer_report, read_spool,
                       san_env, unavailable)
 
 TORCH_LIB = Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so")
@@ -35,18 +35,6 @@ def wait_until(cond, what, timeout=WAIT_S):
     while not cond():
         assert time.monotonic() < deadline, f"{what} did not happen within {timeout}s"
         time.sleep(0.05)
-
-
-def free_ports(n):
-    socks = []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 class Weed:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (DEBIAN_TORCH, ROOT, TRIXIE_ROOT, only_session, unavailable,
+from conftest import (DEBIAN_TORCH, ROOT, TRIXIE_ROOT, only_session, proc_state, unavailable,
                       venv_python_minor)
 
 TRAIN = ROOT / "tests" / "workloads" / "train.py"
@@ -421,9 +421,24 @@ def test_ring_buffer_overload(h, target):
     """Step 5 floods 20000 record_function regions into a 16 KiB ring buffer: events are
     dropped and counted, the spans left open by the gap end once as incomplete, nothing is
     orphaned, and the steps after the flood are whole again."""
-    s = trace(h, target, "--epochs", "1", "--batches", "12", "--burst-step", "5",
-              "--burst-regions", "20000", "--step-sleep", "20",
-              observer_args=("--ringbuf-kb", "16"))
+    root = h.spool_root()
+    gate, gate_there = stop_file(h, target)
+    p = h.observer("run", "--output", "spool", "--ringbuf-kb", "16", "--", *target.argv,
+                   "--epochs", "1", "--batches", "12", "--burst-step", "5",
+                   "--burst-regions", "20000", "--burst-gate", gate_there, "--step-sleep", "20",
+                   path=root)
+    # The flood overflows the ring for certain only if nothing drains it meanwhile: a fast
+    # loader on an idle core keeps up with 40000 events (seen on 2 cores). The test stops its
+    # own observer (never the job) from before the flood to after it.
+    p.out.wait_for("burst ready")
+    p.signal(signal.SIGSTOP)
+    while proc_state(p.pid) not in ("T", "t"):
+        time.sleep(0.001)
+    gate.touch()
+    p.out.wait_for("burst done")
+    p.signal(signal.SIGCONT)
+    assert p.finish(180) == 0, p.err.text
+    s = only_session(root)
     hl = s.health
     assert hl["ringbuf_drops"] > 0 and hl["events_lost"] == hl["ringbuf_drops"], hl
     # a span, once ended, keeps its end in every later batch (never closed twice)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (BIN, ROOT, TIME_SCALE, assert_no_sanitizer_report, read_spool,
+from conftest import (BIN, ROOT, TIME_SCALE, free_port, assert_no_sanitizer_report, read_spool,
                       unavailable)
 from test_distributed import DDP, EPOCHS, BATCHES, LAUNCH, TORCHRUN
 from test_torch_tree import HOST_PYTHON, TRAIN, check_well_formed, named
@@ -377,7 +377,8 @@ def test_torchrun_in_another_root(h, bpf, trixie_root, tmp_path):  # noqa: F811
     w = start_watch(h, root, "--match", re.escape(inside + "/"))
     cpu0 = cpu_seconds(w.pid)
     job = h.start(["chroot", trixie_root, "python3", f"{inside}/torchrun_nolibuv.py",
-                   "--nproc_per_node", "3", f"{inside}/ddp_train.py"])
+                   "--master_port", str(free_port()), "--nproc_per_node", "3",
+                   f"{inside}/ddp_train.py"])
     assert job.finish(240) == 0, job.err.text[-2000:]
     w.err.wait_count(r"session \S+ ended \(exit\)", 4)
     report("a 3-rank torchrun job", w, cpu0)

@@ -156,7 +156,11 @@ def main():
         import torch.distributed as dist
         from torch.nn.parallel import DistributedDataParallel
         # USE_LIBUV=0: Debian's torch 2.6 has no libuv for its TCP store
-        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(29500 + os.getpid() % 1000),
+        import socket
+        with socket.socket() as s:       # a port of its own: other jobs may run beside it
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                           RANK="0", WORLD_SIZE="1", USE_LIBUV="0")
         dist.init_process_group("gloo")
         net = DistributedDataParallel(Net(bf16=False), find_unused_parameters=True)

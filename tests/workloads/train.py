@@ -13,7 +13,9 @@ nested record_function regions ("loss" inside "compute"). --spin-seconds keeps t
 --stall-batch K --stall-seconds S makes loading batch K of the first epoch take S seconds
 (a stuck data pipeline, for hang detection).
 --burst-step K --burst-regions N: step K runs N empty record_function regions in a row (an
-event flood, for ring-buffer overload).
+event flood, for ring-buffer overload). --burst-gate PATH: before the flood, prints "burst
+ready" and waits for PATH to exist; after it, prints "burst done" (a test that stops its own
+observer for the flood, so that the ring overflows whatever the machine's speed).
 --until-file PATH keeps training (epochs repeat) until PATH exists, then runs one more whole
 epoch and exits 0: a job that lasts until a test has seen what it waits for (and one epoch
 more), whatever the machine's load.
@@ -50,6 +52,7 @@ ap.add_argument("--step-sleep", type=float, default=0)
 ap.add_argument("--until-file", default=None)
 ap.add_argument("--burst-step", type=int, default=-1)
 ap.add_argument("--burst-regions", type=int, default=0)
+ap.add_argument("--burst-gate", default=None)
 ap.add_argument("--stall-batch", type=int, default=-1)
 ap.add_argument("--stall-seconds", type=float, default=0)
 ap.add_argument("--then-exec", default=None)
@@ -118,9 +121,15 @@ def train_batch(i, xb, yb):
     else:
         loss = loss_fn(model(xb), yb)
     if steps == args.burst_step:
+        if args.burst_gate:
+            print("burst ready", flush=True)
+            while not os.path.exists(args.burst_gate):
+                time.sleep(0.01)
         for _ in range(args.burst_regions):
             with record_function("burst"):
                 pass
+        if args.burst_gate:
+            print("burst done", flush=True)
     (loss / args.accumulate).backward()
     if cudart:
         cudart.cudaMalloc(ctypes.byref(devptr), ctypes.c_size_t(1000))
