@@ -108,6 +108,18 @@ struct py_stack {
 	__u32 pad;
 };
 
+/* Where a CPython build keeps an instance's attributes (probes/cpython.json's object_layout),
+ * for PROBE_F_PY_CALL: BPF finds a module's `training` itself at calls of a class the loader
+ * has not judged yet (its first calls, before the verdict's chain is in py_verdicts). */
+struct py_obj_layout {
+	__s16 managed_dict;	/* the PyDictObject * relative to the object; 0: layout unknown */
+	__s16 ma_keys, ma_values;	/* in PyDictObject */
+	__s16 values_header;	/* bytes before values[0] in PyDictValues */
+	__s16 dk_log2_index_bytes, dk_indices;	/* in PyDictKeysObject (dk_kind: the next byte) */
+	__s16 ascii_data;	/* first character of a compact ASCII str */
+	__s16 pad;
+};
+
 struct probe_spec {
 	__u32 action;		/* enum probe_action */
 	__u32 flags;		/* PROBE_F_* */
@@ -117,6 +129,7 @@ struct probe_spec {
 	__u64 aux;		/* action specific: ACT_DL_STATE = address of r_debug.r_state;
 				 * ACT_CUDA_MEMCPY with PROBE_F_DRIVER: the cudaMemcpyKind the
 				 * entry point implies (0: other) */
+	struct py_obj_layout py;	/* PROBE_F_PY_CALL */
 };
 
 /* Per-process CUDA totals, updated atomically by every thread of the process: every call

@@ -93,7 +93,7 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 
 	if (spec->action == ACT_EMIT && !armed(tgid))
 		return 0;
-	if ((spec->flags & PROBE_F_PY_CALL) && !py_call_enter(args))
+	if ((spec->flags & PROBE_F_PY_CALL) && !py_call_enter(args, spec))
 		return 0;
 	if (spec->action == ACT_EMIT)
 		snap_note(id, spec, tgid, args);

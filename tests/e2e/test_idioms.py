@@ -89,10 +89,11 @@ def stack_of(request, name):
     return request.getfixturevalue(f"{name}_stack")
 
 
-def traced(h, stack, level, script, *args, torchrun=False, extra=()):
-    """The sessions of one run of SCRIPT ARGS under `cirron-probe run` at LEVEL (cached)."""
+def traced(h, stack, level, script, *args, torchrun=False, extra=(), env=()):
+    """The sessions of one run of SCRIPT ARGS under `cirron-probe run` at LEVEL (cached).
+    env: (name, value) pairs for the observer's environment."""
     name, py, trun, wdir = stack
-    key = (name, script, args, level, torchrun, extra)
+    key = (name, script, args, level, torchrun, extra, env)
     if key in RUNS:
         return RUNS[key]
     if torchrun:
@@ -104,7 +105,8 @@ def traced(h, stack, level, script, *args, torchrun=False, extra=()):
              "--val-batches", str(VAL), *SLEEP[level]]
     root = h.spool_root()
     started = time.monotonic()
-    p = h.observer("run", "--output", "spool", *LEVELS[level], *extra, "--", *argv, path=root)
+    p = h.observer("run", "--output", "spool", *LEVELS[level], *extra, "--", *argv, path=root,
+                   env=dict(os.environ, **dict(env)))
     rc = p.finish(360)
     assert rc == 0, f"run exited {rc}:\n{p.err.text[-3000:]}"
     assert "DONE" in p.out.text, p.out.text[-2000:]
@@ -541,17 +543,26 @@ def test_eval_mode_without_no_grad(h, request, stack_name, level):
                        for f in children(s, e, "forward"))
 
 
+@pytest.mark.parametrize("verdicts", ["as-usual", "late"])
 @pytest.mark.parametrize("stack_name", ["venv", "trixie"])
-def test_eval_mode_mid_epoch_with_frames(h, request, stack_name):
+def test_eval_mode_mid_epoch_with_frames(h, request, stack_name, verdicts):
     """Evaluation every 2 training batches (model.eval(), grad on), with --python-frames
     always: module.training tells the evaluation's batches from the training loop's end, so
     an evaluation does not begin an epoch. (Without Python frames nothing tells a mid-epoch
-    evaluation run with grad on from an epoch's end: a documented limit, not tested.)"""
+    evaluation run with grad on from an epoch's end: a documented limit, not tested.)
+    Every forward's mode is read from module.training, the first one's too. late: the loader
+    judges no class before the job's 12th forward (its first epoch has 8), as when it is
+    starved of CPU: BPF reads `training` from the first call on all the same (before it did,
+    an epoch was split in three on 2 busy cores, and in four with this)."""
     stack = stack_of(request, stack_name)
-    sessions, _, _, _ = traced(h, stack, "always", "idiom_evalmode.py", "--eval-every", "2")
+    env = (("CIRRON_TEST_VERDICT_AFTER", "12"),) if verdicts == "late" else ()
+    sessions, _, _, _ = traced(h, stack, "always", "idiom_evalmode.py", "--eval-every", "2",
+                               env=env)
     s = the_job(sessions)
     epochs, steps = check_training(s)
     for e in epochs:
         evals = [f for f in descendants(s, e, "forward") if f["attrs"]["mode"] == "eval"]
         assert len(evals) == (BATCHES // 2) * VAL, (e["index"], len(evals))
         assert all(s.spans[f["parent_id"]]["name"] == "epoch" for f in evals)
+        assert all(f["attrs"]["mode_source"] == "module.training"
+                   for f in descendants(s, e, "forward")), e["index"]

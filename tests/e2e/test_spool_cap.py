@@ -100,10 +100,11 @@ def start_spinning(h):
     return target
 
 
-def wait_until(cond, what, timeout=WAIT_S):
+def wait_until(cond, what, timeout=WAIT_S, state=lambda: ""):
+    """state(): what the failure says of where things stood"""
     deadline = time.monotonic() + timeout
     while not cond():
-        assert time.monotonic() < deadline, f"{what} did not happen within {timeout}s"
+        assert time.monotonic() < deadline, f"{what} did not happen within {timeout}s{state()}"
         time.sleep(0.05)
 
 
@@ -121,11 +122,12 @@ def newest_has_orphan(spool, n):
                for sp in spans.values())
 
 
-def kill_when(obs, cond, what):
+def kill_when(obs, spool, cond, what):
     """Kills the observer at a moment cond() holds of its spool: each check is made with the
     observer stopped (SIGSTOP: the test's own observer, never a job), so no batch comes
     between the check and the kill."""
     def holds_stopped():
+        assert obs.alive(), f"the observer exited {obs.popen.poll()}: {obs.err.text[-3000:]}"
         obs.signal(signal.SIGSTOP)
         while proc_state(obs.pid) not in ("T", "t", None):
             time.sleep(0.001)
@@ -133,7 +135,13 @@ def kill_when(obs, cond, what):
             return True
         obs.signal(signal.SIGCONT)
         return False
-    wait_until(holds_stopped, what)
+
+    def state():
+        files = by_seq(spool.glob("*.json"))
+        newest = spans_of(files[-1:]) if files else {}
+        return (f"\n{len(files)} batches, the newest's spans: "
+                f"{sorted({sp['name'] for sp in newest.values()})}\n{obs.err.text[-3000:]}")
+    wait_until(holds_stopped, what, state=state)
     obs.popen.kill()
     obs.finish()
 
@@ -252,7 +260,7 @@ def test_cap_removes_earlier_runs_first(h, torch_bpf):
     # killed once 6 batches are out and the newest holds a span whose parent is only in an
     # older one (what the read-back below shows at the top): what a batch holds depends on
     # how far the job got in each flush interval
-    kill_when(obs, lambda: newest_has_orphan(spool, 6),
+    kill_when(obs, spool, lambda: newest_has_orphan(spool, 6),
               "6 batches, the newest with a span whose parent is in an older one")
     first.popen.kill()
     earlier = by_seq(spool.glob("*.json"))

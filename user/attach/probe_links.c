@@ -53,6 +53,18 @@ bool probe_links__cuda_per_call(enum probe_action a)
 	       a == ACT_CUDA_FREE || a == ACT_CUDA_GRAPH_LAUNCH;
 }
 
+/* The object layout BPF walks to read a module's `training` at calls of a class not judged
+ * yet (bpf/python.bpf.h); offsets of a few dozen bytes. */
+static struct py_obj_layout py_obj_layout(const struct py_layout *l)
+{
+	return (struct py_obj_layout){
+		.managed_dict = (__s16)l->managed_dict, .ma_keys = (__s16)l->ma_keys,
+		.ma_values = (__s16)l->ma_values, .values_header = (__s16)l->values_header,
+		.dk_log2_index_bytes = (__s16)l->dk_log2_index_bytes,
+		.dk_indices = (__s16)l->dk_indices, .ascii_data = (__s16)l->ascii_data,
+	};
+}
+
 static bool launches_at_driver(void)
 {
 	const char *v = getenv("CIRRON_EXPERIMENT_LAUNCH_LAYER");
@@ -87,8 +99,11 @@ int probe_links__reserve(struct observer *o, struct target *t, struct probe_resu
 		spec.flags |= PROBE_F_NESTED;
 	if (d->exits)
 		spec.flags |= PROBE_F_EXITS;
-	if (d->meaning == MEAN_PY_CALL)
+	if (d->meaning == MEAN_PY_CALL) {
 		spec.flags |= PROBE_F_PY_CALL;
+		if (d->py_layout.known)
+			spec.py = py_obj_layout(&d->py_layout);
+	}
 	if (o->opts->cuda_detail && cuda_action(d->action))
 		spec.flags |= PROBE_F_DETAIL;
 	if (t->stop_on_load && d->action == ACT_DL_STATE)

@@ -5,8 +5,10 @@
 // the training-structure tree, CUDA calls marks (--cuda-detail), cudaGetDeviceCount the
 // session's device attributes.
 #include <bpf/bpf.h>
+#include <stdlib.h>
 #include <string.h>
 #include "attach/py_sample.h"
+#include "common/log.h"
 #include "observe/observe.h"
 #include "target/cpython.h"
 #include "target/grad_caller.h"
@@ -81,8 +83,10 @@ static void look_up_bools(struct observer *o, struct target *t)
 			return;
 }
 
-/* module.training at a call, as BPF read it there (1, 0), or -1: calls before the loader
- * had found where the class keeps it (reading it now would race model.train()/eval()).
+/* module.training at a call, as BPF read it there (1, 0), or -1 where BPF found none: by the
+ * class's chain once the loader judged it, before that by walking the instance's __dict__
+ * itself (bpf/python.bpf.h); none on CPython 3.10 (no object_layout). Never read here:
+ * reading it now would race model.train()/eval().
  * BPF read a pointer to Py_True or Py_False: known by address, as the target may have
  * exited by now; read from the target only where the symbols are missing. */
 static int module_training(struct observer *o, struct target *t, const struct event *e)
@@ -132,6 +136,24 @@ static const char *forward_name(struct target *t, const struct probe_def *d,
 	return orig->kind == PYK_LOSS ? NULL : orig->name;
 }
 
+/* CIRRON_TEST_VERDICT_AFTER=N: no class is judged before the job's Nth forward (training or
+ * evaluation), as when the loader is starved of CPU for that long: until then BPF alone
+ * says what the modules' `training` is (py_guess_training). For tests. */
+static bool verdicts_withheld(const struct py_calls *pc)
+{
+	static long after = -1;
+
+	if (after < 0) {
+		const char *v = getenv("CIRRON_TEST_VERDICT_AFTER");
+
+		after = v ? atol(v) : 0;
+		if (after > 0)
+			wlog("no class judged before forward %ld (CIRRON_TEST_VERDICT_AFTER): "
+			     "for tests only", after);
+	}
+	return after > 0 && pc->forwards + 1 < (uint64_t)after;
+}
+
 /* CPython slot_tp_call entry/return on the training thread: the outermost call of a torch
  * Module (not a loss) is the forward; dynamo's frame callback is a compile, and module calls
  * inside it are the compiler's. Returns true when te holds a tree input. */
@@ -170,7 +192,7 @@ static bool py_call_to_tree(struct observer *o, struct target *t, const struct p
 	type = e->args[2] ? py_types__classify_type(&t->py_types, t->pid, e->args[2])
 			  : py_types__classify(&t->py_types, t->pid, e->args[0]);
 	module = type && type->kind == PYK_MODULE;
-	if (type && !type->verdict_set) {	/* from now on BPF decides for this class */
+	if (type && !type->verdict_set && !verdicts_withheld(pc)) {	/* from now on BPF decides */
 		if (module)
 			py_types__find_training(type, t->pid, e->args[0], &d->py_layout);
 		type->verdict_set = set_verdict(o, t, type, module ||
@@ -192,12 +214,14 @@ static bool py_call_to_tree(struct observer *o, struct target *t, const struct p
 	}
 	if (role != PYR_FORWARD || pc->module_depth++)
 		return false;
+	pc->forwards++;
 	te->kind = TI_FORWARD_ENTER;
 	te->name = name;
 	te->obj = compiled;	/* TI_FORWARD_ENTER: 1 = a compiled module (torch.compile) */
 	t->model_obj = e->args[0];	/* --snapshots: the model */
 	te->value = module_training(o, t, e);
-	if (te->value < 0 && (e->args[1] || !type->nderef) && type->refinds < 16) {
+	if (te->value < 0 && type->verdict_set && (e->args[1] || !type->nderef) &&
+	    type->refinds < 16) {
 		type->refinds++;
 		/* the chain led to something else: this instance's dict differs from the one the
 		 * chain was found in, or grew (combined dicts move their entries) */

@@ -54,6 +54,7 @@ struct py_calls {
 	int compile_depth;	/* dynamo callback calls among them: module calls inside are
 				 * the compiler's (traced graphs), not forwards */
 	uint8_t role[256];	/* per depth, enum py_role */
+	uint64_t forwards;	/* outermost module calls seen (CIRRON_TEST_VERDICT_AFTER) */
 };
 
 /* The class of obj (a PyObject * in process pid): a torch nn.Module subclass, a loss (also
