@@ -3,11 +3,14 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sched.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include "target/procfs.h"
 #include "unit.h"
 
@@ -340,6 +343,48 @@ static void read_maps_self(void)
 	ASSERT_EQ(procfs__read_maps(0x3ffffff0, &maps), -ENOENT, "missing pid");
 }
 
+/* A parent of a CLONE_VFORK child waits killable (only a fatal signal wakes it): a SIGSTOP
+ * sent meanwhile stays pending, the state not T, as a probe's SIGSTOP does until its thread
+ * returns to user space. The watchdog must see it (user/attach/watchdog.c). */
+static void stop_pending(void)
+{
+	int go[2], status = -1;
+	char state = 0;
+	int ppid;
+	pid_t a;
+
+	if (!ASSERT_OK(pipe(go) ? -errno : 0, "pipe"))
+		return;
+	a = fork();
+	if (a == 0) {
+		/* no CLONE_VM: the child has a copy to run read() in; the parent still waits */
+		long b = syscall(SYS_clone, CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
+		char c;
+
+		if (b == 0)
+			_exit(read(go[0], &c, 1) == 1 ? 0 : 1);
+		_exit(b > 0 && waitpid((pid_t)b, &status, 0) == b && status == 0 ? 0 : 2);
+	}
+	close(go[0]);
+	for (int i = 0; i < 5000 && !(state == 'D' || state == 'T'); i++) {
+		usleep(1000);
+		if (procfs__stat(a, &state, &ppid))
+			break;
+	}
+	ASSERT_EQ(state, 'D', "the vfork parent waits killable");
+	ASSERT_FALSE(procfs__stop_pending(a), "nothing pending yet");
+	kill(a, SIGSTOP);
+	ASSERT_TRUE(procfs__stop_pending(a), "SIGSTOP pending");
+	ASSERT_OK(procfs__stat(a, &state, &ppid), "stat");
+	ASSERT_EQ(state, 'D', "not stopped yet");
+	kill(a, SIGCONT);
+	ASSERT_FALSE(procfs__stop_pending(a), "SIGCONT discards it");
+	ASSERT_EQ(write(go[1], "x", 1), 1, "release the child");
+	close(go[1]);
+	ASSERT_EQ(waitpid(a, &status, 0), a, "waitpid");
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0, "it ran to its end");
+}
+
 int main(void)
 {
 	RUN_TEST(parse_file_mapping);
@@ -353,5 +398,6 @@ int main(void)
 	RUN_TEST(comm);
 	RUN_TEST(host_path);
 	RUN_TEST(read_maps_self);
+	RUN_TEST(stop_pending);
 	return unit__done();
 }

@@ -31,12 +31,24 @@ static int in_tree(pid_t pid, pid_t root)
 	return 0;
 }
 
+/* Stopped, or about to be: a probe's SIGSTOP (bpf_send_signal) stops a process only when
+ * its thread next returns to user space, which may come after the observer died. SIGCONT
+ * also discards a pending SIGSTOP. */
 static bool stopped(pid_t pid)
 {
 	char state;
 	int ppid;
 
-	return !procfs__stat(pid, &state, &ppid) && state == 'T';
+	return !procfs__stat(pid, &state, &ppid) && (state == 'T' || procfs__stop_pending(pid));
+}
+
+/* The observer's BPF links go with its files, when its last thread exits; a probe may stop
+ * a process until then. Its children (this one) get another parent only after that (the
+ * kernel's exit_notify follows exit_files): from then on nothing stops the tree again. */
+static void wait_observer_gone(pid_t observer)
+{
+	while (getppid() == observer)
+		usleep(1000);
 }
 
 int watchdog__resume_tree(pid_t root)
@@ -88,6 +100,8 @@ void watchdog__trace(struct watchdog *w, pid_t pid, bool traced)
 int watchdog__start(struct watchdog *w, pid_t root)
 {
 	size_t size = CIRRON_MAX_TARGETS * sizeof(pid_t);
+	pid_t observer;
+	ssize_t n;
 	int p[2];
 	char c;
 
@@ -99,6 +113,7 @@ int watchdog__start(struct watchdog *w, pid_t root)
 		return -errno;
 	}
 	w->ntraced = CIRRON_MAX_TARGETS;
+	observer = getpid();
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
 	w->pid = fork();
@@ -121,8 +136,11 @@ int watchdog__start(struct watchdog *w, pid_t root)
 		signal(SIGINT, SIG_IGN);	/* a Ctrl-C for the job is not for us */
 		signal(SIGTERM, SIG_IGN);
 		prctl(PR_SET_NAME, "cirron-watchdog");
-		if (read(p[0], &c, 1) == 1 && c == 'q')
+		while ((n = read(p[0], &c, 1)) < 0 && errno == EINTR)
+			;
+		if (n == 1 && c == 'q')
 			_exit(0);	/* disarmed: the observer resumed its targets */
+		wait_observer_gone(observer);
 		if (root > 0)
 			watchdog__resume_tree(root);
 		resume_traced(w);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,21 @@ int procfs__stat(int pid, char *state, int *ppid)
 	if (!p || sscanf(p + 1, " %c %d", state, ppid) != 2)
 		return -EINVAL;
 	return 0;
+}
+
+bool procfs__stop_pending(int pid)
+{
+	char fn[64], buf[4096], *p;
+	const char *fields[] = { "\nShdPnd:", "\nSigPnd:" };
+
+	snprintf(fn, sizeof(fn), "/proc/%d/status", pid);
+	if (read_small_file(fn, buf, sizeof(buf), NULL))
+		return false;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if ((p = strstr(buf, fields[i])) &&
+		    (strtoull(p + strlen(fields[i]), NULL, 16) >> (SIGSTOP - 1)) & 1)
+			return true;
+	return false;
 }
 
 int procfs__descendants(int pid, int *out, int max)

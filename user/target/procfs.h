@@ -32,6 +32,9 @@ int procfs__parse_maps_line(const char *line, struct proc_map *m);
 int procfs__alive(int pid);
 /* State letter (R, S, T, Z, ...) and parent pid from /proc/PID/stat. Returns 0 or -errno. */
 int procfs__stat(int pid, char *state, int *ppid);
+/* Whether a SIGSTOP is sent to pid and not yet taken (ShdPnd or SigPnd of
+ * /proc/PID/status): it stops the process when its thread next returns to user space. */
+bool procfs__stop_pending(int pid);
 /* Children, grandchildren... of pid as they are now (at most max). Returns how many. */
 int procfs__descendants(int pid, int *out, int max);
 /* Reads len bytes at addr in the target's memory. Returns true if all were read. */
