@@ -122,12 +122,15 @@ def newest_has_orphan(spool, n):
                for sp in spans.values())
 
 
-def kill_when(obs, spool, cond, what):
+def kill_when(obs, spool, n, cond, what):
     """Kills the observer at a moment cond() holds of its spool: each check is made with the
     observer stopped (SIGSTOP: the test's own observer, never a job), so no batch comes
-    between the check and the kill."""
+    between the check and the kill. Not before it wrote n batches: a stop while it loads its
+    BPF programs interrupts the verifier (EAGAIN), which made it exit (seen on 2 workers)."""
     def holds_stopped():
         assert obs.alive(), f"the observer exited {obs.popen.poll()}: {obs.err.text[-3000:]}"
+        if len(list(spool.glob("*.json"))) < n:
+            return False
         obs.signal(signal.SIGSTOP)
         while proc_state(obs.pid) not in ("T", "t", None):
             time.sleep(0.001)
@@ -260,7 +263,7 @@ def test_cap_removes_earlier_runs_first(h, torch_bpf):
     # killed once 6 batches are out and the newest holds a span whose parent is only in an
     # older one (what the read-back below shows at the top): what a batch holds depends on
     # how far the job got in each flush interval
-    kill_when(obs, spool, lambda: newest_has_orphan(spool, 6),
+    kill_when(obs, spool, 6, lambda: newest_has_orphan(spool, 6),
               "6 batches, the newest with a span whose parent is in an older one")
     first.popen.kill()
     earlier = by_seq(spool.glob("*.json"))

@@ -67,26 +67,14 @@ static void raise_fd_limit(void)
 	}
 }
 
-int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
+/* Opens the skeleton, sets it up for this kernel and the options, and loads it. */
+static int open_and_load(struct observer *o)
 {
 	int err;
 
-	const char *missing;
-
-	libbpf_set_print(libbpf_print);
-	if (o->opts->cmd == CMD_WATCH)
-		raise_fd_limit();
-	kernel_features__probe(&o->kf);
-	missing = kernel_features__missing(&o->kf);
-	if (missing) {
-		elog("this kernel (%s) lacks %s, which cirron-probe needs", o->kf.release, missing);
-		return EXIT_KERNEL_UNSUPPORTED;
-	}
 	o->skel = cirron_bpf__open();
-	if (!o->skel) {
-		err = -errno;
-		goto fail;
-	}
+	if (!o->skel)
+		return -errno;
 	err = bpf_map__set_max_entries(o->skel->maps.events, (__u32)o->opts->ringbuf_kb << 10);
 	if (!err)
 		err = control_ring_for_tests(o);
@@ -104,6 +92,36 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 						o->opts->marks != MARKS_OFF);
 	if (!err)
 		err = cirron_bpf__load(o->skel);
+	return err;
+}
+
+#define LOAD_ATTEMPTS 10
+
+int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
+{
+	int err;
+
+	const char *missing;
+
+	libbpf_set_print(libbpf_print);
+	if (o->opts->cmd == CMD_WATCH)
+		raise_fd_limit();
+	kernel_features__probe(&o->kf);
+	missing = kernel_features__missing(&o->kf);
+	if (missing) {
+		elog("this kernel (%s) lacks %s, which cirron-probe needs", o->kf.release, missing);
+		return EXIT_KERNEL_UNSUPPORTED;
+	}
+	/* The verifier gives up with EAGAIN when a signal comes to the loading process: a
+	 * job-control stop and continue (Ctrl-Z, bg) during the load, say. Load again. */
+	for (int attempt = 1;; attempt++) {
+		err = open_and_load(o);
+		if (err != -EAGAIN || attempt == LOAD_ATTEMPTS)
+			break;
+		cirron_bpf__destroy(o->skel);
+		o->skel = NULL;
+		wlog("loading the BPF programs was interrupted (a signal came): loading again");
+	}
 	if (err)
 		goto fail;
 	err = cirron_bpf__attach(o->skel);	/* the exec/fork/exit tracepoints */
