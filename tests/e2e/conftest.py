@@ -338,6 +338,12 @@ class Proc:
     def signal(self, sig):
         self.popen.send_signal(sig)
 
+    def stop(self):
+        """SIGSTOP (only ever the test's own observer, never a job), and back once stopped."""
+        self.signal(signal.SIGSTOP)
+        while proc_state(self.pid) not in ("T", "t", None):
+            time.sleep(0.001)
+
     def alive(self):
         return self.popen.poll() is None
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (ROOT, SAN, BATCH_NAME, assert_no_sanitizer_report, proc_state, read_spool,
+from conftest import (ROOT, SAN, BATCH_NAME, assert_no_sanitizer_report, read_spool,
                       san_env, unavailable)
 
 TORCH_LIB = Path("/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so")
@@ -131,9 +131,7 @@ def kill_when(obs, spool, n, cond, what):
         assert obs.alive(), f"the observer exited {obs.popen.poll()}: {obs.err.text[-3000:]}"
         if len(list(spool.glob("*.json"))) < n:
             return False
-        obs.signal(signal.SIGSTOP)
-        while proc_state(obs.pid) not in ("T", "t", None):
-            time.sleep(0.001)
+        obs.stop()
         if cond():
             return True
         obs.signal(signal.SIGCONT)
