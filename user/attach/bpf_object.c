@@ -15,6 +15,7 @@
 #include "cirron.skel.h"
 #include "common/exit_codes.h"
 #include "common/log.h"
+#include "common/test_hooks.h"
 
 static bool libbpf_quiet;
 
@@ -32,27 +33,13 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
-/* CIRRON_TEST_CONTROL_RING_KB=N (a power of two, at least the page size in KiB): a control
- * ring that small, for the tests that make it overflow (README, "Exit codes" notes). Not an
- * option: no one should run an agent that loses events on purpose. */
+/* CIRRON_TEST_CONTROL_RING_KB: a control ring that small, for the tests that make it
+ * overflow (docs/usage.md). */
 static int control_ring_for_tests(struct observer *o)
 {
-	const char *v = getenv("CIRRON_TEST_CONTROL_RING_KB");
-	long page_kb = sysconf(_SC_PAGESIZE) >> 10;
-	char *end;
-	long kb;
+	long kb = test_hooks__get()->control_ring_kb;
 
-	if (!v || !*v)
-		return 0;
-	errno = 0;
-	kb = strtol(v, &end, 10);
-	if (errno || *end || kb < page_kb || kb > (1 << 20) || (kb & (kb - 1))) {
-		wlog("CIRRON_TEST_CONTROL_RING_KB=%s ignored: not a power of two of at least %ld",
-		     v, page_kb);
-		return 0;
-	}
-	wlog("control ring of %ld KiB (CIRRON_TEST_CONTROL_RING_KB): for tests only", kb);
-	return bpf_map__set_max_entries(o->skel->maps.control, (__u32)kb << 10);
+	return kb ? bpf_map__set_max_entries(o->skel->maps.control, (__u32)kb << 10) : 0;
 }
 
 /* Every uprobe link holds two fds until the reaper has closed it (link_reaper.h): an agent

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/bpf_maps.h"
 #include "attach/kernel_features.h"
 #include "attach/link_reaper.h"
 #include "attach/observer.h"
@@ -28,17 +29,6 @@ static uint32_t alloc_id(struct observer *o)
 		}
 	}
 	return 0;
-}
-
-/* Zeroes the per-CPU hit counters of one slot (2 * id entries, 2 * id + 1 returns). */
-static void reset_hits(struct observer *o, __u32 slot)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *zero = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*zero)) : NULL;
-
-	if (zero)
-		bpf_map_update_elem(o->hits_fd, &slot, zero, BPF_ANY);
-	free(zero);
 }
 
 static bool cuda_action(enum probe_action a)
@@ -87,8 +77,8 @@ int probe_links__reserve(struct observer *o, struct target *t, struct probe_resu
 
 	if (!id)
 		return -ENOSPC;
-	reset_hits(o, 2 * id);	/* the id may have served an earlier probe */
-	reset_hits(o, 2 * id + 1);
+	bpf_maps__percpu_zero(o->hits_fd, 2 * id);	/* the id may have served an earlier probe */
+	bpf_maps__percpu_zero(o->hits_fd, 2 * id + 1);
 	if (r->arch < 0 || r->arch >= PROBE_ARCH__COUNT)
 		return -ENOEXEC;
 	memcpy(spec.arg_src, d->arg_src[r->arch], sizeof(spec.arg_src));
@@ -333,14 +323,5 @@ void probe_links__release(struct observer *o, struct probe_result *r)
 /* Entry hits of probe id so far. */
 uint64_t probe_links__entry_hits(struct observer *o, uint32_t id)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*v)) : NULL;
-	__u32 key = 2 * id;
-	uint64_t sum = 0;
-
-	if (v && !bpf_map_lookup_elem(o->hits_fd, &key, v))
-		for (int c = 0; c < ncpu; c++)
-			sum += v[c];
-	free(v);
-	return sum;
+	return bpf_maps__percpu_sum(o->hits_fd, 2 * id);
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "attach/py_sample.h"
 #include "common/log.h"
+#include "common/test_hooks.h"
 #include "observe/observe.h"
 
 #define FLUSH_AFTER_SPANS 4096	/* closed spans held before an early batch */
@@ -15,12 +16,12 @@
  * a test can kill the observer then (the watchdog must resume the process). */
 static void test_hold(__u32 pid)
 {
-	const char *v = getenv("CIRRON_TEST_HOLD_MS");
+	long ms = test_hooks__get()->hold_ms;
 
-	if (!v || atoi(v) <= 0)
+	if (ms <= 0)
 		return;
-	ilog("pid %u: held at a library load (CIRRON_TEST_HOLD_MS=%s)", pid, v);
-	usleep((useconds_t)atoi(v) * 1000);
+	ilog("pid %u: held at a library load (CIRRON_TEST_HOLD_MS=%ld)", pid, ms);
+	usleep((useconds_t)ms * 1000);
 }
 
 int dispatch__event(void *ctx, void *data, size_t size)

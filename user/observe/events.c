@@ -9,6 +9,7 @@
 #include <string.h>
 #include "attach/py_sample.h"
 #include "common/log.h"
+#include "common/test_hooks.h"
 #include "observe/observe.h"
 #include "target/cpython.h"
 #include "target/grad_caller.h"
@@ -141,16 +142,8 @@ static const char *forward_name(struct target *t, const struct probe_def *d,
  * says what the modules' `training` is (py_guess_training). For tests. */
 static bool verdicts_withheld(const struct py_calls *pc)
 {
-	static long after = -1;
+	long after = test_hooks__get()->verdict_after;
 
-	if (after < 0) {
-		const char *v = getenv("CIRRON_TEST_VERDICT_AFTER");
-
-		after = v ? atol(v) : 0;
-		if (after > 0)
-			wlog("no class judged before forward %ld (CIRRON_TEST_VERDICT_AFTER): "
-			     "for tests only", after);
-	}
 	return after > 0 && pc->forwards + 1 < (uint64_t)after;
 }
 

@@ -19,6 +19,7 @@
 #include "common/exit_codes.h"
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "common/test_hooks.h"
 #include "observe/observe.h"
 #include "sink/log_sink.h"
 #include "sink/metrics.h"
@@ -43,7 +44,6 @@ static void on_signal(int sig)
 
 int observer__init_common(struct observer *o, const struct options *opts)
 {
-	const char *test_host;
 	char dir[4096];
 
 	memset(o, 0, sizeof(*o));
@@ -54,9 +54,8 @@ int observer__init_common(struct observer *o, const struct options *opts)
 		strcpy(o->host, "unknown");
 	/* For tests only (a two-node job on one machine): the host name sessions and S3 keys
 	 * carry. */
-	test_host = getenv("CIRRON_TEST_HOSTNAME");
-	if (test_host && *test_host)
-		snprintf(o->host, sizeof(o->host), "%s", test_host);
+	if (test_hooks__get()->hostname[0])
+		snprintf(o->host, sizeof(o->host), "%s", test_hooks__get()->hostname);
 	if (probe_set__load(&o->probes))
 		return EXIT_FAILURE_RUNTIME;
 	dlog("probes: %s", o->probes.dir[0] ? o->probes.dir : "built in");

@@ -29,9 +29,6 @@ struct target *targets__add(struct observer *o, int pid);
 /* Forgets the target in BPF and here, detaches its probes, frees it. */
 void targets__remove(struct observer *o, struct target *t);
 void targets__resume(struct observer *o, int pid);
-/* The keys of a BPF map that belong to pid (keys that begin with its tgid, key_size bytes at
- * most 32 each): malloc'd, *n of them; NULL if none. */
-void *targets__map_keys(int fd, size_t key_size, int pid, size_t *n);
 /* Tells BPF how to treat the target; armed: all its probes are in, let its events flow
  * (set once after attaching, so a scope's enter and exit start together). Returns 0 or
  * -errno. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/bpf_maps.h"
 #include "attach/link_reaper.h"
 #include "attach/py_sample.h"
 #include "observe/observe.h"
@@ -200,7 +201,7 @@ void attrs__cuda(struct observer *o, struct target *t)
 	 * else by the symbol at a runtime launch's host stub, else unnamed, saying why. */
 	kernels = cJSON_CreateObject();
 	graphs = cJSON_CreateObject();
-	keys = targets__map_keys(o->kernels_fd, sizeof(*keys), t->pid, &n);
+	keys = bpf_maps__pid_keys(o->kernels_fd, sizeof(*keys), t->pid, &n);
 	for (size_t i = 0; i < n; i++) {
 		const char *name;
 		char addr[64];
@@ -230,21 +231,6 @@ void attrs__cuda(struct observer *o, struct target *t)
 	else if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "cuda.graphs", graphs))
 		cJSON_AddItemToObject(a, "cuda.graphs", graphs);
 	session__touch_root(t->session);
-}
-
-static uint64_t sum_percpu(int fd, __u32 key)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v, sum = 0;
-
-	if (ncpu <= 0)
-		return 0;
-	v = calloc((size_t)ncpu, sizeof(*v));
-	if (v && !bpf_map_lookup_elem(fd, &key, v))
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-	free(v);
-	return sum;
 }
 
 /* watch: the node agent's own counters, the same in every session's batches (a log
@@ -287,8 +273,8 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 		else
 			cJSON_AddNullToObject(p, "error");
 		if (r->id) {
-			uint64_t in = sum_percpu(o->hits_fd, 2 * r->id);
-			uint64_t out = sum_percpu(o->hits_fd, 2 * r->id + 1);
+			uint64_t in = bpf_maps__percpu_sum(o->hits_fd, 2 * r->id);
+			uint64_t out = bpf_maps__percpu_sum(o->hits_fd, 2 * r->id + 1);
 
 			cJSON_AddNumberToObject(p, "hits", (double)in);
 			cJSON_AddNumberToObject(p, "return_hits", (double)out);
@@ -299,15 +285,15 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 		}
 		cJSON_AddItemToArray(probes, p);
 	}
-	cJSON_AddNumberToObject(h, "ringbuf_drops", (double)sum_percpu(o->stats_fd, STAT_RB_DROPS));
+	cJSON_AddNumberToObject(h, "ringbuf_drops", (double)bpf_maps__percpu_sum(o->stats_fd, STAT_RB_DROPS));
 	cJSON_AddNumberToObject(h, "kernel_map_full",
-				(double)sum_percpu(o->stats_fd, STAT_KERNEL_KEYS_FULL));
+				(double)bpf_maps__percpu_sum(o->stats_fd, STAT_KERNEL_KEYS_FULL));
 	cJSON_AddNumberToObject(h, "driver_calls_from_runtime",
-				(double)sum_percpu(o->stats_fd, STAT_DRIVER_FROM_RUNTIME));
+				(double)bpf_maps__percpu_sum(o->stats_fd, STAT_DRIVER_FROM_RUNTIME));
 	cJSON_AddNumberToObject(h, "cuda_allocs_full",
-				(double)sum_percpu(o->stats_fd, STAT_ALLOCS_FULL));
+				(double)bpf_maps__percpu_sum(o->stats_fd, STAT_ALLOCS_FULL));
 	cJSON_AddNumberToObject(h, "kernel_names_lost",
-				(double)sum_percpu(o->stats_fd, STAT_KERNEL_NAMES_LOST) +
+				(double)bpf_maps__percpu_sum(o->stats_fd, STAT_KERNEL_NAMES_LOST) +
 				(double)t->kernel_names.dropped);
 	cJSON_AddNumberToObject(h, "events", (double)t->events);
 	cJSON_AddNumberToObject(h, "events_lost", (double)t->tree.events_lost);
@@ -352,7 +338,7 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 		cJSON_AddNumberToObject(h, "write_bytes", (double)t->write_bytes);
 		cJSON_AddNumberToObject(h, "writes_over_bound", (double)t->writes_over_bound);
 		cJSON_AddNumberToObject(h, "write_drops",
-					(double)sum_percpu(o->stats_fd, STAT_WRITE_DROPS));
+					(double)bpf_maps__percpu_sum(o->stats_fd, STAT_WRITE_DROPS));
 		cJSON_AddNumberToObject(h, "mark_lines", (double)t->marks_counts.lines);
 		cJSON_AddNumberToObject(h, "mark_lines_skipped",
 					(double)t->marks_counts.lines_skipped);
@@ -377,7 +363,7 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 	if (o->spool.cap.max_bytes)
 		cJSON_AddNumberToObject(h, "spool_max_bytes", (double)o->spool.cap.max_bytes);
 	cJSON_AddNumberToObject(h, "control_drops",
-				(double)sum_percpu(o->stats_fd, STAT_CONTROL_DROPS));
+				(double)bpf_maps__percpu_sum(o->stats_fd, STAT_CONTROL_DROPS));
 	if (o->upload)	/* --output s3:// */
 		cJSON_AddItemToObject(h, "upload", s3_upload__health(o->upload));
 	if (o->opts->cmd == CMD_WATCH)

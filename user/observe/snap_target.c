@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/log.h"
+#include "common/test_hooks.h"
 #include "observe/snap_internal.h"
 #include "target/cpython.h"
 #include "target/elf_syms.h"
@@ -82,7 +83,7 @@ bool snap__prepare(struct observer *o, struct target *t, struct snap_req *q)
 		return false;	/* not known yet */
 	/* the table's entry (checked against the target before use), else only its dtypes:
 	 * the worker finds the layout in the target (observe/snap_layout.c) */
-	err = getenv("CIRRON_TEST_NO_LAYOUT_TABLE") ? -ENOENT
+	err = test_hooks__get()->no_layout_table ? -ENOENT
 	      : torch_layout__find(v->valuestring, &q->l, why, sizeof(why));
 	if (err && err != -ENOENT) {
 		refuse(t, why);

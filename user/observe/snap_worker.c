@@ -22,9 +22,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "common/bpf_maps.h"
 #include "snap.h"
 #include "cirron.h"
 #include "common/log.h"
+#include "common/test_hooks.h"
 #include "observe/snapshots.h"
 #include "sink/safetensors.h"
 #include "sink/tensor_stats.h"
@@ -272,20 +274,6 @@ static cJSON *param_json(struct snap_worker *w, struct snap_param *p, uint64_t e
 	return j;
 }
 
-static uint64_t ring_drops(int stats_fd)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*v)) : NULL;
-	__u32 key = STAT_RB_DROPS;
-	uint64_t sum = 0;
-
-	if (v && !bpf_map_lookup_elem(stats_fd, &key, v))
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-	free(v);
-	return sum;
-}
-
 /* Whether every parameter is still a live object of its class: refcount sane, class the
  * same (a freed object's first word becomes the allocator's free-list link). Read after the
  * tensors, so a read that raced with the interpreter's exit is not called exact. */
@@ -407,7 +395,7 @@ static void do_read(struct snap_worker *w)
 	/* nothing began to change the parameters since the loader looked, and they are still
 	 * there (a process that ends frees them without an update): an exact read */
 	r->exact = !bpf_map_lookup_elem(q->states_fd, &q->pid, &st) &&
-		   (uint32_t)st.updates == q->s0 && ring_drops(q->stats_fd) == q->drops0 &&
+		   (uint32_t)st.updates == q->s0 && bpf_maps__percpu_sum(q->stats_fd, STAT_RB_DROPS) == q->drops0 &&
 		   models_alive(w);
 	if (ok) {
 		r->model_attr = cJSON_CreateObject();
@@ -450,11 +438,11 @@ static void keep_names(struct py_models *found, const struct py_models *had)
 static void do_find(struct snap_worker *w)
 {
 	struct snap_result *r = &w->res;
-	const char *delay = getenv("CIRRON_TEST_FIND_DELAY_MS");
+	long delay = test_hooks__get()->find_delay_ms;
 	struct py_models found;
 
 	if (delay)	/* tests: epochs end while the look runs (this thread's, not the job's) */
-		usleep((useconds_t)strtoul(delay, NULL, 10) * 1000);
+		usleep((useconds_t)delay * 1000);
 	r->err = py_models__find(w->req.pid, &w->req.pyl, &w->types, &w->req.roots, &found);
 	snprintf(r->found_how, sizeof(r->found_how), "%zu roots, %zu locals (frames: %d), %zu "
 		 "objects", found.roots, found.locals, found.frames_err, found.candidates);

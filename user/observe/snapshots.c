@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "common/bpf_maps.h"
 #include "snap.h"
 #include "common/log.h"
 #include "observe/observe.h"
@@ -165,20 +166,6 @@ static void find(struct observer *o, struct target *t)
 	snap_worker__submit(&c->w);
 }
 
-static uint64_t ring_drops(struct observer *o)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*v)) : NULL;
-	__u32 key = STAT_RB_DROPS;
-	uint64_t sum = 0;
-
-	if (v && !bpf_map_lookup_elem(o->stats_fd, &key, v))
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-	free(v);
-	return sum;
-}
-
 /* Starts a read of the state as of update count seq, after_step steps. */
 static void read_now(struct observer *o, struct target *t, uint32_t seq)
 {
@@ -192,7 +179,7 @@ static void read_now(struct observer *o, struct target *t, uint32_t seq)
 	q->sample_rate = op->sample_rate;
 	q->max_bytes = op->snapshot_max_bytes;
 	q->s0 = seq;
-	q->drops0 = ring_drops(o);
+	q->drops0 = bpf_maps__percpu_sum(o->stats_fd, STAT_RB_DROPS);
 	q->dir[0] = 0;
 	if (files && c->pend.want)
 		snprintf(q->dir, sizeof(q->dir), "%s/snapshots/%llu", op->path,

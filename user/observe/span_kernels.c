@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/bpf_maps.h"
 #include "common/log.h"
 #include "observe/observe.h"
 #include "target/target.h"
@@ -56,7 +57,7 @@ void span_kernels__read(struct target *t)
 	now = clock__mono_ns();
 	if (bpf_map_lookup_elem(k->totals_fd, &t->pid, &c))
 		return;	/* no CUDA call yet: nothing counted */
-	keys = targets__map_keys(k->map_fd, sizeof(*keys), t->pid, &n);
+	keys = bpf_maps__pid_keys(k->map_fd, sizeof(*keys), t->pid, &n);
 	for (size_t i = 0; i < n; i++) {
 		__u64 count;
 

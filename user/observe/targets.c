@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "attach/py_sample.h"
+#include "common/bpf_maps.h"
 #include "common/log.h"
 #include "observe/observe.h"
 #include "target/procfs.h"
@@ -36,45 +37,6 @@ struct target *targets__add(struct observer *o, int pid)
 	o->targets = t;
 	watchdog__trace(&o->watchdog, pid, true);
 	return t;
-}
-
-void *targets__map_keys(int fd, size_t key_size, int pid, size_t *n)
-{
-	char key[32] = { 0 }, next[32], *mine = NULL, *grown;
-	size_t cap = 0;
-	bool first = true;
-
-	*n = 0;
-	if (key_size > sizeof(key))
-		return NULL;
-	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
-		first = false;
-		memcpy(key, next, key_size);
-		if (*(const __u32 *)next != (__u32)pid)
-			continue;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 64;
-			grown = realloc(mine, cap * key_size);
-			if (!grown)
-				break;
-			mine = grown;
-		}
-		memcpy(mine + (*n)++ * key_size, next, key_size);
-	}
-	return mine;
-}
-
-/* A map's entries of this pid (launches per kernel, live device allocations, launches per
- * kernel and interval): an exec'd image or a later process of the pid starts with none.
- * The walk first, then the deletes: a walk that deletes as it goes restarts each time. */
-static void forget_pid(int fd, size_t key_size, int pid)
-{
-	size_t n;
-	char *keys = targets__map_keys(fd, key_size, pid, &n);
-
-	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, keys + i * key_size);
-	free(keys);
 }
 
 /* Alive, and still the process we found: its pid reused by a new process (a wraparound
@@ -108,9 +70,9 @@ void targets__remove(struct observer *o, struct target *t)
 	attach__detach(o, t);
 	bpf_map_delete_elem(o->cuda_fd, &t->pid);
 	bpf_map_delete_elem(o->exits_fd, &t->pid);
-	forget_pid(o->kernels_fd, sizeof(struct kernel_key), t->pid);
-	forget_pid(o->span_kernels_fd, sizeof(struct span_kernel_key), t->pid);
-	forget_pid(o->allocs_fd, sizeof(struct alloc_key), t->pid);
+	bpf_maps__forget_pid(o->kernels_fd, sizeof(struct kernel_key), t->pid);
+	bpf_maps__forget_pid(o->span_kernels_fd, sizeof(struct span_kernel_key), t->pid);
+	bpf_maps__forget_pid(o->allocs_fd, sizeof(struct alloc_key), t->pid);
 	snapshots__end(o, t);	/* none left when its session ended: only here when it never did */
 	target__free(t);
 }

@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/bpf_maps.h"
 #include "cirron.h"
 #include "target/watch_queue.h"
 
@@ -49,20 +50,8 @@ void watch_queue__drain(struct watch_queue *d, void (*look)(void *ctx, int pid),
 
 uint64_t watch_queue__lost_since(struct watch_queue *d, int stats_fd)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u32 key = STAT_CONTROL_DROPS;
-	uint64_t sum = 0, lost;
-	__u64 *v;
+	uint64_t sum = bpf_maps__percpu_sum(stats_fd, STAT_CONTROL_DROPS), lost;
 
-	if (ncpu <= 0 || stats_fd < 0)
-		return 0;
-	v = calloc((size_t)ncpu, sizeof(*v));
-	if (!v)
-		return 0;
-	if (!bpf_map_lookup_elem(stats_fd, &key, v))
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-	free(v);
 	lost = sum > d->drops_seen ? sum - d->drops_seen : 0;
 	d->drops_seen = sum;
 	d->control_lost += lost;

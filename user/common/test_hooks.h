@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Copyright (c) 2026 cirron-probe authors */
+#ifndef __CIRRON_TEST_HOOKS_H
+#define __CIRRON_TEST_HOOKS_H
+
+/* The CIRRON_TEST_* variables, for tests only (docs/usage.md, "Environment"): read from the
+ * environment in this one place, each one used said once on stderr. None is an option: no
+ * one should run an agent that loses events or waits on purpose. */
+#include <stdbool.h>
+
+struct test_hooks {
+	long control_ring_kb;	/* CIRRON_TEST_CONTROL_RING_KB: a control ring that small; 0 */
+	long hold_ms;		/* CIRRON_TEST_HOLD_MS: `run` holds at a library load longer */
+	long find_delay_ms;	/* CIRRON_TEST_FIND_DELAY_MS: the look for the models waits */
+	bool no_layout_table;	/* CIRRON_TEST_NO_LAYOUT_TABLE: torch_layouts.json's entries unused */
+	long verdict_after;	/* CIRRON_TEST_VERDICT_AFTER: no class judged before forward N */
+	char hostname[64];	/* CIRRON_TEST_HOSTNAME: the host name sessions carry; "" */
+};
+
+/* The hooks, read once (thread-safe after the first call, which main makes). */
+const struct test_hooks *test_hooks__get(void);
+
+#endif
