@@ -84,7 +84,7 @@ $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_DIR)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -I. -Ibpf -Wall -Werror \
-		-MMD -c $< -o $@
+		-MMD -MP -c $< -o $@
 
 $(OUTPUT)/cirron.bpf.o: $(BPF_OBJS)
 	$(call msg,BPF-LINK,$@)
@@ -98,7 +98,7 @@ $(OUTPUT)/ondemand/%.bpf.o: bpf/ondemand/%.bpf.c $(VMLINUX_DIR)/vmlinux.h | $(OU
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -I. -Ibpf -Wall -Werror \
-		-MMD -c $< -o $@.tmp && $(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+		-MMD -MP -c $< -o $@.tmp && $(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/ondemand/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
@@ -133,7 +133,7 @@ $(OUTPUT)/capabilities.h: deploy/capabilities | $(OUTPUT)
 $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/cirron.skel.h $(ONDEMAND_SKELS) $(OUTPUT)/capabilities.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
 
 $(OUTPUT)/probe_files.o: $(OUTPUT)/probe_files.S
 	$(call msg,AS,$@)
@@ -146,7 +146,7 @@ $(BIN): $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/probe_fil
 # Unit tests and a sanitizer build of the whole binary (ASan + UBSan) for the e2e tests.
 $(OUTPUT)/san/%.o: user/%.c $(OUTPUT)/cirron.skel.h $(ONDEMAND_SKELS) $(OUTPUT)/capabilities.h
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) -g -O1 $(SAN) $(WARN) -MMD -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) -g -O1 $(SAN) $(WARN) -MMD -MP -c $< -o $@
 
 $(OUTPUT)/cirron-probe-san: $(patsubst user/%.c,$(OUTPUT)/san/%.o,$(USER_SRCS)) $(OUTPUT)/probe_files.o
 	$(call msg,BINARY,$@)
@@ -219,7 +219,7 @@ $(OUTPUT)/tests/nccl_calls: tests/targets/nccl_calls.c $(OUTPUT)/tests/standin/l
 # read); findings land in .output/fuzz/ as crash-*, leak-*, timeout-* (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 300
 FUZZ_SRCS := $(addprefix user/,read/spool_reader.c read/spool_dir.c read/view.c read/trace.c \
-	read/trace_ranks.c read/export.c read/health.c tree/span.c tree/clock.c common/log.c \
+	read/trace_ranks.c read/export.c read/health.c tree/span.c tree/clock.c common/log.c common/json.c \
 	read/perfetto.c read/perfetto_writer.c read/perfetto_events.c read/perfetto_pending.c \
 	read/perfetto_exact.c read/report.c read/outfile.c read/snapshot_view.c read/requests_view.c common/demangle.c \
 	common/fsutil.c)
@@ -230,7 +230,7 @@ FUZZ_FLAGS := -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_li
 $(OUTPUT)/fuzz/%.o: user/%.c
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN) $(WARN) -MMD -c $< -o $@
+	$(Q)$(CLANG) $(CPPFLAGS) -g -O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN) $(WARN) -MMD -MP -c $< -o $@
 
 $(OUTPUT)/fuzz/fuzz_spool_reader: tests/fuzz/fuzz_spool_reader.c $(patsubst user/%.c,$(OUTPUT)/fuzz/%.o,$(FUZZ_SRCS))
 	$(call msg,FUZZER,$@)
@@ -243,9 +243,9 @@ fuzz: $(OUTPUT)/fuzz/fuzz_spool_reader
 # What targets can craft: the ELF files they map (symbol reader, symbol cache) and the probes/
 # loader. ELF seeds are built (tests/fuzz/elf_seed.c, whole and stripped); probes/ seeds the
 # loader. Findings land in .output/fuzz/ as for the spool reader (tests/fuzz/README.md).
-FUZZ_ELF_SRCS := $(addprefix user/,target/elf_syms.c target/sym_cache.c target/func_exits.c \
+FUZZ_ELF_SRCS := $(addprefix user/,proc/elf_syms.c proc/sym_cache.c proc/func_exits.c \
 	common/fsutil.c common/log.c)
-FUZZ_PROBE_SRCS := $(addprefix user/,target/probe_defs.c target/torch_tensor.c target/procfs.c \
+FUZZ_PROBE_SRCS := $(addprefix user/,probedefs/probe_def.c probedefs/probe_set.c pyobj/torch_tensor.c proc/procfs.c \
 	common/log.c)
 FUZZ_COMMON := -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	-artifact_prefix=$(OUTPUT)/fuzz/ -print_final_stats=1

@@ -38,7 +38,7 @@ enum probe_action {
 
 /* Where an argument comes from: argument registers (x86-64 SysV, arm64 AAPCS64), a stack slot,
  * the return value, or the return address. Which one holds a given argument depends on the
- * architecture: probes/ says it per architecture where they differ (user/target/probe_defs.h). */
+ * architecture: probes/ says it per architecture where they differ (user/probedefs/probe_defs.h). */
 enum arg_source {
 	ARG_NONE = 0,
 	ARG_REG0, ARG_REG1, ARG_REG2, ARG_REG3, ARG_REG4, ARG_REG5,	/* rdi rsi rdx rcx r8 r9;

@@ -17,7 +17,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* PROBE_F_EXITS: an entry-style uprobe on one of a probed function's exit instructions (a ret,
  * or a jump out of it with its frame torn down: a tail call), found by the loader by
- * disassembling the function (user/target/func_exits.c); its cookie (or its probe_addrs entry)
+ * disassembling the function (user/proc/func_exits.c); its cookie (or its probe_addrs entry)
  * is the function's probe id. The stack pointer is the one the entry saw, so a hit that is no
  * exit of a recorded call finds nothing. */
 static __always_inline int on_exit_insn(struct pt_regs *ctx)

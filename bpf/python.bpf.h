@@ -25,7 +25,7 @@ static __always_inline __u64 py_read_chain(__u64 obj, const struct py_verdict_va
 #define PY_GUESS_KEYS 4	/* Module.__init__ sets training first: entry 0, a few more looked at */
 #define PY_TRAINING_CHARS 0x676e696e69617274ull	/* "training", little-endian (x86-64, arm64) */
 
-/* `training` of obj read by walking its __dict__ as the loader does (target/pytypes.c,
+/* `training` of obj read by walking its __dict__ as the loader does (pyobj/pytypes.c,
  * py_types__find_training), for a class not judged yet: the entries' keys are compared with
  * "training" (8 characters and its NUL), so another object's dict gives 0, never a wrong
  * value. A class is judged when the loader gets to its first call: until then (a few ms; a

@@ -13,7 +13,7 @@
 #include "common/exit_codes.h"
 #include "common/log.h"
 #include "common/s3.h"
-#include "tree/marks.h"
+#include "marks/marks.h"
 #include "sink/metrics.h"
 
 static int parse_seconds(const char *arg, double *out)

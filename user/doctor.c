@@ -12,7 +12,7 @@
 #include "common/log.h"
 #include "doctor.h"
 #include "observe/observe.h"
-#include "target/procfs.h"
+#include "proc/procfs.h"
 
 /* deploy/capabilities, each as this process has it on this kernel. */
 static void check_caps(void)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Copyright (c) 2026 cirron-probe authors
 """--snapshots on a torch build probes/torch_layouts.json does not know: the tensor layout is
-found in the target from the model's own parameters (user/target/tensor_layout_find.c) and
+found in the target from the model's own parameters (user/pyobj/tensor_layout_find.c) and
 kept per libtorch build-id under --cache-dir. CIRRON_TEST_NO_LAYOUT_TABLE hides the table, so
 each stack (Debian's torch 1.13, trixie's 2.6, the official 2.13 wheel) stands for a build it
 does not know: every epoch's record must be exact and equal to torch's own numbers, say

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "target/elf_syms.h"
+#include "proc/elf_syms.h"
 #include "common/log.h"
-#include "target/sym_cache.h"
+#include "proc/sym_cache.h"
 
 #define RECORD_SEP 0x1e
 
@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (stat(elf_path, &st))
 			abort();
-		/* keep in sync with get_file() in user/target/sym_cache.c */
+		/* keep in sync with get_file() in user/proc/sym_cache.c */
 		snprintf(key, sizeof(key), "%jx-%jx-%jx-%jx.%09ld", (uintmax_t)st.st_dev,
 			 (uintmax_t)st.st_ino, (uintmax_t)st.st_size,
 			 (uintmax_t)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "common/log.h"
-#include "target/probe_defs.h"
+#include "probedefs/probe_set.h"
 
 static int quiet_fd, stderr_fd;
 

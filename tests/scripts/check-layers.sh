@@ -10,11 +10,16 @@ cd "$(dirname "$0")/../.."
 declare -A allowed=(
 	[common]=""
 	[tree]="common"
+	[marks]="common"
 	[sink]="common tree"
 	[read]="common tree"
-	[target]="common tree"
-	[attach]="common tree sink target"
-	[observe]="common tree sink target attach"
+	[proc]="common"
+	[pyobj]="common proc"
+	[probedefs]="common pyobj"
+	[agent]="common proc probedefs"
+	[target]="common tree marks proc pyobj probedefs"
+	[attach]="common tree marks sink proc pyobj probedefs agent target"
+	[observe]="common tree marks sink proc pyobj probedefs agent target attach"
 )
 bad=0
 for f in user/*/*.[ch]; do

@@ -10,10 +10,10 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include "unit.h"
-#include "target/cpython.h"
-#include "target/elf_syms.h"
-#include "target/procfs.h"
-#include "target/sym_cache.h"
+#include "pyobj/cpython.h"
+#include "proc/elf_syms.h"
+#include "proc/procfs.h"
+#include "proc/sym_cache.h"
 #include "target/target.h"
 
 /* Starts python (blocked reading stdin) and fills f with the mapping of lib. */

@@ -6,8 +6,8 @@
 #include <link.h>
 #include <stdint.h>
 #include <sys/stat.h>
-#include "target/elf_syms.h"
-#include "target/procfs.h"
+#include "proc/elf_syms.h"
+#include "proc/procfs.h"
 #include "unit.h"
 
 /* Symbols to find in this very binary. Not static: they must be in .symtab by name. */

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "target/elf_syms.h"
-#include "target/func_exits.h"
+#include "proc/elf_syms.h"
+#include "proc/func_exits.h"
 #include "unit.h"
 
 #define LIB ".output/tests/libexit_shapes.so"

@@ -3,7 +3,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 #include "common/fsutil.h"
-#include "target/gpus.h"
+#include "proc/gpus.h"
 #include "unit.h"
 
 /* A /proc and a /proc/driver/nvidia of our own: pid 42 holds /dev/nvidiactl, GPUs 3 and 1

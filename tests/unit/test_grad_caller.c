@@ -6,7 +6,7 @@
 // "_set_grad_enabled", in relocated read-only data), and its functions have FDEs.
 #include <fcntl.h>
 #include <link.h>
-#include "target/grad_caller.h"
+#include "pyobj/grad_caller.h"
 #include "unit.h"
 
 struct method_def {	/* CPython's PyMethodDef */

@@ -7,7 +7,7 @@
 // 4.70.1 and logging wrote (raw bytes: /work/notes/marks-raw at the time of issue 25), and
 // what they print that is no metric.
 #include <math.h>
-#include "tree/marks.h"
+#include "marks/marks.h"
 #include "unit.h"
 
 #define GOT_MAX 64

@@ -2,7 +2,7 @@
 // Copyright (c) 2026 cirron-probe authors
 #include <elf.h>
 #include <fcntl.h>
-#include "target/probe_defs.h"
+#include "probedefs/probe_set.h"
 #include "unit.h"
 
 static const struct probe_group *group(const struct probe_set *s, const char *name)

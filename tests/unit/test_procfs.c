@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "target/procfs.h"
+#include "proc/procfs.h"
 #include "unit.h"
 
 static void parse_file_mapping(void)

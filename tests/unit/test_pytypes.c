@@ -5,7 +5,7 @@
 // process, holding objects laid out like CPython's (ob_type +8, tp_name +24, tp_base +256).
 #include <stddef.h>
 #include <unistd.h>
-#include "target/pytypes.h"
+#include "pyobj/pytypes.h"
 #include "unit.h"
 
 struct fake_type {

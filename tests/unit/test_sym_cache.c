@@ -5,8 +5,8 @@
 #include <limits.h>
 #include <stdint.h>
 #include <sys/stat.h>
-#include "target/elf_syms.h"
-#include "target/sym_cache.h"
+#include "proc/elf_syms.h"
+#include "proc/sym_cache.h"
 #include "unit.h"
 
 __attribute__((noinline, used)) int cirron_unit_cached_fn(int x)

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 //
-// target/tensor_layout_find.c on crafted memory images in this process (read back through
+// pyobj/tensor_layout_find.c on crafted memory images in this process (read back through
 // process_vm_readv, as from a target): Parameter objects, TensorImpls, StorageImpls and
 // AutogradMetas laid out as torch 2.13 and 1.13 lay them out (probes/torch_layouts.json),
 // with a gradient or without; the search must find exactly the table's offsets, refuse what
 // it cannot tell apart, and a CUDA parameter must be listed with its device and labelled
 // `device memory` (its data pointer is not readable from here, as on a GPU node).
-// target/tensor_layout_cache.c: what it keeps reads back, a file that is not one is refused.
+// pyobj/tensor_layout_cache.c: what it keeps reads back, a file that is not one is refused.
 #include <stdint.h>
 #include <sys/mman.h>
 #include "unit.h"
-#include "target/tensor_layout_cache.h"
-#include "target/tensor_layout_find.h"
-#include "target/torch_tensor.h"
+#include "pyobj/tensor_layout_cache.h"
+#include "pyobj/tensor_layout_find.h"
+#include "pyobj/torch_tensor.h"
 
 struct fake {
 	uint64_t obj[8];

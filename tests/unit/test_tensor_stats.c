@@ -2,12 +2,12 @@
 // Copyright (c) 2026 cirron-probe authors
 //
 // Snapshot stats (sink/tensor_stats.c) per dtype, with NaN and infinities, at the histogram's
-// edges; and the reads they are computed from (target/torch_tensor.c's gather): strided views
+// edges; and the reads they are computed from (pyobj/torch_tensor.c's gather): strided views
 // and the sample taken beyond --snapshot-max-mb, read from this process's own memory.
 #include <math.h>
 #include <unistd.h>
 #include "sink/tensor_stats.h"
-#include "target/torch_tensor.h"
+#include "pyobj/torch_tensor.h"
 #include "unit.h"
 
 static bool near(double a, double b)

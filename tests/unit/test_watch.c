@@ -5,7 +5,7 @@
 // session id a process traced again into the same spool gets, and the one of an exec'd image.
 #include <limits.h>
 #include "sink/spool.h"
-#include "target/watch.h"
+#include "agent/watch.h"
 #include "tree/session.h"
 #include "unit.h"
 

@@ -3,7 +3,7 @@
 //
 // watch's queue of processes to look at, and the link reaper's bookkeeping (no BPF needed:
 // a NULL link is "destroyed" at once).
-#include "target/watch_queue.h"
+#include "agent/watch_queue.h"
 #include "attach/link_reaper.h"
 #include "unit.h"
 

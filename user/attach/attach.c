@@ -15,7 +15,7 @@
 #include "attach/observer.h"
 #include "attach/probe_links.h"
 #include "common/log.h"
-#include "target/procfs.h"
+#include "proc/procfs.h"
 
 static struct mapped_file *find_file(struct target *t, dev_t dev, ino_t ino)
 {

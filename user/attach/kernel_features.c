@@ -16,7 +16,7 @@
 #include "attach/kernel_features.h"
 #include "attach/observer.h"
 #include "attach/ulink.h"
-#include "target/procfs.h"
+#include "proc/procfs.h"
 
 /* Whether the kernel's enum bpf_func_id names the helper (kernel BTF). */
 static bool btf_has_helper(const struct btf *btf, const char *name)

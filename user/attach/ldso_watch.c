@@ -16,7 +16,7 @@
 #include "attach/probe_links.h"
 #include "attach/ulink.h"
 #include "common/log.h"
-#include "target/procfs.h"
+#include "proc/procfs.h"
 
 int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m)
 {

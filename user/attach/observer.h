@@ -13,10 +13,10 @@
 #include "cirron.h"
 #include "common/options.h"
 #include "sink/spool.h"
-#include "target/probe_defs.h"
-#include "target/sym_cache.h"
+#include "probedefs/probe_set.h"
+#include "proc/sym_cache.h"
 #include "target/target.h"
-#include "target/watch.h"
+#include "agent/watch.h"
 #include "tree/clock.h"
 
 struct cirron_bpf;

@@ -14,8 +14,8 @@
 #include "attach/observer.h"
 #include "attach/probe_links.h"
 #include "common/log.h"
-#include "target/cpython.h"
-#include "target/elf_syms.h"
+#include "pyobj/cpython.h"
+#include "proc/elf_syms.h"
 #include "target/versions.h"
 #include "tree/clock.h"
 
@@ -126,7 +126,7 @@ static int resolve_by_version(struct observer *o, struct target *t, const struct
 	return 0;
 }
 
-/* "return": "exits": where the function leaves (target/func_exits.h), cached with its
+/* "return": "exits": where the function leaves (proc/func_exits.h), cached with its
  * symbols. A function whose exits cannot be found is not probed at all: an entry with no exit
  * would leave every span it opens open. */
 static int find_exits(struct observer *o, struct target *t, const struct mapped_file *f,

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "attach/watchdog.h"
 #include "cirron.h"
-#include "target/procfs.h"
+#include "proc/procfs.h"
 
 static int in_tree(pid_t pid, pid_t root)
 {

@@ -2,7 +2,7 @@
 // Copyright (c) 2026 cirron-probe authors
 //
 // The node agent's discovery (`watch`): a process whose link map changed, a new dynamic
-// linker, the jobs already running at start. Which processes are wanted is target/watch.c's.
+// linker, the jobs already running at start. Which processes are wanted is agent/watch.c's.
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -11,7 +11,7 @@
 #include "common/exit_codes.h"
 #include "common/log.h"
 #include "observe/observe.h"
-#include "target/procfs.h"
+#include "proc/procfs.h"
 
 /* A child of a traced process with its parent's command line: forked, not exec'd (a
  * DataLoader worker), so it runs its parent's job, not one of its own. BPF marks such forks

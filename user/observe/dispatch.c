@@ -57,7 +57,7 @@ int dispatch__event(void *ctx, void *data, size_t size)
 			t->exit_status = (int)e->args[0];
 		}
 		return 0;
-	case EV_WATCH_LOAD:	/* looked at after this round's exits (target/watch_queue.h) */
+	case EV_WATCH_LOAD:	/* looked at after this round's exits (agent/watch_queue.h) */
 		watch_queue__note(&o->watch.queue, (int)e->pid);
 		return 0;
 	case EV_NEW_LDSO:

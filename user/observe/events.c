@@ -11,8 +11,8 @@
 #include "common/log.h"
 #include "common/test_hooks.h"
 #include "observe/observe.h"
-#include "target/cpython.h"
-#include "target/grad_caller.h"
+#include "pyobj/cpython.h"
+#include "pyobj/grad_caller.h"
 
 /* A kernel's name or handle made (bpf/cirron.h, enum kernel_name_call), its name copied in
  * BPF: a name cut at CIRRON_KNAME_LEN is kept as it came, with "..." (no demangling). */
@@ -315,7 +315,8 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 		te.kind = TI_GRAD_MODE;
 		te.value = (int)(e->args[0] & 1);
 		/* C++ guards restore the mode before returning: no region (grad_caller.h) */
-		te.obj = grad_caller__of(t, e->args[1]) == GC_CXX;
+		te.obj = grad_caller__of(&t->grad_callers, t->pid, t->files, t->nfiles,
+				       e->args[1]) == GC_CXX;
 		break;
 	case MEAN_AUTOCAST:
 	case MEAN_GRAD_SCALER:

@@ -19,7 +19,7 @@
 #include "common/exit_codes.h"
 #include "common/log.h"
 #include "observe/observe.h"
-#include "target/procfs.h"
+#include "proc/procfs.h"
 
 /* The processes under pid (torchrun's workers): each followed, and a session if it maps a
  * known library. */

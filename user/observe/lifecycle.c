@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "observe/observe.h"
-#include "target/procfs.h"
+#include "proc/procfs.h"
 
 /* The third part of a session id for an image exec'd now: the time since boot in clock
  * ticks, like a process's start time, and never the id the old image had. */

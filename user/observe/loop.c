@@ -24,8 +24,8 @@
 #include "sink/log_sink.h"
 #include "sink/metrics.h"
 #include "sink/s3_upload.h"
-#include "target/procfs.h"
-#include "target/sysstat.h"
+#include "proc/procfs.h"
+#include "proc/sysstat.h"
 
 static volatile sig_atomic_t stop_requested;
 /* What SIGINT, SIGTERM and SIGPIPE were when we started: the command `run` starts gets

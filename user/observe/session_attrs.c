@@ -15,7 +15,7 @@
 #include "attach/py_sample.h"
 #include "observe/observe.h"
 #include "sink/s3_upload.h"
-#include "target/gpus.h"
+#include "proc/gpus.h"
 
 void attrs__set_num(cJSON *o, const char *key, double v)
 {
@@ -45,7 +45,7 @@ static bool has_group(const struct target *t, const char *name)
 	return false;
 }
 
-/* The GPUs the process holds open (target/gpus.h), once found: which, and, where its
+/* The GPUs the process holds open (proc/gpus.h), once found: which, and, where its
  * cudaGetDeviceCount was not seen (attach mid-run), how many. */
 static void attrs__gpus(struct target *t, cJSON *a)
 {

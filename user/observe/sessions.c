@@ -14,7 +14,7 @@
 #include "sink/log_sink.h"
 #include "sink/metrics.h"
 #include "sink/stdout_sink.h"
-#include "target/procfs.h"
+#include "proc/procfs.h"
 #include "target/versions.h"
 
 /* --metrics: the observer's endpoint; --output log (one observer per process), for

@@ -4,15 +4,15 @@
 // --snapshots: which tensor layout the worker reads with. The probes/ table is the fast
 // path, but each torch release moves TensorImpl's fields and a table entry may not fit a
 // build that reports the same version: every source is checked against the target's own
-// parameters before it is used (target/tensor_layout_find.c), and a build the table does
-// not know has its layout found in the target, once per build (target/tensor_layout_cache.c).
+// parameters before it is used (pyobj/tensor_layout_find.c), and a build the table does
+// not know has its layout found in the target, once per build (pyobj/tensor_layout_cache.c).
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "common/log.h"
 #include "observe/snapshots.h"
-#include "target/tensor_layout_cache.h"
-#include "target/tensor_layout_find.h"
+#include "pyobj/tensor_layout_cache.h"
+#include "pyobj/tensor_layout_find.h"
 #include "tree/clock.h"
 
 /* A layout found before any .grad is searched for again at up to this many reads, until

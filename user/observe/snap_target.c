@@ -11,9 +11,9 @@
 #include "common/log.h"
 #include "common/test_hooks.h"
 #include "observe/snap_internal.h"
-#include "target/cpython.h"
-#include "target/elf_syms.h"
-#include "target/sym_cache.h"
+#include "pyobj/cpython.h"
+#include "proc/elf_syms.h"
+#include "proc/sym_cache.h"
 
 /* The CPython the target runs: the file that defines _PyRuntime (the executable, or
  * libpython where it is shared, as in pyenv's builds), its version, and __main__'s dict. */

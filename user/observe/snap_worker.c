@@ -2,7 +2,7 @@
 // Copyright (c) 2026 cirron-probe authors
 //
 // --snapshots, the worker thread of one target: finds its models ahead of time (FIND:
-// target/py_models.c, off the moments that matter) and reads them when asked (READ): each
+// pyobj/py_models.c, off the moments that matter) and reads them when asked (READ): each
 // parameter's tensor and grad checked against the torch layout, their stats (and files),
 // then the update count BPF keeps: the read is exact when it is still what the loader had
 // seen before it began (nothing began to change the parameters meanwhile).
@@ -30,7 +30,7 @@
 #include "observe/snapshots.h"
 #include "sink/safetensors.h"
 #include "sink/tensor_stats.h"
-#include "target/procfs.h"
+#include "proc/procfs.h"
 #include "tree/clock.h"
 
 #define STATS_BLOCK 1024

@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 #include "common/options.h"
-#include "target/py_models.h"
-#include "target/pytypes.h"
-#include "target/torch_tensor.h"
+#include "pyobj/py_models.h"
+#include "pyobj/pytypes.h"
+#include "pyobj/torch_tensor.h"
 
 enum snap_req_kind { SNAP_REQ_NONE, SNAP_REQ_FIND, SNAP_REQ_READ };
 

@@ -14,7 +14,7 @@
 #include "common/bpf_maps.h"
 #include "common/log.h"
 #include "observe/observe.h"
-#include "target/procfs.h"
+#include "proc/procfs.h"
 #include "target/versions.h"
 
 struct target *targets__find(struct observer *o, int pid)

@@ -3,7 +3,7 @@
 //
 // Marks from what a traced job prints: each EV_WRITE (a write to fd 1 or 2, copied up to
 // CIRRON_WRITE_COPY bytes) is cut into lines per stream, and the metrics in them become
-// marks on the span open at the write (tree/marks.h says which forms). The text itself is
+// marks on the span open at the write (marks/marks.h says which forms). The text itself is
 // never stored.
 #include <stdio.h>
 #include "common/log.h"

@@ -8,7 +8,7 @@
 
 #define TENSOR_STATS_BINS 16
 
-/* Element types the stats read (the same order as target/torch_tensor.h's tensor_dtype). */
+/* Element types the stats read (the same order as pyobj/torch_tensor.h's tensor_dtype). */
 enum stats_dtype { SD_FLOAT32, SD_FLOAT64, SD_BFLOAT16, SD_FLOAT16 };
 
 /* The SDK's per-tensor stats. Over the finite elements: mean; std, unbiased (n - 1) as

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "target/elf_syms.h"
+#include "proc/elf_syms.h"
 #include "target/target.h"
 
 struct target *target__new(int pid)

@@ -6,15 +6,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "target/func_exits.h"
+#include "marks/marks.h"
+#include "probedefs/probe_set.h"
+#include "proc/func_exits.h"
+#include "proc/mapped_file.h"
+#include "proc/sym_cache.h"
+#include "pyobj/grad_caller.h"
+#include "pyobj/pytypes.h"
 #include "target/kernel_names.h"
 #include "target/span_kernels.h"
-#include "target/probe_defs.h"
-#include "target/pytypes.h"
-#include "target/sym_cache.h"
 #include "tree/hang.h"
 #include "tree/infer_tree.h"
-#include "tree/marks.h"
 #include "tree/session.h"
 #include "tree/torch_tree.h"
 
@@ -31,33 +33,6 @@ struct py_sample {
 	long next_step;		/* sample again once the tree's step_index reaches this */
 	long samples;		/* windows so far */
 	uint64_t ended_mono_ns;	/* when the last window ended */
-};
-
-struct sym_table;
-
-/* Who switches grad mode in this target (grad_caller.h): the binding of
- * torch._C._set_grad_enabled once found, and the return addresses told apart so far. */
-#define GRAD_CALLER_CACHE 16
-struct grad_callers {
-	int tries;		/* lookups of the binding so far (the target may not have it yet) */
-	bool found;
-	uint64_t start, end;	/* the binding's code, as mapped in the target */
-	uint64_t addr[GRAD_CALLER_CACHE];
-	int verdict[GRAD_CALLER_CACHE];	/* enum grad_caller */
-	int n;
-};
-
-/* An ELF file the target maps executable. The fd keeps it readable after the target
- * exits (kernel names are resolved from its symbols at the last flush). */
-struct mapped_file {
-	dev_t dev;
-	ino_t ino;
-	char *path;		/* as the target sees it */
-	char *host_path;	/* /proc/PID/root/... */
-	int fd;
-	uint64_t map_start, map_end;	/* lowest and highest address of its mappings */
-	uint64_t bias;		/* runtime address = bias + ELF vaddr */
-	struct sym_table *syms;	/* loaded on first address lookup */
 };
 
 /* One probe of a matched group in this target: what resolved, what attached. */
@@ -133,7 +108,7 @@ struct target {
 	struct kernel_names kernel_names;	/* what its launches are called */
 	uint64_t events;
 	long cuda_count;	/* -1 until cudaGetDeviceCount is seen */
-	bool cuda_count_from_files;	/* cuda_count: GPUs found open (target/gpus.h) */
+	bool cuda_count_from_files;	/* cuda_count: GPUs found open (proc/gpus.h) */
 	bool cuda_count_no_runtime;	/* cuda_count 0: torch with no libcudart mapped */
 	bool gpus_found;	/* the session says which GPUs it holds open */
 	uint64_t event_counters[CIRRON_NCOUNTERS];	/* of the anchor event being handled */

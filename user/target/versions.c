@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "target/cpython.h"
-#include "target/procfs.h"
-#include "target/sym_cache.h"
+#include "pyobj/cpython.h"
+#include "proc/procfs.h"
+#include "proc/sym_cache.h"
 #include "target/target.h"
 #include "target/versions.h"
 #include "tree/clock.h"

@@ -18,29 +18,6 @@ const char *span_status__name(enum span_status s)
 	return "?";
 }
 
-void json__add_u64(cJSON *o, const char *key, uint64_t v)
-{
-	char num[24];
-
-	/* As raw digits: a double would round ns timestamps (~1.8e18) to 256 ns. */
-	snprintf(num, sizeof(num), "%" PRIu64, v);
-	cJSON_AddRawToObject(o, key, num);
-}
-
-void json__add_double(cJSON *o, const char *key, double v)
-{
-	char num[32];
-
-	/* The shortest digits that read back as v: cJSON's own printing may drop the last bit
-	 * (it compares within an epsilon), and a printed metric should come back as printed. */
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(num, sizeof(num), "%.*g", prec, v);
-		if (strtod(num, NULL) == v)
-			break;
-	}
-	cJSON_AddRawToObject(o, key, num);
-}
-
 /* A mark's value: a number, or the exact digits json__add_double wrote. */
 static bool mark_value(const cJSON *mark, double *out)
 {
@@ -90,29 +67,6 @@ static int append(char *buf, int size, int off, const char *fmt, const char *a, 
 		return off;
 	n = snprintf(buf + off, (size_t)(size - off), fmt, a, b);
 	return n < 0 ? off : off + n;
-}
-
-void json__format_value(const cJSON *v, char *out, int size)
-{
-	if (cJSON_IsNumber(v)) {
-		double d = v->valuedouble;
-
-		if (d < 9e15 && d > -9e15 && d == (double)(int64_t)d)	/* cast in range only */
-			snprintf(out, size, "%" PRId64, (int64_t)d);
-		else
-			snprintf(out, size, "%.4f", d);
-	} else if (cJSON_IsString(v)) {
-		snprintf(out, size, "%s", v->valuestring);
-	} else if (cJSON_IsBool(v)) {
-		snprintf(out, size, "%s", cJSON_IsTrue(v) ? "true" : "false");
-	} else if (cJSON_IsNull(v)) {
-		snprintf(out, size, "null");
-	} else {
-		char *s = cJSON_PrintUnformatted(v);
-
-		snprintf(out, size, "%s", s ? s : "?");
-		cJSON_free(s);
-	}
 }
 
 const char *span__format_name(const struct span *s, char *buf, int size)

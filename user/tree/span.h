@@ -3,10 +3,11 @@
 #ifndef __CIRRON_SPAN_H
 #define __CIRRON_SPAN_H
 
-#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <cjson/cJSON.h>
 #include "cirron.h"
+#include "common/json.h"
 
 enum span_status { SPAN_OK, SPAN_OPEN, SPAN_INCOMPLETE };
 
@@ -28,10 +29,6 @@ struct span {
 	struct span *prev, *next;	/* the session's live list */
 };
 
-/* Adds an exact unsigned 64-bit number (cJSON numbers are doubles). */
-void json__add_u64(cJSON *o, const char *key, uint64_t v);
-/* A finite double that reads back exactly (cJSON_AddNumberToObject may lose its last bit). */
-void json__add_double(cJSON *o, const char *key, double v);
 const char *span_status__name(enum span_status s);
 /* JSON of the spool format (schemas/spool-batch.schema.json). */
 cJSON *span__to_json(const struct span *s);
@@ -40,8 +37,6 @@ cJSON *span__to_json(const struct span *s);
 const char *span__format_line(const struct span *s, char *buf, int size);
 /* "epoch[0]", or the bare name without an index. Returns buf. */
 const char *span__format_name(const struct span *s, char *buf, int size);
-/* An attribute value as the stdout line shows it: 12, 0.5234, text, true, {"a":1}. */
-void json__format_value(const cJSON *v, char *out, int size);
 /* Adds a mark, or counts it in attrs.marks_dropped past SPAN_MAX_MARKS. Takes mark. */
 void span__add_mark(struct span *s, cJSON *mark);
 
