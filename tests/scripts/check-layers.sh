@@ -18,8 +18,9 @@ declare -A allowed=(
 	[probedefs]="common pyobj"
 	[agent]="common proc probedefs"
 	[target]="common tree marks proc pyobj probedefs"
-	[attach]="common tree marks sink proc pyobj probedefs agent target"
-	[observe]="common tree marks sink proc pyobj probedefs agent target attach"
+	[snap]="common tree sink proc pyobj probedefs target"
+	[attach]="common tree marks sink proc pyobj probedefs agent target snap"
+	[observe]="common tree marks sink proc pyobj probedefs agent target snap attach"
 )
 bad=0
 for f in user/*/*.[ch]; do

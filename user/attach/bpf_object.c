@@ -137,9 +137,15 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 	o->allocs_fd = bpf_map__fd(o->skel->maps.cuda_allocs);
 	o->runtime_text_fd = bpf_map__fd(o->skel->maps.cuda_runtime_text);
 	o->images_fd = bpf_map__fd(o->skel->maps.images);
-	o->snap_states_fd = bpf_map__fd(o->skel->maps.snap_states);
-	o->snap_wakes_fd = bpf_map__fd(o->skel->maps.snap_wakes);
-	o->snap_roles_fd = bpf_map__fd(o->skel->maps.snap_roles);
+	o->snap = (struct snap_env){
+		.opts = o->opts,
+		.syms = o->syms,
+		.probes = &o->probes,
+		.states_fd = bpf_map__fd(o->skel->maps.snap_states),
+		.wakes_fd = bpf_map__fd(o->skel->maps.snap_wakes),
+		.roles_fd = bpf_map__fd(o->skel->maps.snap_roles),
+		.stats_fd = o->stats_fd,
+	};
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.control), handle_event, o, NULL);
 	o->events_rb = ring_buffer__new(bpf_map__fd(o->skel->maps.events), handle_event, o, NULL);
 	if (!o->rb || !o->events_rb ||

@@ -13,6 +13,7 @@
 #include "cirron.h"
 #include "common/options.h"
 #include "sink/spool.h"
+#include "snap/snapshots.h"
 #include "probedefs/probe_set.h"
 #include "proc/sym_cache.h"
 #include "target/target.h"
@@ -85,7 +86,7 @@ struct observer {
 	struct write_hooks writes;	/* marks */
 	int allocs_fd, runtime_text_fd;	/* live device allocations; libcudart code */
 	int images_fd;		/* execs per traced process (PROBE_F_IMAGE) */
-	int snap_states_fd, snap_wakes_fd, snap_roles_fd;	/* --snapshots (bpf/snap.h) */
+	struct snap_env snap;	/* --snapshots: the options, caches and BPF maps they use */
 };
 
 /* attach.c */

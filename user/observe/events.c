@@ -279,8 +279,7 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 
 	memcpy(name, e->str, CIRRON_STR_LEN);
 	name[CIRRON_STR_LEN] = 0;
-	t->snap_seen = e->snap_updates;	/* --snapshots: updates begun up to this event */
-	t->snap_seen_valid = true;
+	snapshots__seen(t, e->snap_updates);	/* --snapshots: updates begun up to this event */
 	memcpy(t->event_counters, e->counters, sizeof(t->event_counters));
 	t->event_mono_ns = e->ts_ns;
 	if (e->lost_before) {
@@ -378,5 +377,5 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 	hang__progress(&t->hang, te.ts_ns);
 	loop_ends = t->tree.loop_ends;
 	route(t, &te);
-	snapshots__after_event(o, t, t->tree.loop_ends != loop_ends);
+	snapshots__after_event(&o->snap, t, t->tree.loop_ends != loop_ends);
 }

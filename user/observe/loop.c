@@ -42,6 +42,15 @@ static void on_signal(int sig)
 	stop_requested = sig;
 }
 
+/* A target's snapshot read is due or under way: the loop turns faster. */
+static bool snapshots_active(const struct observer *o)
+{
+	for (const struct target *t = o->targets; t; t = t->next)
+		if (snapshots__active(t))
+			return true;
+	return false;
+}
+
 int observer__init_common(struct observer *o, const struct options *opts)
 {
 	char dir[4096];
@@ -325,7 +334,7 @@ int observer__main(const struct options *opts)
 		uint64_t now;
 
 		err = ring_buffer__poll(o->rb, py_sample__active(o) ||
-					       snapshots__active(o) ? 2 : 100 /* ms */);
+					       snapshots_active(o) ? 2 : 100 /* ms */);
 		/* High-rate events do not wake us (it would cost the target an IPI each):
 		 * drain them on every round. */
 		if (err >= 0 || err == -EINTR)
@@ -335,7 +344,9 @@ int observer__main(const struct options *opts)
 			err = EXIT_FAILURE_RUNTIME;
 			goto out;
 		}
-		snapshots__poll(o);	/* first: a wakeup for a read came with this round */
+		/* first: a wakeup for a read came with this round */
+		for (struct target *t = o->targets; t; t = t->next)
+			snapshots__poll(&o->snap, t);
 		launch__reap(o);
 		check_alive(o);
 		discovery__round(o);

@@ -89,19 +89,6 @@ void events__cuda_detail(struct observer *o, struct target *t, const struct prob
 void events__anchor(struct observer *o, struct target *t, const struct probe_result *r,
 		    const struct event *e);
 
-/* snapshots.c: --snapshots at an epoch's end, read on a worker thread; poll hands finished
- * ones' records to t->snapshots (event thread); end cancels and waits for t's. */
-/* snapshots.c: --snapshots. arm: BPF is told which of t's probes mark updates and asked
- * for wakeups (after each library scan); after_event: after each anchor event the tree took
- * (loop_ended: it saw a training loop end); poll: every round of the loop (results in, reads
- * out); active: a read is under way or an epoch waits for one (the loop turns faster);
- * end: the session ends (the last epoch's record, the worker stopped). */
-void snapshots__arm(struct observer *o, struct target *t);
-void snapshots__after_event(struct observer *o, struct target *t, bool loop_ended);
-void snapshots__poll(struct observer *o);
-bool snapshots__active(const struct observer *o);
-void snapshots__end(struct observer *o, struct target *t);
-
 /* writes.c: EV_WRITE, a traced process's write to its stdout or stderr, into marks. */
 int writes__event(struct observer *o, const void *data, size_t size);
 

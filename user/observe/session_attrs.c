@@ -344,18 +344,7 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 					(double)t->marks_counts.lines_skipped);
 		cJSON_AddNumberToObject(h, "marks", (double)t->marks_counts.marks);
 	}
-	if (o->opts->snapshots != SNAP_OFF && (t->snapshots_taken || t->snap_reads)) {
-		cJSON_AddNumberToObject(h, "snapshots", (double)t->snapshots_taken);
-		cJSON_AddNumberToObject(h, "snapshots_skipped_busy",
-					(double)t->snapshots_skipped_busy);
-		cJSON_AddNumberToObject(h, "snapshot_reads", (double)t->snap_reads);
-		cJSON_AddNumberToObject(h, "snapshot_reads_torn", (double)t->snap_reads_torn);
-		cJSON_AddNumberToObject(h, "snapshot_wakeups", (double)t->snap_wakeups);
-		cJSON_AddNumberToObject(h, "snapshot_bytes_last", (double)t->snap_bytes_last);
-		cJSON_AddNumberToObject(h, "snapshot_ms_last", t->snap_ms_last);
-		cJSON_AddNumberToObject(h, "snapshot_bytes_total", (double)t->snap_bytes_total);
-		cJSON_AddNumberToObject(h, "snapshot_ms_total", t->snap_ms_total);
-	}
+	snapshots__health(t, h);
 	cJSON_AddNumberToObject(h, "spool_bytes", (double)o->spool.bytes_written);
 	cJSON_AddNumberToObject(h, "spool_files", (double)o->spool.files_written);
 	cJSON_AddNumberToObject(h, "spool_removed_files", (double)o->spool.cap.removed_files);

@@ -242,7 +242,7 @@ static void unhelp_if_training(struct target *t)
 void sessions__flush(struct observer *o, struct target *t, bool final)
 {
 	uint64_t seq;
-	cJSON *batch;
+	cJSON *batch, *snaps;
 	int err;
 
 	if (!t->session)
@@ -264,10 +264,9 @@ void sessions__flush(struct observer *o, struct target *t, bool final)
 		cJSON_AddItemToObject(batch, "sys", t->sys);
 		t->sys = NULL;
 	}
-	if (t->snapshots) {
-		cJSON_AddItemToObject(batch, "snapshots", t->snapshots);
-		t->snapshots = NULL;
-	}
+	snaps = snapshots__take_records(t);
+	if (snaps)
+		cJSON_AddItemToObject(batch, "snapshots", snaps);
 	if (o->opts->sinks & SINK_SPOOL) {
 		err = spool__write(&o->spool, t->session->id, seq, batch);
 		if (err)
@@ -296,7 +295,7 @@ void sessions__end(struct observer *o, struct target *t, const char *cause)
 	} else if (seen) {
 		cJSON_AddNumberToObject(a, "exit_code", WEXITSTATUS(t->exit_status));
 	}
-	snapshots__end(o, t);	/* its record goes into the final batch */
+	snapshots__end(&o->snap, t);	/* its record goes into the final batch */
 	session__end(t->session, t->exited ? now : 0, clean, cause);
 	sessions__flush(o, t, true);
 	metrics__session_ended(o->metrics, t->session, clock__mono_ns());

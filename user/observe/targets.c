@@ -73,7 +73,8 @@ void targets__remove(struct observer *o, struct target *t)
 	bpf_maps__forget_pid(o->kernels_fd, sizeof(struct kernel_key), t->pid);
 	bpf_maps__forget_pid(o->span_kernels_fd, sizeof(struct span_kernel_key), t->pid);
 	bpf_maps__forget_pid(o->allocs_fd, sizeof(struct alloc_key), t->pid);
-	snapshots__end(o, t);	/* none left when its session ended: only here when it never did */
+	snapshots__end(&o->snap, t);	/* none left when its session ended: only here when it never did */
+	snapshots__free(t);
 	target__free(t);
 }
 
@@ -107,7 +108,7 @@ int targets__track(struct observer *o, struct target *t, bool armed)
 
 void targets__arm(struct observer *o, struct target *t)
 {
-	snapshots__arm(o, t);	/* before its events flow */
+	snapshots__arm(&o->snap, t);	/* before its events flow */
 	if (targets__track(o, t, true))
 		wlog("pid %d: cannot arm probes: %s", t->pid, strerror(errno));
 	/* Said only now: whoever waits for this line (a test that lets its job finish, a

@@ -29,7 +29,6 @@ void target__free(struct target *t)
 	span_kernels__free(&t->span_kernels);
 	cJSON_Delete(t->hangs);
 	cJSON_Delete(t->sys);
-	cJSON_Delete(t->snapshots);
 	for (i = 0; i < t->nprobes; i++) {
 		free(t->probes[i].symbol);
 		free(t->probes[i].why);

@@ -21,7 +21,7 @@
 #include "tree/torch_tree.h"
 
 struct bpf_link;
-struct snap_ctl;	/* observe/snapshots.c */
+struct snap_ctl;	/* snap/snap_ctl.h: private to the snapshots */
 
 /* --python-frames sampled: where a target is in its cycle of sampled steps. */
 struct py_sample {
@@ -124,23 +124,12 @@ struct target {
 	struct marks_stream marks_streams[2];
 	struct marks_counts marks_counts;
 	uint64_t writes, write_bytes, writes_over_bound;
+	enum write_hook_kind write_hook;	/* which hook copies its writes (marks) */
 	void *write_link;	/* WRITE_HOOK_UPROBE: its bpf_link on libc's write() */
 	struct target *next;
-	/* --snapshots (observe/snapshots.c) */
+	/* --snapshots (snap/): their state, counts and records, owned by that stage */
+	struct snap_ctl *snap;
 	uint64_t model_obj;	/* the outermost forward's Module (Python frames), 0: unknown */
-	uint64_t snap_main_dict;	/* __main__'s globals once found, 0: not yet */
-	cJSON *snapshots;	/* snapshot records for the next batch, or NULL */
-	struct snap_ctl *snap;	/* reads, the models, the epoch ends waiting for theirs */
-	long snapshots_skipped_busy;	/* epochs whose end came before their state was read */
-	long snapshots_taken;	/* records */
-	long snap_reads, snap_reads_torn;	/* reads made (every one costs), torn ones */
-	uint64_t snap_wakeups;	/* loader wakeups BPF forced for them */
-	enum write_hook_kind write_hook;	/* which hook copies its writes (marks) */
-	uint64_t snap_bytes_last, snap_bytes_total;	/* target memory read */
-	double snap_ms_last, snap_ms_total;
-	uint32_t snap_seen;	/* the update count (bpf/snap.h) the last anchor event carried */
-	bool snap_seen_valid;
-	bool snap_refused;	/* the torch layout failed its checks: no more snapshots */
 };
 
 struct target *target__new(int pid);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Copyright (c) 2026 cirron-probe authors */
-/* --snapshots inside the observe stage: the event thread's side (snapshots.c) hands
- * requests to a worker thread per target (snap_worker.c) and takes its results back. */
-#ifndef __CIRRON_SNAPSHOTS_H
-#define __CIRRON_SNAPSHOTS_H
+/* --snapshots: the protocol between the event thread (snapshots.c), which fills a request
+ * while the worker is idle and takes the result back once it is done, and the worker thread
+ * of one target (snap_worker.c, snap_tensors.c, snap_layout.c), which reads the target and
+ * writes files and never touches the loader's state. */
+#ifndef __CIRRON_SNAP_REQ_H
+#define __CIRRON_SNAP_REQ_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -78,22 +80,5 @@ struct snap_worker {
 	double layout_search_ms;	/* the last search's time */
 	char layout_why[320];		/* the last search's failure */
 };
-
-/* snap_layout.c: makes w->layout the layout to read w->models' tensors with: the table's
- * entry if it fits the target, else the one kept for this libtorch build if it fits, else
- * one searched for in the target (and kept once a .grad confirmed it; reading: a read, where
- * grads exist, rather than a look for the models). Returns 0, or -ENOENT with
- * w->layout_why. */
-int snap_layout__ensure(struct snap_worker *w, bool reading);
-
-/* Starts the worker's thread. Returns 0 or an errno. */
-int snap_worker__start(struct snap_worker *w);
-/* Hands it w->req (filled by the caller); the result comes with w->done. */
-void snap_worker__submit(struct snap_worker *w);
-/* Runs w->req on the calling thread (the worker idle): a small model's read, without the
- * worker thread's wakeup in the way. The result comes with w->done as well. */
-void snap_worker__run_here(struct snap_worker *w);
-/* Stops it (a read under way stops at its next tensor) and joins it. */
-void snap_worker__stop(struct snap_worker *w);
 
 #endif

@@ -10,7 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "common/log.h"
-#include "observe/snapshots.h"
+#include "snap/snap_layout.h"
+#include "snap/snap_req.h"
 #include "pyobj/tensor_layout_cache.h"
 #include "pyobj/tensor_layout_find.h"
 #include "tree/clock.h"

@@ -12,7 +12,13 @@
 #include <unistd.h>
 #include "common/fsutil.h"
 #include "common/log.h"
-#include "observe/snap_internal.h"
+#include "common/json.h"
+#include "common/options.h"
+#include "snap/snap_ctl.h"
+#include "snap/snap_records.h"
+#include "snap/snap_env.h"
+#include "target/target.h"
+#include "tree/clock.h"
 
 void snap_read__free(struct snap_read *r)
 {
@@ -40,30 +46,30 @@ static void send(struct target *t, cJSON *arr, const char *error)
 
 	if (!arr)
 		return;
-	if (!t->snapshots)
-		t->snapshots = cJSON_CreateArray();
+	if (!t->snap->out)
+		t->snap->out = cJSON_CreateArray();
 	while ((rec = cJSON_DetachItemFromArray(arr, 0))) {
 		if (error)
 			cJSON_ReplaceItemInObjectCaseSensitive(rec, "error", cJSON_CreateString(error));
-		cJSON_AddItemToArray(t->snapshots, rec);
-		t->snapshots_taken++;
+		cJSON_AddItemToArray(t->snap->out, rec);
+		t->snap->counts.taken++;
 	}
 	cJSON_Delete(arr);
 }
 
-void snap__flush_held(struct target *t)
+void snap_records__flush_held(struct target *t)
 {
 	send(t, t->snap->held, NULL);
 	t->snap->held = NULL;
 }
 
-void snap__resolve_early(struct target *t)
+void snap_records__resolve_early(struct target *t)
 {
 	send(t, t->snap->early, t->snap->why[0] ? t->snap->why : NULL);
 	t->snap->early = NULL;
 }
 
-void snap__drop_records(struct target *t, uint64_t span_id)
+void snap_records__drop(struct target *t, uint64_t span_id)
 {
 	struct snap_ctl *c = t->snap;
 	cJSON *rec, *next;
@@ -103,14 +109,14 @@ static void add_record(struct target *t, uint64_t span_id, cJSON *rec)
 	struct snap_ctl *c = t->snap;
 
 	if (c->held && c->held_epoch_id != span_id)
-		snap__flush_held(t);
+		snap_records__flush_held(t);
 	if (!c->held)
 		c->held = cJSON_CreateArray();
 	c->held_epoch_id = span_id;
 	cJSON_AddItemToArray(c->held, rec);
 }
 
-static cJSON *record_head(const struct observer *o, uint64_t span_id, long epoch)
+static cJSON *record_head(const struct snap_env *e, uint64_t span_id, long epoch)
 {
 	static const char *const mode[] = { "stats", "sampled", "full" };
 	cJSON *rec = cJSON_CreateObject();
@@ -118,7 +124,7 @@ static cJSON *record_head(const struct observer *o, uint64_t span_id, long epoch
 	json__add_u64(rec, "span_id", span_id);
 	cJSON_AddNumberToObject(rec, "epoch", (double)epoch);
 	json__add_u64(rec, "ts_ns", clock__wall_ns());
-	cJSON_AddStringToObject(rec, "mode", mode[o->opts->snapshots]);
+	cJSON_AddStringToObject(rec, "mode", mode[e->opts->snapshots]);
 	return rec;
 }
 
@@ -126,12 +132,12 @@ static cJSON *record_head(const struct observer *o, uint64_t span_id, long epoch
  * another epoch's (the state after that epoch's last step had not changed: the same read
  * serves both), the files are linked under that epoch's directory too, so that
  * snapshots/<span id>/ always holds the record's own files. */
-static void files_for(const struct observer *o, cJSON *files, uint64_t span_id)
+static void files_for(const struct snap_env *e, cJSON *files, uint64_t span_id)
 {
 	char prefix[PATH_MAX], want[PATH_MAX], dir[PATH_MAX];
 	cJSON *f;
 
-	snprintf(prefix, sizeof(prefix), "%s/snapshots/", o->opts->path);
+	snprintf(prefix, sizeof(prefix), "%s/snapshots/", e->opts->path);
 	cJSON_ArrayForEach(f, files) {
 		const char *p = cJSON_GetStringValue(f), *rest;
 		char *slash;
@@ -157,15 +163,14 @@ static void files_for(const struct observer *o, cJSON *files, uint64_t span_id)
 	}
 }
 
-/* An epoch's records from a read: one per model. */
-void snap__records_from(struct observer *o, struct target *t, uint64_t span_id, long epoch,
-			 long last_step, const struct snap_read *rd, bool exact, int attempts,
-			 const char *note)
+void snap_records__from(const struct snap_env *e, struct target *t, uint64_t span_id,
+			long epoch, long last_step, const struct snap_read *rd, bool exact,
+			int attempts, const char *note)
 {
 	const cJSON *m;
 
 	cJSON_ArrayForEach(m, rd->records) {
-		cJSON *rec = record_head(o, span_id, epoch), *it;
+		cJSON *rec = record_head(e, span_id, epoch), *it;
 
 		cJSON_AddStringToObject(rec, "consistency", exact ? "exact" : "torn");
 		cJSON_AddNumberToObject(rec, "after_step", (double)rd->after_step);
@@ -176,7 +181,7 @@ void snap__records_from(struct observer *o, struct target *t, uint64_t span_id, 
 		cJSON_ArrayForEach(it, m) {
 			cJSON_AddItemToObject(rec, it->string, cJSON_Duplicate(it, true));
 		}
-		files_for(o, cJSON_GetObjectItemCaseSensitive(rec, "files"), span_id);
+		files_for(e, cJSON_GetObjectItemCaseSensitive(rec, "files"), span_id);
 		cJSON_AddNumberToObject(rec, "bytes_read", (double)rd->bytes);
 		cJSON_AddNumberToObject(rec, "duration_ms", rd->ms);
 		add_record(t, span_id, rec);
@@ -184,49 +189,57 @@ void snap__records_from(struct observer *o, struct target *t, uint64_t span_id, 
 	set_model_attr(t, rd->model_attr);
 }
 
-void snap__error_record(struct observer *o, struct target *t, uint64_t span_id, long epoch,
-			 long last_step, const char *why)
+void snap_records__error(const struct snap_env *e, struct target *t, uint64_t span_id,
+			 long epoch, long last_step, const char *why)
 {
-	cJSON *rec = record_head(o, span_id, epoch);
+	cJSON *rec = record_head(e, span_id, epoch);
 
 	cJSON_AddNumberToObject(rec, "epoch_last_step", (double)last_step);
 	cJSON_AddStringToObject(rec, "error", why);
 	cJSON_AddNumberToObject(rec, "bytes_read", 0);
 	cJSON_AddNumberToObject(rec, "duration_ms", 0);
-	if (!t->snap->found_ns && !t->snap_refused) {	/* before the first look came back */
+	if (!t->snap->found_ns && t->snap->models != SNAP_MODELS_REFUSED) {	/* before the first look came back */
 		if (!t->snap->early)
 			t->snap->early = cJSON_CreateArray();
 		cJSON_AddItemToArray(t->snap->early, rec);
 		if (cJSON_GetArraySize(t->snap->early) >= EARLY_MAX)
-			snap__resolve_early(t);
+			snap_records__resolve_early(t);
 		return;
 	}
 	add_record(t, span_id, rec);
 }
 
-/* The waiting epoch's record, from what there is: the kept read of its end's state, the
- * last torn one, or why there is none. */
-void snap__settle(struct observer *o, struct target *t, const char *why_none)
+void snap_records__settle(const struct snap_env *e, struct target *t, const char *why_none)
 {
 	struct snap_ctl *c = t->snap;
+	struct snap_pending *p = &c->pend;
 
-	if (!c->pend.want)
+	if (p->state != SNAP_PEND_WAITING)
 		return;
-	c->pend.want = false;
-	c->refresh = c->found && clock__mono_ns() >= c->find_after_ns;
-	if (c->cand.valid && c->cand.seq == c->pend.end_seq && c->cand.fresh)
-		snap__records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step, &c->cand,
-			     true, c->pend.attempts ? c->pend.attempts : 1, NULL);
-	else if (c->pend.kept.valid)
-		snap__records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step,
-			     &c->pend.kept, true, c->pend.attempts + 1, c->pend.kept_note);
-	else if (c->pend.torn.valid)
-		snap__records_from(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step,
-			     &c->pend.torn, false, c->pend.attempts, "every read was torn: an "
-			     "update began before it ended");
-	else
-		snap__error_record(o, t, c->pend.span_id, c->pend.epoch, c->pend.last_step,
-			     c->why[0] ? c->why : why_none);
-	snap_read__free(&c->pend.torn);
-	snap_read__free(&c->pend.kept);
+	p->state = SNAP_PEND_NONE;
+	if (c->models == SNAP_MODELS_FOUND || c->models == SNAP_MODELS_STALE)	/* look again
+		 * (new models, wrappers), now that the next end is far, if it is time */
+		c->models = clock__mono_ns() >= c->look_after_ns ? SNAP_MODELS_STALE
+								 : SNAP_MODELS_FOUND;
+	switch (snap_plan__settle(&c->cand, p->end_seq, &p->kept, &p->torn)) {
+	case SNAP_SETTLE_FRESH:
+		snap_records__from(e, t, p->span_id, p->epoch, p->last_step, &c->cand, true,
+				   p->attempts ? p->attempts : 1, NULL);
+		break;
+	case SNAP_SETTLE_KEPT:
+		snap_records__from(e, t, p->span_id, p->epoch, p->last_step, &p->kept, true,
+				   p->attempts + 1, p->kept_note);
+		break;
+	case SNAP_SETTLE_TORN:
+		snap_records__from(e, t, p->span_id, p->epoch, p->last_step, &p->torn, false,
+				   p->attempts, "every read was torn: an update began before it "
+				   "ended");
+		break;
+	case SNAP_SETTLE_NONE:
+		snap_records__error(e, t, p->span_id, p->epoch, p->last_step,
+				    c->why[0] ? c->why : why_none);
+		break;
+	}
+	snap_read__free(&p->torn);
+	snap_read__free(&p->kept);
 }
