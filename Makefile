@@ -367,7 +367,7 @@ demo: deps
 bench: deps cirron-probe $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin $(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls trixie-root
 	$(Q)bench/run.sh
 
-SKEL_USERS := user/attach/bpf_object.c user/attach/write_hook.c
+SKEL_USERS := user/attach/skel.c user/attach/write_hook.c
 lint: $(OUTPUT)/cirron.skel.h $(ONDEMAND_SKELS) $(OUTPUT)/capabilities.h check-layers
 	$(Q)clang-tidy --quiet $(filter-out $(SKEL_USERS),$(USER_SRCS)) tests/fuzz/*.c -- $(CPPFLAGS)
 	@# bpftool's generated skeletons trip a false leak report; the rest of the files is checked

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "attach/attach.h"
 #include "common/caps.h"
 #include "common/exit_codes.h"
 #include "common/log.h"

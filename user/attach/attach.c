@@ -4,16 +4,19 @@
 // From a target's /proc/PID/maps to attached uprobes: every executable ELF mapping is
 // checked once against probes/ groups (by a symbol the library defines), and each probe
 // of a matching group becomes one entry (and maybe one return) uprobe with its own cookie
-// (resolve_probes.c, probe_links.c); detaching hands the links to the reaper.
+// (resolve.c, probe_links.c); detaching hands the links to the reaper.
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include "attach/attach.h"
 #include "attach/link_reaper.h"
 #include "attach/observer.h"
 #include "attach/probe_links.h"
+#include "attach/resolve.h"
+#include "attach/write_hook.h"
 #include "common/log.h"
 #include "proc/procfs.h"
 

@@ -46,9 +46,6 @@ void kernel_features__print(FILE *f, const struct kernel_features *kf, const cha
 /* The same as a JSON object (health.kernel). */
 cJSON *kernel_features__json(const struct kernel_features *kf);
 
-/* bpf_object.c (it sees the skeleton): rodata and autoload for the paths chosen. */
-int kernel_features__configure(struct observer *o);
-
 /* Without cookies: tells BPF the address at which r's entry fires in its target
  * (probe_addrs), or forgets it. Returns 0 or -errno. */
 int kernel_features__add_probe_addr(struct observer *o, struct target *t, struct probe_result *r);

@@ -11,14 +11,16 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "attach/ldso_watch.h"
 #include "attach/link_reaper.h"
 #include "attach/observer.h"
 #include "attach/probe_links.h"
+#include "attach/resolve.h"
 #include "attach/ulink.h"
 #include "common/log.h"
 #include "proc/procfs.h"
 
-int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m)
+int ldso_watch__add(struct observer *o, int pid, const struct proc_map *m)
 {
 	struct watch *w = &o->watch;
 	const struct probe_def *d = w->ldso;
@@ -84,7 +86,7 @@ out:
 	return err;
 }
 
-void attach__ldso_unwatch(struct observer *o)
+void ldso_watch__remove_all(struct observer *o)
 {
 	for (size_t i = 0; i < o->watch.nldsos; i++)
 		ulink__put(o->watch.ldsos[i].link);

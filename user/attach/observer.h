@@ -59,7 +59,7 @@ struct observer {
 	struct bpf_program *prog_entry, *prog_return;
 	struct bpf_program *prog_exit;	/* "return": "exits" probes' exit instructions */
 	struct bpf_program *prog_dl_watch;	/* watch's ld.so probes without cookies */
-	struct kernel_features kf;	/* probed in bpf_object__load_all */
+	struct kernel_features kf;	/* probed in skel__load */
 	int probe_addrs_fd;
 	int signals_fd;		/* signals BPF sent per process (`run`'s holds) */
 	struct bpf_program *prog_write;	/* --marks uprobe */
@@ -88,34 +88,5 @@ struct observer {
 	int images_fd;		/* execs per traced process (PROBE_F_IMAGE) */
 	struct snap_env snap;	/* --snapshots: the options, caches and BPF maps they use */
 };
-
-/* attach.c */
-/* Scans the target's maps and attaches the probes of files not seen before.
- * Returns the number of probes attached, or -ESRCH if the target is gone. */
-int attach__scan(struct observer *o, struct target *t);
-void attach__detach(struct observer *o, struct target *t);
-/* --python-frames sampled: links (on) or unlinks the target's Python-tier probes; their ids
- * stay reserved. Returns the number linked, or -errno. */
-int attach__python_sample(struct observer *o, struct target *t, bool on);
-
-/* watch: probes the dynamic linker that pid maps at m in every process (ACT_DL_WATCH).
- * Returns 0, 1 if that file is probed already, or -errno. */
-int attach__ldso_watch(struct observer *o, int pid, const struct proc_map *m);
-void attach__ldso_unwatch(struct observer *o);
-/* write_hook.c: marks. Gives t a hook on the write path (the first target attaches a
- * shared one), or takes it away (the last target detaches a shared one). */
-int write_hook__attach(struct observer *o, struct target *t);
-void write_hook__detach(struct observer *o, struct target *t);
-void write_hook__free(struct observer *o);
-const char *write_hook__name(enum write_hook_kind k);
-
-/* bpf_object.c: load the BPF object, attach its tracepoints, set up the ring buffers
- * (events go to handle_event: observe/dispatch.c). Returns 0 or an exit code. */
-typedef int (*ring_buffer_event_fn)(void *ctx, void *data, size_t size);
-int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event);
-/* While quiet, libbpf's messages show at -vv only (a load that may fail, with a fallback
- * that says so in a line of ours). */
-void bpf_object__quiet_libbpf(bool quiet);
-void bpf_object__unload_all(struct observer *o);
 
 #endif

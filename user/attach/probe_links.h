@@ -2,7 +2,7 @@
 /* Copyright (c) 2026 cirron-probe authors */
 /*
  * Inside attach/: a probe's id, spec and links (probe_links.c), and the resolving of a
- * matching library's probes (resolve_probes.c).
+ * matching library's probes (resolve.c).
  */
 #ifndef __CIRRON_ATTACH_PROBE_LINKS_H
 #define __CIRRON_ATTACH_PROBE_LINKS_H

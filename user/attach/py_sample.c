@@ -21,6 +21,7 @@
 #include <string.h>
 #include "attach/observer.h"
 #include "attach/py_sample.h"
+#include "attach/windows.h"
 #include "common/log.h"
 #include "tree/clock.h"
 #include "tree/torch_tree.h"
@@ -55,9 +56,9 @@ static void start_sample(struct observer *o, struct target *t)
 
 	clear_bpf_stacks(o, t->pid);
 	t->py_calls.depth = t->py_calls.module_depth = 0;
-	n = attach__python_sample(o, t, true);
+	n = windows__python_sample(o, t, true);
 	if (n <= 0) {
-		s->next_step = LONG_MAX;	/* said once by attach__python_sample */
+		s->next_step = LONG_MAX;	/* said once by windows__python_sample */
 		return;
 	}
 	s->on = true;
@@ -71,7 +72,7 @@ static void end_sample(struct observer *o, struct target *t)
 {
 	struct py_sample *s = &t->py_sample;
 
-	attach__python_sample(o, t, false);
+	windows__python_sample(o, t, false);
 	s->on = false;
 	s->samples++;
 	s->ended_mono_ns = clock__mono_ns();

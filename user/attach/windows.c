@@ -10,6 +10,7 @@
 #include "attach/link_reaper.h"
 #include "attach/observer.h"
 #include "attach/probe_links.h"
+#include "attach/windows.h"
 #include "common/log.h"
 
 /* Links rs[0..n) for a sample or window (why); the first that fails is said, and undoes
@@ -32,7 +33,7 @@ static int link_sampled(struct observer *o, struct target *t, struct probe_resul
 	return err;
 }
 
-int attach__python_sample(struct observer *o, struct target *t, bool on)
+int windows__python_sample(struct observer *o, struct target *t, bool on)
 {
 	struct probe_result **rs = calloc(t->nprobes + 1, sizeof(struct probe_result *));
 	int linked = 0, err = 0;

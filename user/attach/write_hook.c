@@ -12,8 +12,10 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <string.h>
+#include "attach/libbpf_log.h"
 #include "attach/link_reaper.h"
 #include "attach/observer.h"
+#include "attach/write_hook.h"
 #include "common/log.h"
 #include "cirron.skel.h"
 #include "write_fentry.skel.h"
@@ -43,11 +45,11 @@ static int load_fentry(struct observer *o)
 			goto fail;
 		}
 	}
-	bpf_object__quiet_libbpf(true);	/* refused on some kernels: our line says so */
+	libbpf_log__quiet(true);	/* refused on some kernels: our line says so */
 	err = write_fentry_bpf__load(s);
 	if (!err)
 		err = write_fentry_bpf__attach(s);
-	bpf_object__quiet_libbpf(false);
+	libbpf_log__quiet(false);
 	if (err)
 		goto fail;
 	o->writes.fentry = s;

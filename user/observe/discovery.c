@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
+#include "attach/ldso_watch.h"
 #include "common/exit_codes.h"
 #include "common/log.h"
 #include "observe/observe.h"
@@ -79,7 +80,7 @@ void discovery__process(struct observer *o, int pid, bool mid_run)
 
 static void watch_ldso(void *ctx, int pid, const struct proc_map *m)
 {
-	int err = attach__ldso_watch(ctx, pid, m);
+	int err = ldso_watch__add(ctx, pid, m);
 
 	if (err < 0)
 		wlog("cannot probe %s (mapped by pid %d) in every process: %s; the processes "

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "attach/attach.h"
 #include "attach/watchdog.h"
 #include "common/exit_codes.h"
 #include "common/log.h"

@@ -12,9 +12,12 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "attach/ldso_watch.h"
 #include "attach/link_reaper.h"
 #include "attach/py_sample.h"
+#include "attach/skel.h"
 #include "attach/watchdog.h"
+#include "attach/write_hook.h"
 #include "common/caps.h"
 #include "common/exit_codes.h"
 #include "common/fsutil.h"
@@ -80,9 +83,10 @@ void observer__free_common(struct observer *o)
 {
 	while (o->targets)
 		targets__remove(o, o->targets);
-	attach__ldso_unwatch(o);
+	ldso_watch__remove_all(o);
 	link_reaper__wait();
-	bpf_object__unload_all(o);
+	write_hook__free(o);
+	skel__unload(o);
 	marks_regex__free(&o->marks_rx);
 	probe_set__free(&o->probes);
 	sym_cache__free(o->syms);
@@ -312,7 +316,7 @@ int observer__main(const struct options *opts)
 		     (int)(strrchr(opts->metrics_addr, ':') - opts->metrics_addr),
 		     opts->metrics_addr, metrics__port(o->metrics));
 	}
-	err = bpf_object__load_all(o, dispatch__event);
+	err = skel__load(o, dispatch__event);
 	if (err)
 		goto out;
 	sigaction(SIGINT, &sa, &inherited_sa[0]);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "attach/write_hook.h"
 #include "common/bpf_maps.h"
 #include "attach/link_reaper.h"
 #include "attach/py_sample.h"

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include "attach/attach.h"
 #include "attach/py_sample.h"
+#include "attach/write_hook.h"
 #include "common/bpf_maps.h"
 #include "common/log.h"
 #include "observe/observe.h"

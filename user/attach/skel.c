@@ -10,28 +10,14 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "attach/libbpf_log.h"
 #include "attach/observer.h"
+#include "attach/skel.h"
 #include "attach/ulink.h"
 #include "cirron.skel.h"
 #include "common/exit_codes.h"
 #include "common/log.h"
 #include "common/test_hooks.h"
-
-static bool libbpf_quiet;
-
-void bpf_object__quiet_libbpf(bool quiet)
-{
-	libbpf_quiet = quiet;
-}
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	if ((level == LIBBPF_DEBUG || libbpf_quiet) && log_verbosity < 2)
-		return 0;
-	if (level == LIBBPF_INFO && log_verbosity < 1)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
 
 /* CIRRON_TEST_CONTROL_RING_KB: a control ring that small, for the tests that make it
  * overflow (docs/usage.md). */
@@ -54,6 +40,45 @@ static void raise_fd_limit(void)
 	}
 }
 
+/* The path per kernel feature (kernel_features.c), set before load: rodata the verifier
+ * prunes by, and which programs load. Only the node agent looks at every exec. */
+static int configure(struct observer *o)
+{
+	enum bpf_attach_type multi = (enum bpf_attach_type)ULINK_ATTACH_UPROBE_MULTI;
+	struct cirron_bpf *s = o->skel;
+	bool watch = o->opts->cmd == CMD_WATCH;
+	int err;
+
+	s->rodata->use_cookie = o->kf.cookie;
+	/* one pair of entry and return programs: for uprobe_multi links, or for perf links */
+	err = bpf_program__set_autoload(s->progs.handle_entry, !o->kf.uprobe_multi);
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.handle_return, !o->kf.uprobe_multi);
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.handle_entry_multi, o->kf.uprobe_multi);
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.handle_return_multi, o->kf.uprobe_multi);
+	if (!err && o->kf.uprobe_multi)
+		err = bpf_program__set_expected_attach_type(s->progs.handle_entry_multi, multi);
+	if (!err && o->kf.uprobe_multi)
+		err = bpf_program__set_expected_attach_type(s->progs.handle_return_multi, multi);
+	/* and the exit program of "return": "exits" probes, the same way */
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.handle_exit, !o->kf.uprobe_multi);
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.handle_exit_multi, o->kf.uprobe_multi);
+	if (!err && o->kf.uprobe_multi)
+		err = bpf_program__set_expected_attach_type(s->progs.handle_exit_multi, multi);
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.on_exec_watch, watch && o->kf.find_vma);
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.on_exec_watch_exe,
+						watch && !o->kf.find_vma);
+	if (!err)
+		err = bpf_program__set_autoload(s->progs.handle_dl_watch, watch && !o->kf.cookie);
+	return err;
+}
+
 /* Opens the skeleton, sets it up for this kernel and the options, and loads it. */
 static int open_and_load(struct observer *o)
 {
@@ -66,7 +91,7 @@ static int open_and_load(struct observer *o)
 	if (!err)
 		err = control_ring_for_tests(o);
 	if (!err)
-		err = kernel_features__configure(o);
+		err = configure(o);
 	/* Marks: libc's write() per target, or (no libc) the syscall-entry tracepoint; fentry
 	 * comes in an object of its own (write_hook.c) */
 	if (!err)
@@ -84,13 +109,13 @@ static int open_and_load(struct observer *o)
 
 #define LOAD_ATTEMPTS 10
 
-int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
+int skel__load(struct observer *o, ring_buffer_event_fn handle_event)
 {
 	int err;
 
 	const char *missing;
 
-	libbpf_set_print(libbpf_print);
+	libbpf_log__install();
 	if (o->opts->cmd == CMD_WATCH)
 		raise_fd_limit();
 	kernel_features__probe(&o->kf);
@@ -165,51 +190,11 @@ fail:
 	return EXIT_FAILURE_RUNTIME;
 }
 
-void bpf_object__unload_all(struct observer *o)
+void skel__unload(struct observer *o)
 {
 	ring_buffer__free(o->rb);
 	ring_buffer__free(o->events_rb);
 	o->rb = o->events_rb = NULL;
-	write_hook__free(o);
 	cirron_bpf__destroy(o->skel);
 	o->skel = NULL;
-}
-
-/* The path per kernel feature (kernel_features.c), set before load: rodata the verifier
- * prunes by, and which programs load. Only the node agent looks at every exec. */
-int kernel_features__configure(struct observer *o)
-{
-	enum bpf_attach_type multi = (enum bpf_attach_type)ULINK_ATTACH_UPROBE_MULTI;
-	struct cirron_bpf *s = o->skel;
-	bool watch = o->opts->cmd == CMD_WATCH;
-	int err;
-
-	s->rodata->use_cookie = o->kf.cookie;
-	/* one pair of entry and return programs: for uprobe_multi links, or for perf links */
-	err = bpf_program__set_autoload(s->progs.handle_entry, !o->kf.uprobe_multi);
-	if (!err)
-		err = bpf_program__set_autoload(s->progs.handle_return, !o->kf.uprobe_multi);
-	if (!err)
-		err = bpf_program__set_autoload(s->progs.handle_entry_multi, o->kf.uprobe_multi);
-	if (!err)
-		err = bpf_program__set_autoload(s->progs.handle_return_multi, o->kf.uprobe_multi);
-	if (!err && o->kf.uprobe_multi)
-		err = bpf_program__set_expected_attach_type(s->progs.handle_entry_multi, multi);
-	if (!err && o->kf.uprobe_multi)
-		err = bpf_program__set_expected_attach_type(s->progs.handle_return_multi, multi);
-	/* and the exit program of "return": "exits" probes, the same way */
-	if (!err)
-		err = bpf_program__set_autoload(s->progs.handle_exit, !o->kf.uprobe_multi);
-	if (!err)
-		err = bpf_program__set_autoload(s->progs.handle_exit_multi, o->kf.uprobe_multi);
-	if (!err && o->kf.uprobe_multi)
-		err = bpf_program__set_expected_attach_type(s->progs.handle_exit_multi, multi);
-	if (!err)
-		err = bpf_program__set_autoload(s->progs.on_exec_watch, watch && o->kf.find_vma);
-	if (!err)
-		err = bpf_program__set_autoload(s->progs.on_exec_watch_exe,
-						watch && !o->kf.find_vma);
-	if (!err)
-		err = bpf_program__set_autoload(s->progs.handle_dl_watch, watch && !o->kf.cookie);
-	return err;
 }

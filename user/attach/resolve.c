@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "attach/observer.h"
 #include "attach/probe_links.h"
+#include "attach/resolve.h"
 #include "common/log.h"
 #include "pyobj/cpython.h"
 #include "proc/elf_syms.h"
