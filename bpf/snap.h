@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Copyright (c) 2026 cirron-probe authors */
 /*
- * --snapshots: types shared by bpf/snap.bpf.h and the loader (user/observe/snapshots.c).
+ * --snapshots: types shared by bpf/snap.bpf.h and the loader (user/snap/).
  * Per process, BPF counts the updates of parameters and gradients that began (an optimizer
  * step or zero_grad entered, a backward entered, grad disabled after a backward: a possible
  * update by hand) and stamps every anchor event with that count, so the loader knows whether

@@ -8,11 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 #include "attach/attach.h"
+#include "attach/observer.h"
 #include "common/caps.h"
 #include "common/exit_codes.h"
 #include "common/log.h"
 #include "doctor.h"
-#include "observe/observe.h"
+#include "observe/setup.h"
 #include "proc/procfs.h"
 
 /* deploy/capabilities, each as this process has it on this kernel. */
@@ -59,7 +60,7 @@ int doctor__main(const struct options *opts)
 
 	if (!o)
 		return EXIT_FAILURE_RUNTIME;
-	err = observer__init_common(o, opts);
+	err = setup__init(o, opts);
 	if (err) {
 		free(o);
 		return err;
@@ -142,7 +143,7 @@ int doctor__main(const struct options *opts)
 out:
 	o->targets = NULL;
 	target__free(t);
-	observer__free_common(o);
+	setup__free(o);
 	free(o);
 	return code;
 }

@@ -6,7 +6,7 @@
 #include "common/log.h"
 #include "common/s3.h"
 #include "doctor.h"
-#include "observe/observe.h"
+#include "observe/loop.h"
 #include "read/health.h"
 #include "read/report.h"
 #include "read/s3_fetch.h"
@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 	case CMD_ATTACH:
 	case CMD_RUN:
 	case CMD_WATCH:
-		return observer__main(&opts);
+		return loop__main(&opts);
 	case CMD_DOCTOR:
 		return doctor__main(&opts);
 	case CMD_TRACE:

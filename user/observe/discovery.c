@@ -9,9 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 #include "attach/ldso_watch.h"
+#include "attach/observer.h"
 #include "common/exit_codes.h"
 #include "common/log.h"
-#include "observe/observe.h"
+#include "observe/discovery.h"
+#include "observe/registry.h"
+#include "observe/sessions.h"
+#include "observe/targets.h"
 #include "proc/procfs.h"
 
 /* A child of a traced process with its parent's command line: forked, not exec'd (a
@@ -23,7 +27,7 @@ static bool fork_of_target(struct observer *o, int pid)
 	struct target *p;
 	int ppid;
 
-	if (procfs__stat(pid, &state, &ppid) || !(p = targets__find(o, ppid)) || !p->session)
+	if (procfs__stat(pid, &state, &ppid) || !(p = registry__find(o, ppid)) || !p->session)
 		return false;
 	return !procfs__cmdline(pid, cmd, sizeof(cmd)) &&
 	       !procfs__cmdline(ppid, parent_cmd, sizeof(parent_cmd)) && !strcmp(cmd, parent_cmd);
@@ -34,9 +38,9 @@ static bool fork_of_target(struct observer *o, int pid)
 void discovery__process(struct observer *o, int pid, bool mid_run)
 {
 	struct target_info ignored = { .flags = TARGET_F_IGNORED }, ti;
-	struct target *t = targets__find(o, pid);
+	struct target *t = registry__find(o, pid);
 
-	if (t && targets__alive(t)) {	/* a load before its own ld.so probe was in */
+	if (t && registry__alive(t)) {	/* a load before its own ld.so probe was in */
 		targets__scan(o, t);
 		return;
 	}
@@ -64,15 +68,15 @@ void discovery__process(struct observer *o, int pid, bool mid_run)
 		dlog("pid %d: command line does not match --match: ignored", pid);
 		return;
 	}
-	t = targets__add(o, pid);
+	t = registry__add(o, pid);
 	if (!t)
 		return;
 	t->mid_run = mid_run;
 	t->id_ticks = watch__take_exec(&o->watch, pid, t->start_ticks);
 	o->watch.wanted++;
-	if (targets__track(o, t, false)) {
+	if (registry__track(o, t, false)) {
 		wlog("pid %d: cannot follow: %s", pid, strerror(errno));
-		targets__remove(o, t);
+		registry__remove(o, t);
 		return;
 	}
 	targets__scan(o, t);
@@ -163,7 +167,7 @@ void discovery__round(struct observer *o)
 		for (struct target *t = o->targets; t; t = t->next) {
 			targets__scan(o, t);
 			if (t->stop_on_load && !procfs__stat(t->pid, &state, &ppid) && state == 'T')
-				targets__resume(o, t->pid);
+				registry__resume(o, t->pid);
 		}
 		if (o->opts->cmd == CMD_WATCH) {
 			o->watch.queue.rescans++;

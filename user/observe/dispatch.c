@@ -5,10 +5,18 @@
 // loads, and probe events of traced processes.
 #include <stdlib.h>
 #include <unistd.h>
+#include "attach/observer.h"
 #include "attach/py_sample.h"
 #include "common/log.h"
 #include "common/test_hooks.h"
-#include "observe/observe.h"
+#include "observe/discovery.h"
+#include "observe/dispatch.h"
+#include "observe/events.h"
+#include "observe/lifecycle.h"
+#include "observe/registry.h"
+#include "observe/sessions.h"
+#include "observe/targets.h"
+#include "observe/writes.h"
 
 #define FLUSH_AFTER_SPANS 4096	/* closed spans held before an early batch */
 
@@ -49,7 +57,7 @@ int dispatch__event(void *ctx, void *data, size_t size)
 		lifecycle__fork(o, e);
 		return 0;
 	case EV_EXIT:
-		t = targets__find(o, (int)e->pid);
+		t = registry__find(o, (int)e->pid);
 		/* The command `run` started is reaped instead: waitpid has its exact status.
 		 * Others end in check_alive, after this callback (see targets__exited). */
 		if (t && t->pid != o->child && !t->exited) {
@@ -64,12 +72,12 @@ int dispatch__event(void *ctx, void *data, size_t size)
 		discovery__new_ldso(o, e);
 		return 0;
 	case EV_LINK_MAP:
-		t = targets__find(o, (int)e->pid);
+		t = registry__find(o, (int)e->pid);
 		if (t)
 			targets__scan(o, t);
 		if (e->args[0]) {	/* held for it (`run`, one thread): probed, it runs on */
 			test_hold(e->pid);
-			targets__resume(o, (int)e->pid);
+			registry__resume(o, (int)e->pid);
 		}
 		return 0;
 	case EV_CALL:

@@ -7,12 +7,15 @@
 #include <bpf/bpf.h>
 #include <stdlib.h>
 #include <string.h>
+#include "attach/observer.h"
 #include "attach/py_sample.h"
 #include "common/log.h"
 #include "common/test_hooks.h"
-#include "observe/observe.h"
+#include "observe/attrs.h"
+#include "observe/events.h"
 #include "pyobj/cpython.h"
 #include "pyobj/grad_caller.h"
+#include "snap/snapshots.h"
 
 /* A kernel's name or handle made (bpf/cirron.h, enum kernel_name_call), its name copied in
  * BPF: a name cut at CIRRON_KNAME_LEN is kept as it came, with "..." (no demangling). */

@@ -16,10 +16,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "attach/attach.h"
+#include "attach/observer.h"
 #include "attach/watchdog.h"
 #include "common/exit_codes.h"
 #include "common/log.h"
-#include "observe/observe.h"
+#include "observe/launch.h"
+#include "observe/registry.h"
+#include "observe/sessions.h"
+#include "observe/targets.h"
 #include "proc/procfs.h"
 
 /* The processes under pid (torchrun's workers): each followed, and a session if it maps a
@@ -29,13 +33,13 @@ static void attach_descendants(struct observer *o, int pid)
 	int kids[256], n = procfs__descendants(pid, kids, 256);
 
 	for (int i = 0; i < n; i++) {
-		struct target *t = targets__find(o, kids[i]) ? NULL : targets__add(o, kids[i]);
+		struct target *t = registry__find(o, kids[i]) ? NULL : registry__add(o, kids[i]);
 
 		if (!t)
 			continue;
 		t->mid_run = true;
 		t->follow = true;	/* what the others exec may map a known library */
-		if (!targets__track(o, t, false))
+		if (!registry__track(o, t, false))
 			targets__scan(o, t);
 	}
 }
@@ -46,12 +50,12 @@ int launch__attach(struct observer *o)
 	uint64_t start_ns;
 	struct target *t;
 
-	t = targets__add(o, pid);
+	t = registry__add(o, pid);
 	if (!t)
 		return EXIT_FAILURE_RUNTIME;
 	t->mid_run = true;
 	t->follow = true;	/* a launcher's restarted workers, a script's subprocesses */
-	if (targets__track(o, t, false))
+	if (registry__track(o, t, false))
 		return EXIT_FAILURE_RUNTIME;
 	start_ns = clock__wall_ns();
 	n = attach__scan(o, t);
@@ -176,11 +180,11 @@ int launch__run(struct observer *o, const struct sigaction inherited_sa[3])
 	if (watchdog__start(&o->watchdog, o->child))
 		wlog("no watchdog: if the observer is killed while %s is held at a library "
 		     "load, it stays stopped", o->opts->run_argv[0]);
-	t = targets__add(o, o->child);
+	t = registry__add(o, o->child);
 	if (!t)
 		return EXIT_FAILURE_RUNTIME;
 	t->follow = t->stop_on_load = t->root_child = true;
-	if (targets__track(o, t, false))
+	if (registry__track(o, t, false))
 		return EXIT_FAILURE_RUNTIME;
 	if (write(go[1], "g", 1) != 1)
 		return EXIT_FAILURE_RUNTIME;
@@ -205,7 +209,7 @@ void launch__reap(struct observer *o)
 		return;
 	o->child_reaped = true;
 	o->child_status = status;
-	t = targets__find(o, o->child);
+	t = registry__find(o, o->child);
 	if (t)
 		targets__exited(o, t, status);
 }

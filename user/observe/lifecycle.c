@@ -6,7 +6,10 @@
 #include <bpf/libbpf.h>
 #include <time.h>
 #include <unistd.h>
-#include "observe/observe.h"
+#include "attach/observer.h"
+#include "observe/lifecycle.h"
+#include "observe/registry.h"
+#include "observe/targets.h"
 #include "proc/procfs.h"
 
 /* The third part of a session id for an image exec'd now: the time since boot in clock
@@ -25,7 +28,7 @@ static uint64_t exec_ticks(const struct target *old)
 
 void lifecycle__exec(struct observer *o, const struct event *e)
 {
-	struct target *t = targets__find(o, (int)e->pid);
+	struct target *t = registry__find(o, (int)e->pid);
 	bool held = e->args[0], follow, stop, root;
 	uint64_t ticks, signals;
 
@@ -47,7 +50,7 @@ void lifecycle__exec(struct observer *o, const struct event *e)
 		t->exit_status = 0;
 		targets__end(o, t, "exec");
 	} else {
-		targets__remove(o, t);
+		registry__remove(o, t);
 	}
 	if (!follow) {	/* watch: the new image is looked at when it loads a library */
 		if (o->opts->cmd == CMD_WATCH)
@@ -55,7 +58,7 @@ void lifecycle__exec(struct observer *o, const struct event *e)
 					 ticks);
 		return;
 	}
-	t = targets__add(o, (int)e->pid);
+	t = registry__add(o, (int)e->pid);
 	if (!t)
 		return;
 	t->follow = true;
@@ -63,21 +66,21 @@ void lifecycle__exec(struct observer *o, const struct event *e)
 	t->root_child = root;
 	t->id_ticks = ticks;
 	t->signals_sent = signals;
-	targets__track(o, t, false);
+	registry__track(o, t, false);
 	targets__scan(o, t);
 	if (held)
-		targets__resume(o, t->pid);
+		registry__resume(o, t->pid);
 }
 
 void lifecycle__fork(struct observer *o, const struct event *e)
 {
-	struct target *parent = targets__find(o, (int)e->pid), *t;
+	struct target *parent = registry__find(o, (int)e->pid), *t;
 
-	if (!parent || !parent->follow || targets__find(o, (int)e->args[0]))
+	if (!parent || !parent->follow || registry__find(o, (int)e->args[0]))
 		return;
 	/* A forked child shares its parent's image (DataLoader workers): it becomes a
 	 * session only if it execs. BPF already follows it. */
-	t = targets__add(o, (int)e->args[0]);
+	t = registry__add(o, (int)e->args[0]);
 	if (t) {
 		t->follow = true;
 		t->stop_on_load = parent->stop_on_load;

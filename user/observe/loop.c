@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "attach/ldso_watch.h"
 #include "attach/link_reaper.h"
+#include "attach/observer.h"
 #include "attach/py_sample.h"
 #include "attach/skel.h"
 #include "attach/watchdog.h"
@@ -23,22 +24,26 @@
 #include "common/fsutil.h"
 #include "common/log.h"
 #include "common/test_hooks.h"
-#include "observe/observe.h"
+#include "observe/discovery.h"
+#include "observe/dispatch.h"
+#include "observe/launch.h"
+#include "observe/loop.h"
+#include "observe/registry.h"
+#include "observe/sessions.h"
+#include "observe/setup.h"
+#include "observe/targets.h"
 #include "sink/log_sink.h"
 #include "sink/metrics.h"
 #include "sink/s3_upload.h"
 #include "proc/procfs.h"
 #include "proc/sysstat.h"
+#include "snap/snapshots.h"
 
 static volatile sig_atomic_t stop_requested;
 /* What SIGINT, SIGTERM and SIGPIPE were when we started: the command `run` starts gets
  * them back (launch.c), so it runs as it would without us (an ignored SIGINT stays ignored,
  * SIGPIPE is not ignored because we ignore it). */
 static struct sigaction inherited_sa[3];
-
-/* At the end, the upload thread has this long to send what is left (the final batches);
- * the rest stays in the spool for the next start. */
-#define UPLOAD_DRAIN_S 15.0
 
 static void on_signal(int sig)
 {
@@ -54,48 +59,6 @@ static bool snapshots_active(const struct observer *o)
 	return false;
 }
 
-int observer__init_common(struct observer *o, const struct options *opts)
-{
-	char dir[4096];
-
-	memset(o, 0, sizeof(*o));
-	o->opts = opts;
-	o->child = -1;
-	o->watchdog.fd = -1;
-	if (gethostname(o->host, sizeof(o->host) - 1))
-		strcpy(o->host, "unknown");
-	/* For tests only (a two-node job on one machine): the host name sessions and S3 keys
-	 * carry. */
-	if (test_hooks__get()->hostname[0])
-		snprintf(o->host, sizeof(o->host), "%s", test_hooks__get()->hostname);
-	if (probe_set__load(&o->probes))
-		return EXIT_FAILURE_RUNTIME;
-	dlog("probes: %s", o->probes.dir[0] ? o->probes.dir : "built in");
-	o->syms = sym_cache__new(opts->cache_dir ? opts->cache_dir :
-				 sym_cache__default_dir(dir, sizeof(dir)));
-	if (!o->syms)
-		return EXIT_FAILURE_RUNTIME;
-	clock_map__init(&o->clock);
-	return 0;
-}
-
-void observer__free_common(struct observer *o)
-{
-	while (o->targets)
-		targets__remove(o, o->targets);
-	ldso_watch__remove_all(o);
-	link_reaper__wait();
-	write_hook__free(o);
-	skel__unload(o);
-	marks_regex__free(&o->marks_rx);
-	probe_set__free(&o->probes);
-	sym_cache__free(o->syms);
-	/* after the final batches: they go too, if the store takes them in time */
-	s3_upload__stop(o->upload, UPLOAD_DRAIN_S);
-	o->upload = NULL;
-	spool__close(&o->spool);
-}
-
 /* Targets whose exit event came, or that vanished without one (e.g. missed while
  * attaching). */
 static void check_alive(struct observer *o)
@@ -106,9 +69,9 @@ static void check_alive(struct observer *o)
 		next = t->next;
 		if (t->pid == o->child && !o->child_reaped)
 			continue;	/* launch__reap gets its exact status */
-		if (t->exited || !targets__alive(t)) {
+		if (t->exited || !registry__alive(t)) {
 			ring_buffer__consume(o->rb);
-			if (targets__find(o, t->pid) != t)
+			if (registry__find(o, t->pid) != t)
 				continue;
 			targets__vanished(o, t);
 			next = o->targets;	/* the list may have changed */
@@ -253,7 +216,7 @@ static int start_upload(struct observer *o, const struct options *opts)
 	return 0;
 }
 
-int observer__main(const struct options *opts)
+int loop__main(const struct options *opts)
 {
 	struct observer *o = calloc(1, sizeof(*o));
 	uint64_t start, last_flush, flush_ns = (uint64_t)(opts->flush_interval_s * 1e9);
@@ -269,7 +232,7 @@ int observer__main(const struct options *opts)
 		free(o);
 		return err;
 	}
-	err = observer__init_common(o, opts);
+	err = setup__init(o, opts);
 	if (!err && opts->cmd == CMD_WATCH &&
 	    watch__init(&o->watch, &o->probes, opts->match))
 		err = EXIT_FAILURE_RUNTIME;
@@ -386,7 +349,7 @@ int observer__main(const struct options *opts)
 		int ppid;
 
 		if (t->stop_on_load && !procfs__stat(t->pid, &state, &ppid) && state == 'T')
-			targets__resume(o, t->pid);
+			registry__resume(o, t->pid);
 		targets__end(o, t, "detach");
 	}
 	if (opts->cmd == CMD_WATCH)
@@ -403,7 +366,7 @@ int observer__main(const struct options *opts)
 			err = 128 + WTERMSIG(o->child_status);
 	}
 out:
-	observer__free_common(o);
+	setup__free(o);
 	metrics__free(o->metrics);
 	if (log_sink__dropped())
 		wlog("--output log: %llu messages the syslog daemon did not take were dropped",

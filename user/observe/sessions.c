@@ -9,12 +9,17 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "attach/observer.h"
 #include "common/log.h"
-#include "observe/observe.h"
+#include "observe/attrs.h"
+#include "observe/kernel_split.h"
+#include "observe/registry.h"
+#include "observe/sessions.h"
 #include "sink/log_sink.h"
 #include "sink/metrics.h"
 #include "sink/stdout_sink.h"
 #include "proc/procfs.h"
+#include "snap/snapshots.h"
 #include "target/versions.h"
 
 /* --metrics: the observer's endpoint; --output log (one observer per process), for
@@ -54,7 +59,7 @@ static void tag_launcher(struct observer *o, struct target *worker)
 	char state;
 
 	for (int depth = 0; depth < 8 && !procfs__stat(pid, &state, &ppid) && ppid > 1; depth++) {
-		struct target *t = targets__find(o, ppid);
+		struct target *t = registry__find(o, ppid);
 
 		pid = ppid;
 		if (!t || !t->session || t->ranked)
@@ -129,7 +134,7 @@ static struct target *job_above(struct observer *o, int pid)
 	char state;
 
 	for (int depth = 0; depth < 8 && !procfs__stat(pid, &state, &ppid) && ppid > 1; depth++) {
-		struct target *t = targets__find(o, ppid);
+		struct target *t = registry__find(o, ppid);
 
 		pid = ppid;
 		if (t && t->session && !t->helper)
@@ -213,7 +218,7 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	versions__detect(o->syms, t);
 	t->session->counters = read_cuda_counters;	/* per-span CUDA deltas */
 	t->session->counters_ctx = t;
-	t->session->kernels = span_kernels__attrs;	/* top kernels of steps and requests */
+	t->session->kernels = kernel_split__attrs;	/* top kernels of steps and requests */
 	t->unannounced = true;	/* "started" once its events flow: targets__arm */
 	if (t->ranked)
 		tag_launcher(o, t);
@@ -251,7 +256,7 @@ void sessions__flush(struct observer *o, struct target *t, bool final)
 	if (!t->exited)
 		versions__detect(o->syms, t);	/* frameworks come after torch */
 	attrs__cuda(o, t);
-	span_kernels__read(t);	/* keeps BPF's split to a few intervals a process */
+	kernel_split__read(t);	/* keeps BPF's split to a few intervals a process */
 	seq = t->session->seq;
 	t->closed_since_flush = 0;
 	batch = session__take_batch(t->session, attrs__health(o, t), clock__wall_ns(), final);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 //
-// The traced processes: the list, what BPF knows of each (followed, held, armed), scanning
-// one for libraries to probe, and ending one (its session closes, its probes go).
+// A traced process's life: scanning it for libraries to probe (its session starts at the
+// first that gives one), arming it, ending it (its session closes, the registry lets it go).
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -11,107 +11,23 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "attach/attach.h"
+#include "attach/observer.h"
 #include "attach/py_sample.h"
 #include "attach/write_hook.h"
 #include "common/bpf_maps.h"
 #include "common/log.h"
-#include "observe/observe.h"
+#include "observe/attrs.h"
+#include "observe/registry.h"
+#include "observe/sessions.h"
+#include "observe/targets.h"
 #include "proc/procfs.h"
+#include "snap/snapshots.h"
 #include "target/versions.h"
-
-struct target *targets__find(struct observer *o, int pid)
-{
-	for (struct target *t = o->targets; t; t = t->next)
-		if (t->pid == pid)
-			return t;
-	return NULL;
-}
-
-struct target *targets__add(struct observer *o, int pid)
-{
-	struct target *t = target__new(pid);
-
-	if (!t)
-		return NULL;
-	t->start_ticks = procfs__start_ticks(pid);
-	span_kernels__init(&t->span_kernels, o->span_kernels_fd, o->cuda_fd);
-	t->next = o->targets;
-	o->targets = t;
-	watchdog__trace(&o->watchdog, pid, true);
-	return t;
-}
-
-/* Alive, and still the process we found: its pid reused by a new process (a wraparound
- * while its exit event was lost to a full control ring) is another job. An exec keeps the
- * start time: the same process. */
-bool targets__alive(const struct target *t)
-{
-	uint64_t ticks;
-
-	if (procfs__alive(t->pid) <= 0)
-		return false;
-	ticks = procfs__start_ticks(t->pid);
-	return !t->start_ticks || !ticks || ticks == t->start_ticks;
-}
-
-void targets__remove(struct observer *o, struct target *t)
-{
-	struct target **pp;
-
-	for (pp = &o->targets; *pp; pp = &(*pp)->next) {
-		if (*pp == t) {
-			*pp = t->next;
-			break;
-		}
-	}
-	if (!targets__find(o, t->pid))	/* not another image of it, traced on */
-		watchdog__trace(&o->watchdog, t->pid, false);
-	bpf_map_delete_elem(o->targets_fd, &t->pid);
-	/* Its probes first, then its counts: a probe left in place meanwhile would count an
-	 * exec'd image's calls into totals that image's session then starts from. */
-	attach__detach(o, t);
-	bpf_map_delete_elem(o->cuda_fd, &t->pid);
-	bpf_map_delete_elem(o->exits_fd, &t->pid);
-	bpf_maps__forget_pid(o->kernels_fd, sizeof(struct kernel_key), t->pid);
-	bpf_maps__forget_pid(o->span_kernels_fd, sizeof(struct span_kernel_key), t->pid);
-	bpf_maps__forget_pid(o->allocs_fd, sizeof(struct alloc_key), t->pid);
-	snapshots__end(&o->snap, t);	/* none left when its session ended: only here when it never did */
-	snapshots__free(t);
-	target__free(t);
-}
-
-/* The only signal the loader sends a traced process: SIGCONT after `run`'s holds. Counted
- * for health (signals_sent). */
-void targets__resume(struct observer *o, int pid)
-{
-	struct target *t = targets__find(o, pid);
-
-	if (kill(pid, SIGCONT) && errno != ESRCH)
-		wlog("pid %d: cannot resume: %s", pid, strerror(errno));
-	else if (t)
-		t->signals_sent++;
-}
-
-static __u32 target_flags(const struct target *t)
-{
-	if (!t->follow)
-		return TARGET_F_TRACED;
-	return TARGET_F_FOLLOW | (t->stop_on_load ? TARGET_F_STOP_ON_EXEC : 0);
-}
-
-/* Tells BPF how to treat the target; armed: all its probes are in, let its events flow
- * (set once after attaching, so a scope's enter and exit start together). */
-int targets__track(struct observer *o, struct target *t, bool armed)
-{
-	struct target_info ti = { .flags = target_flags(t) | (armed ? TARGET_F_ARMED : 0) };
-
-	return bpf_map_update_elem(o->targets_fd, &t->pid, &ti, BPF_ANY) ? -errno : 0;
-}
 
 void targets__arm(struct observer *o, struct target *t)
 {
 	snapshots__arm(&o->snap, t);	/* before its events flow */
-	if (targets__track(o, t, true))
+	if (registry__track(o, t, true))
 		wlog("pid %d: cannot arm probes: %s", t->pid, strerror(errno));
 	/* Said only now: whoever waits for this line (a test that lets its job finish, a
 	 * user) knows that what the job does next is seen. Said before, the job could end
@@ -145,7 +61,7 @@ void targets__end(struct observer *o, struct target *t, const char *cause)
 {
 	if (t->session)
 		sessions__end(o, t, cause);
-	targets__remove(o, t);
+	registry__remove(o, t);
 }
 
 /* Gone, and its EV_EXIT did not come (lost to a full control ring): the status BPF kept,

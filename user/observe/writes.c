@@ -6,8 +6,10 @@
 // marks on the span open at the write (marks/marks.h says which forms). The text itself is
 // never stored.
 #include <stdio.h>
+#include "attach/observer.h"
 #include "common/log.h"
-#include "observe/observe.h"
+#include "observe/registry.h"
+#include "observe/writes.h"
 
 struct mark_ctx {
 	struct target *t;
@@ -45,7 +47,7 @@ int writes__event(struct observer *o, const void *data, size_t size)
 	struct mark_ctx m;
 	struct target *t;
 
-	if (size < hdr || !(t = targets__find(o, (int)w->pid)))
+	if (size < hdr || !(t = registry__find(o, (int)w->pid)))
 		return 0;
 	copied = w->copied;
 	if (copied > size - hdr)

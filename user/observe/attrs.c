@@ -10,13 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "attach/observer.h"
 #include "attach/write_hook.h"
 #include "common/bpf_maps.h"
 #include "attach/link_reaper.h"
 #include "attach/py_sample.h"
-#include "observe/observe.h"
+#include "observe/attrs.h"
 #include "sink/s3_upload.h"
 #include "proc/gpus.h"
+#include "snap/snapshots.h"
 
 void attrs__set_num(cJSON *o, const char *key, double v)
 {

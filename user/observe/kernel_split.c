@@ -15,9 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "attach/observer.h"
 #include "common/bpf_maps.h"
 #include "common/log.h"
-#include "observe/observe.h"
+#include "observe/kernel_split.h"
 #include "target/target.h"
 #include "tree/clock.h"
 
@@ -43,7 +44,7 @@ static int push(struct kvec *k, uint64_t seq, uint64_t func, uint64_t count)
 	return 0;
 }
 
-void span_kernels__read(struct target *t)
+void kernel_split__read(struct target *t)
 {
 	struct span_kernels *k = &t->span_kernels;
 	struct span_kernel_key *keys;
@@ -93,7 +94,7 @@ static void add_num(cJSON *o, const char *name, double v)
 }
 
 /* session.h's kernels_fn: the span's top kernels by name, the rest as "other". */
-void span_kernels__attrs(void *ctx, struct span *sp, uint64_t from_seq, uint64_t to_seq)
+void kernel_split__attrs(void *ctx, struct span *sp, uint64_t from_seq, uint64_t to_seq)
 {
 	struct target *t = ctx;
 	struct span_kernel_count *v;
@@ -105,7 +106,7 @@ void span_kernels__attrs(void *ctx, struct span *sp, uint64_t from_seq, uint64_t
 	if (t->span_kernels.map_fd < 0)
 		return;
 	if (!t->span_kernels.read_ns || t->event_mono_ns >= t->span_kernels.read_ns)
-		span_kernels__read(t);
+		kernel_split__read(t);
 	n = span_kernels__sum(&t->span_kernels, from_seq, to_seq, &v);
 	if (n == -1) {
 		cJSON_AddStringToObject(sp->attrs, "cuda.kernels_lost",
