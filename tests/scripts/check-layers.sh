@@ -17,10 +17,10 @@ declare -A allowed=(
 	[pyobj]="common proc"
 	[probedefs]="common pyobj"
 	[agent]="common proc probedefs"
-	[target]="common tree marks proc pyobj probedefs"
-	[snap]="common tree sink proc pyobj probedefs target"
-	[attach]="common tree marks sink proc pyobj probedefs agent target snap"
-	[observe]="common tree marks sink proc pyobj probedefs agent target snap attach"
+	[traced]="common tree marks proc pyobj probedefs"
+	[snap]="common tree sink proc pyobj probedefs traced"
+	[attach]="common tree marks sink proc pyobj probedefs agent traced snap"
+	[observe]="common tree marks sink proc pyobj probedefs agent traced snap attach"
 )
 bad=0
 for f in user/*/*.[ch]; do

@@ -14,7 +14,7 @@
 #include "proc/elf_syms.h"
 #include "proc/procfs.h"
 #include "proc/sym_cache.h"
-#include "target/target.h"
+#include "traced/target.h"
 
 /* Starts python (blocked reading stdin) and fills f with the mapping of lib. */
 static pid_t start_python(const char *python, const char *lib, struct mapped_file *f, int *in)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
-#include "target/kernel_names.h"
+#include "traced/kernel_names.h"
 #include "unit.h"
 
 /* A name, handles standing for it (a CUDA 13 handle for its stub, a CUfunction for its

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
-#include "target/span_kernels.h"
+#include "traced/span_kernels.h"
 #include "unit.h"
 
 static struct span_kernel_count *copy(const struct span_kernel_count *v, size_t n)

@@ -16,7 +16,7 @@
 #include "snap/snapshots.h"
 #include "probedefs/probe_set.h"
 #include "proc/sym_cache.h"
-#include "target/target.h"
+#include "traced/target.h"
 #include "agent/watch.h"
 #include "tree/clock.h"
 

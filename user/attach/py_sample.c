@@ -51,11 +51,11 @@ static void clear_bpf_stacks(struct observer *o, int pid)
 
 static void start_sample(struct observer *o, struct target *t)
 {
-	struct py_sample *s = &t->py_sample;
+	struct py_sample *s = &t->py.sample;
 	int n;
 
 	clear_bpf_stacks(o, t->pid);
-	t->py_calls.depth = t->py_calls.module_depth = 0;
+	t->py.calls.depth = t->py.calls.module_depth = 0;
 	n = windows__python_sample(o, t, true);
 	if (n <= 0) {
 		s->next_step = LONG_MAX;	/* said once by windows__python_sample */
@@ -70,7 +70,7 @@ static void start_sample(struct observer *o, struct target *t)
 
 static void end_sample(struct observer *o, struct target *t)
 {
-	struct py_sample *s = &t->py_sample;
+	struct py_sample *s = &t->py.sample;
 
 	windows__python_sample(o, t, false);
 	s->on = false;
@@ -79,19 +79,19 @@ static void end_sample(struct observer *o, struct target *t)
 	/* later calls still queued are left out: the last of them may not have returned */
 	s->accept_until_ns = t->tree.quiet_ns;
 	s->next_step = t->tree.step_index + o->opts->sample_every - 1;
-	if (t->py_calls.module_depth) {	/* not at a real quiet point: end it here */
+	if (t->py.calls.module_depth) {	/* not at a real quiet point: end it here */
 		struct tree_event te = { .kind = TI_FORWARD_EXIT, .ts_ns = t->tree.quiet_ns,
 					 .tid = t->tree.tid };
 
 		torch_tree__feed(&t->tree, &te);
 	}
-	t->py_calls.depth = t->py_calls.module_depth = 0;
+	t->py.calls.depth = t->py.calls.module_depth = 0;
 	dlog("pid %d: Python frames off at step %ld", t->pid, t->tree.step_index);
 }
 
 void py_sample__after_event(struct observer *o, struct target *t)
 {
-	struct py_sample *s = &t->py_sample;
+	struct py_sample *s = &t->py.sample;
 	const struct torch_tree *tr = &t->tree;
 
 	if (o->opts->python_frames != PYF_SAMPLED)
@@ -125,7 +125,7 @@ void py_sample__after_event(struct observer *o, struct target *t)
 
 bool py_sample__accepts(const struct observer *o, const struct target *t, uint64_t ts_ns)
 {
-	const struct py_sample *s = &t->py_sample;
+	const struct py_sample *s = &t->py.sample;
 
 	if (o->opts->python_frames != PYF_SAMPLED)
 		return true;
@@ -135,7 +135,7 @@ bool py_sample__accepts(const struct observer *o, const struct target *t, uint64
 bool py_sample__active(const struct observer *o)
 {
 	for (const struct target *t = o->targets; t; t = t->next)
-		if (t->py_sample.on)
+		if (t->py.sample.on)
 			return true;
 	return false;
 }

@@ -17,7 +17,7 @@
 #include "common/log.h"
 #include "pyobj/cpython.h"
 #include "proc/elf_syms.h"
-#include "target/versions.h"
+#include "traced/versions.h"
 #include "tree/clock.h"
 
 static struct probe_result *add_result(struct target *t)
@@ -99,9 +99,9 @@ static int resolve_by_version(struct observer *o, struct target *t, const struct
 	if ((pf->hex & 0xffff0000) != d->py_version) {
 		if (!pf->why) {
 			versions__format_python(pf->hex, v, sizeof(v));
-			snprintf(t->py_why, sizeof(t->py_why), "CPython %s: no layout for this "
+			snprintf(t->py.why, sizeof(t->py.why), "CPython %s: no layout for this "
 				 "version in probes/cpython.json", v);
-			pf->why = t->py_why;
+			pf->why = t->py.why;
 		}
 		return -ENOENT;
 	}
@@ -356,12 +356,12 @@ int resolve__group(struct observer *o, struct target *t, size_t fi,
 	/* Only when every way failed: python_frames=unavailable, the reason in health, one
 	 * line on stderr. */
 	if (pf.wanted && !pf.taken) {
-		if (pf.why != t->py_why)
-			snprintf(t->py_why, sizeof(t->py_why), "%s", pf.why ? pf.why :
+		if (pf.why != t->py.why)
+			snprintf(t->py.why, sizeof(t->py.why), "%s", pf.why ? pf.why :
 				 "no entry in probes/cpython.json matches this CPython build");
-		wlog("pid %d: Python frames unavailable in %s: %s", t->pid, f->path, t->py_why);
+		wlog("pid %d: Python frames unavailable in %s: %s", t->pid, f->path, t->py.why);
 	} else if (pf.taken) {
-		t->py_why[0] = 0;
+		t->py.why[0] = 0;
 	}
 	if (runtime_code)
 		add_runtime_text(o, t, f);

@@ -75,7 +75,7 @@ static int attach_uprobe(struct observer *o, struct target *t)
 						    0, &uo);
 		if (!l)
 			return -errno;
-		t->write_link = l;
+		t->hook.link = l;
 		return 0;
 	}
 	return -ENOENT;
@@ -107,12 +107,12 @@ int write_hook__attach(struct observer *o, struct target *t)
 {
 	int err;
 
-	if (o->opts->marks == MARKS_OFF || t->write_hook != WRITE_HOOK_NONE)
+	if (o->opts->marks == MARKS_OFF || t->hook.kind != WRITE_HOOK_NONE)
 		return 0;
 	if (o->opts->marks == MARKS_ON && !o->writes.fentry_failed) {
 		err = o->writes.fentry ? 0 : load_fentry(o);
 		if (!err) {
-			t->write_hook = WRITE_HOOK_FENTRY;
+			t->hook.kind = WRITE_HOOK_FENTRY;
 			o->writes.fentry_users++;
 			return 0;
 		}
@@ -122,7 +122,7 @@ int write_hook__attach(struct observer *o, struct target *t)
 	}
 	err = attach_uprobe(o, t);
 	if (!err) {
-		t->write_hook = WRITE_HOOK_UPROBE;
+		t->hook.kind = WRITE_HOOK_UPROBE;
 		return 0;
 	}
 	if (o->opts->marks == MARKS_UPROBE || (err == -ENOENT && dynamic(t)))
@@ -130,14 +130,14 @@ int write_hook__attach(struct observer *o, struct target *t)
 	err = attach_tracepoint(o);
 	if (err)
 		return err;
-	t->write_hook = WRITE_HOOK_TRACEPOINT;
+	t->hook.kind = WRITE_HOOK_TRACEPOINT;
 	o->writes.tp_users++;
 	return 0;
 }
 
 void write_hook__detach(struct observer *o, struct target *t)
 {
-	switch (t->write_hook) {
+	switch (t->hook.kind) {
 	case WRITE_HOOK_FENTRY:
 		if (!--o->writes.fentry_users) {	/* 5.10 attaches it once per load */
 			write_fentry_bpf__destroy(o->writes.fentry);
@@ -145,9 +145,9 @@ void write_hook__detach(struct observer *o, struct target *t)
 		}
 		break;
 	case WRITE_HOOK_UPROBE:
-		if (t->write_link)
-			link_reaper__destroy(t->write_link);
-		t->write_link = NULL;
+		if (t->hook.link)
+			link_reaper__destroy(t->hook.link);
+		t->hook.link = NULL;
 		break;
 	case WRITE_HOOK_TRACEPOINT:
 		if (!--o->writes.tp_users) {
@@ -158,7 +158,7 @@ void write_hook__detach(struct observer *o, struct target *t)
 	case WRITE_HOOK_NONE:
 		break;
 	}
-	t->write_hook = WRITE_HOOK_NONE;
+	t->hook.kind = WRITE_HOOK_NONE;
 }
 
 void write_hook__free(struct observer *o)

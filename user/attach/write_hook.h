@@ -3,7 +3,7 @@
 #ifndef __CIRRON_ATTACH_WRITE_HOOK_H
 #define __CIRRON_ATTACH_WRITE_HOOK_H
 
-#include "target/target.h"
+#include "traced/target.h"
 
 struct observer;
 

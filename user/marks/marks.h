@@ -87,4 +87,13 @@ void marks__parse_line(struct marks_stream *st, const char *line, size_t n, bool
 		       bool ended, const struct marks_regex *rx, struct marks_counts *c,
 		       marks_fn fn, void *ctx);
 
+/* A target's printed output on its way to marks: its stdout and stderr streams (what they
+ * hold of a line not yet ended), the marks made, and the writes seen (observe/writes.c). */
+struct marks_feed {
+	struct marks_stream streams[2];
+	struct marks_counts counts;
+	uint64_t writes, bytes, over_bound;	/* writes seen, their bytes, those cut at the copy's
+						 * bound */
+};
+
 #endif

@@ -56,10 +56,10 @@ static void attrs__gpus(struct target *t, cJSON *a)
 	cJSON *list;
 
 	/* a process holds a GPU open only through a CUDA library it maps */
-	if (t->gpus_found || !(has_group(t, "cudart") || has_group(t, "cuda_driver")) ||
+	if (t->cuda.gpus_found || !(has_group(t, "cudart") || has_group(t, "cuda_driver")) ||
 	    gpus__of_pid("/proc", t->pid, "/proc/driver/nvidia", &g) || !g.n)
 		return;
-	t->gpus_found = true;
+	t->cuda.gpus_found = true;
 	list = cJSON_CreateArray();
 	for (int i = 0; i < g.n; i++) {
 		cJSON *o = cJSON_CreateObject();
@@ -78,9 +78,9 @@ static void attrs__gpus(struct target *t, cJSON *a)
 	attrs__set_str(a, "gpus_source", "open /dev/nvidiaN files, /proc/driver/nvidia/gpus");
 	if (g.visible_set)
 		attrs__set_str(a, "cuda_visible_devices", g.visible);
-	if (t->cuda_count < 0) {
-		t->cuda_count = g.n;
-		t->cuda_count_from_files = true;
+	if (t->cuda.count < 0) {
+		t->cuda.count = g.n;
+		t->cuda.count_from_files = true;
 	}
 }
 
@@ -89,18 +89,18 @@ void attrs__device(struct target *t)
 	cJSON *a = t->session->root->attrs;
 
 	/* torch without a CUDA runtime mapped is a CPU build (CUDA builds load it at import) */
-	if (t->cuda_count < 0 && has_group(t, "libtorch") && !has_group(t, "cudart")) {
-		t->cuda_count = 0;
-		t->cuda_count_no_runtime = true;
+	if (t->cuda.count < 0 && has_group(t, "libtorch") && !has_group(t, "cudart")) {
+		t->cuda.count = 0;
+		t->cuda.count_no_runtime = true;
 	}
-	if (t->cuda_count != 0)
+	if (t->cuda.count != 0)
 		attrs__gpus(t, a);
 
-	attrs__set_str(a, "device", t->cuda_count > 0 ? "cuda" : t->cuda_count == 0 ? "cpu" : "unknown");
-	if (t->cuda_count >= 0) {
-		attrs__set_num(a, "cuda_count", (double)t->cuda_count);
-		attrs__set_str(a, "cuda_count_source", t->cuda_count_from_files
-			       ? "GPUs the process holds open" : t->cuda_count_no_runtime
+	attrs__set_str(a, "device", t->cuda.count > 0 ? "cuda" : t->cuda.count == 0 ? "cpu" : "unknown");
+	if (t->cuda.count >= 0) {
+		attrs__set_num(a, "cuda_count", (double)t->cuda.count);
+		attrs__set_str(a, "cuda_count_source", t->cuda.count_from_files
+			       ? "GPUs the process holds open" : t->cuda.count_no_runtime
 			       ? "no CUDA runtime mapped" : "cudaGetDeviceCount");
 	} else if (!cJSON_GetObjectItemCaseSensitive(a, "cuda_count")) {
 		cJSON_AddNullToObject(a, "cuda_count");
@@ -141,8 +141,8 @@ void attrs__libraries(const struct observer *o, struct target *t)
 	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "libraries", libs))
 		cJSON_AddItemToObject(a, "libraries", libs);
 	attrs__set_str(a, "python_frames", python_frames_state(o, t));
-	if (!strcmp(python_frames_state(o, t), "unavailable") && t->py_why[0])
-		attrs__set_str(a, "python_frames_reason", t->py_why);
+	if (!strcmp(python_frames_state(o, t), "unavailable") && t->py.why[0])
+		attrs__set_str(a, "python_frames_reason", t->py.why);
 	attrs__device(t);
 	session__touch_root(t->session);
 }
@@ -181,7 +181,7 @@ void attrs__cuda(struct observer *o, struct target *t)
 	bool off = o->opts->cuda_calls == CUDA_CALLS_OFF;
 	size_t n;
 
-	if (!t->gpus_found && t->cuda_count != 0)
+	if (!t->cuda.gpus_found && t->cuda.count != 0)
 		attrs__device(t);	/* a context made since: its GPUs are open now */
 	if (bpf_map_lookup_elem(o->cuda_fd, &t->pid, &c))
 		return;	/* no CUDA call yet */
@@ -200,7 +200,7 @@ void attrs__cuda(struct observer *o, struct target *t)
 		session__touch_root(t->session);
 		return;
 	}
-	/* Launches per kernel: named by the calls that made its key (target/kernel_names.h),
+	/* Launches per kernel: named by the calls that made its key (traced/kernel_names.h),
 	 * else by the symbol at a runtime launch's host stub, else unnamed, saying why. */
 	kernels = cJSON_CreateObject();
 	graphs = cJSON_CreateObject();
@@ -297,8 +297,8 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 				(double)bpf_maps__percpu_sum(o->stats_fd, STAT_ALLOCS_FULL));
 	cJSON_AddNumberToObject(h, "kernel_names_lost",
 				(double)bpf_maps__percpu_sum(o->stats_fd, STAT_KERNEL_NAMES_LOST) +
-				(double)t->kernel_names.dropped);
-	cJSON_AddNumberToObject(h, "events", (double)t->events);
+				(double)t->cuda.kernel_names.dropped);
+	cJSON_AddNumberToObject(h, "events", (double)t->report.events);
 	cJSON_AddNumberToObject(h, "events_lost", (double)t->tree.events_lost);
 	cJSON_AddNumberToObject(h, "probes_attached", attached);
 	cJSON_AddNumberToObject(h, "probes_failed", failed);
@@ -312,17 +312,17 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 		cJSON_AddNumberToObject(h, "signals_sent", (double)(stops + t->signals_sent));
 	}
 	if (o->opts->marks != MARKS_OFF)
-		cJSON_AddStringToObject(h, "marks_hook", write_hook__name(t->write_hook));
+		cJSON_AddStringToObject(h, "marks_hook", write_hook__name(t->hook.kind));
 	/* The cost paid by the training job per step, in steady state: hits and steps counted
 	 * from the first batch that saw a step (imports and the first steps trap more), or
 	 * since attach while fewer than 10 steps followed it. */
 	if (t->tree.step_index > 0) {
-		long steps = t->tree.step_index - t->steps_at_base;
-		uint64_t hits = hits_total - t->hits_at_base;
+		long steps = t->tree.step_index - t->report.steps_at_base;
+		uint64_t hits = hits_total - t->report.hits_at_base;
 
-		if (!t->steps_at_base) {
-			t->steps_at_base = t->tree.step_index;
-			t->hits_at_base = hits_total;
+		if (!t->report.steps_at_base) {
+			t->report.steps_at_base = t->tree.step_index;
+			t->report.hits_at_base = hits_total;
 		}
 		if (steps < 10) {
 			steps = t->tree.step_index;
@@ -331,21 +331,21 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 		cJSON_AddNumberToObject(h, "steps", (double)t->tree.step_index);
 		cJSON_AddNumberToObject(h, "uprobe_hits_per_step", (double)hits / (double)steps);
 	}
-	if (o->opts->python_frames != PYF_OFF && t->py_why[0] &&
+	if (o->opts->python_frames != PYF_OFF && t->py.why[0] &&
 	    !strcmp(python_frames_state(o, t), "unavailable"))
-		cJSON_AddStringToObject(h, "python_frames_reason", t->py_why);
+		cJSON_AddStringToObject(h, "python_frames_reason", t->py.why);
 	if (o->opts->python_frames == PYF_SAMPLED)
-		cJSON_AddNumberToObject(h, "python_sampled_steps", (double)t->py_sample.samples);
+		cJSON_AddNumberToObject(h, "python_sampled_steps", (double)t->py.sample.samples);
 	if (o->opts->marks != MARKS_OFF) {
-		cJSON_AddNumberToObject(h, "writes", (double)t->writes);
-		cJSON_AddNumberToObject(h, "write_bytes", (double)t->write_bytes);
-		cJSON_AddNumberToObject(h, "writes_over_bound", (double)t->writes_over_bound);
+		cJSON_AddNumberToObject(h, "writes", (double)t->marks.writes);
+		cJSON_AddNumberToObject(h, "write_bytes", (double)t->marks.bytes);
+		cJSON_AddNumberToObject(h, "writes_over_bound", (double)t->marks.over_bound);
 		cJSON_AddNumberToObject(h, "write_drops",
 					(double)bpf_maps__percpu_sum(o->stats_fd, STAT_WRITE_DROPS));
-		cJSON_AddNumberToObject(h, "mark_lines", (double)t->marks_counts.lines);
+		cJSON_AddNumberToObject(h, "mark_lines", (double)t->marks.counts.lines);
 		cJSON_AddNumberToObject(h, "mark_lines_skipped",
-					(double)t->marks_counts.lines_skipped);
-		cJSON_AddNumberToObject(h, "marks", (double)t->marks_counts.marks);
+					(double)t->marks.counts.lines_skipped);
+		cJSON_AddNumberToObject(h, "marks", (double)t->marks.counts.marks);
 	}
 	snapshots__health(t, h);
 	cJSON_AddNumberToObject(h, "spool_bytes", (double)o->spool.bytes_written);

@@ -92,7 +92,7 @@ int dispatch__event(void *ctx, void *data, size_t size)
 		return 0;	/* from a probe detached since */
 	if (t->exec_ns && e->ts_ns > t->exec_ns)
 		return 0;	/* the new image hit the old image's probes (see lifecycle__exec) */
-	t->events++;
+	t->report.events++;
 	const struct probe_result *r = &t->probes[o->slots[e->probe_id].probe];
 
 	if (e->type == EV_DEVICE_COUNT)
@@ -102,7 +102,7 @@ int dispatch__event(void *ctx, void *data, size_t size)
 		py_sample__after_event(o, t);
 		/* A fast loop closes thousands of spans a second: write them out before the
 		 * flush interval, so the loader's memory stays bounded */
-		if (t->closed_since_flush >= FLUSH_AFTER_SPANS)
+		if (t->report.closed_since_flush >= FLUSH_AFTER_SPANS)
 			sessions__flush(o, t, false);
 	}
 	else if (e->type == EV_CALL && t->session)

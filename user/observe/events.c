@@ -24,7 +24,7 @@ void events__kernel_name(struct target *t, const struct kname_event *k)
 	char name[CIRRON_KNAME_LEN + 4];
 
 	if (k->alias) {
-		kernel_names__alias(&t->kernel_names, k->key, k->alias);
+		kernel_names__alias(&t->cuda.kernel_names, k->key, k->alias);
 		return;
 	}
 	memcpy(name, k->name, CIRRON_KNAME_LEN);
@@ -32,14 +32,14 @@ void events__kernel_name(struct target *t, const struct kname_event *k)
 	if (strlen(name) == CIRRON_KNAME_LEN)
 		strcpy(name + CIRRON_KNAME_LEN - 1, "...");
 	if (name[0])
-		kernel_names__name(&t->kernel_names, k->key, name);
+		kernel_names__name(&t->cuda.kernel_names, k->key, name);
 }
 
 void events__device_count(struct target *t, const struct event *e)
 {
 	/* cudaSuccess = 0; any error (no device, no driver) means no usable GPU. */
-	t->cuda_count = e->ret == 0 ? (long)(__s64)e->args[0] : 0;
-	t->cuda_count_from_files = t->cuda_count_no_runtime = false;
+	t->cuda.count = e->ret == 0 ? (long)(__s64)e->args[0] : 0;
+	t->cuda.count_from_files = t->cuda.count_no_runtime = false;
 	if (t->session) {
 		attrs__device(t);
 		if (e->ret)
@@ -78,7 +78,7 @@ void events__cuda_detail(struct observer *o, struct target *t, const struct prob
 /* Py_False and Py_True from the symbols of the CPython that t runs. */
 static void look_up_bools(struct observer *o, struct target *t)
 {
-	struct py_types *pt = &t->py_types;
+	struct py_types *pt = &t->py.types;
 
 	pt->bools_looked_up = true;
 	for (size_t i = 0; i < t->nfiles; i++)
@@ -100,14 +100,14 @@ static int module_training(struct observer *o, struct target *t, const struct ev
 
 	if (!v)
 		return -1;
-	if (!t->py_types.bools_looked_up)
+	if (!t->py.types.bools_looked_up)
 		look_up_bools(o, t);
 	for (int i = 0; i < 2; i++)	/* Py_False, Py_True: static objects, read once */
-		if (t->py_types.bools[i] == v)
+		if (t->py.types.bools[i] == v)
 			return i;
 	b = py_types__read_bool(t->pid, v);
 	if (b >= 0)
-		t->py_types.bools[b] = v;
+		t->py.types.bools[b] = v;
 	return b;
 }
 
@@ -133,7 +133,7 @@ static const char *forward_name(struct target *t, const struct probe_def *d,
 	*compiled = false;
 	if (!type->wrapper)
 		return type->name;
-	orig = py_types__wrapped(&t->py_types, t->pid, e->args[0], &d->py_layout);
+	orig = py_types__wrapped(&t->py.types, t->pid, e->args[0], &d->py_layout);
 	if (!orig)
 		return type->name;
 	*compiled = true;
@@ -156,7 +156,7 @@ static bool verdicts_withheld(const struct py_calls *pc)
 static bool py_call_to_tree(struct observer *o, struct target *t, const struct probe_def *d,
 			    const struct event *e, bool entry, struct tree_event *te)
 {
-	struct py_calls *pc = &t->py_calls;
+	struct py_calls *pc = &t->py.calls;
 	struct py_type *type;
 	const char *name;
 	bool module, compiled = false;
@@ -185,8 +185,8 @@ static bool py_call_to_tree(struct observer *o, struct target *t, const struct p
 	if (!pc->depth)		/* nothing open (a sampled window began) */
 		pc->module_depth = pc->compile_depth = 0;
 	/* the class BPF read at the call (args[2]): the object may be gone by now */
-	type = e->args[2] ? py_types__classify_type(&t->py_types, t->pid, e->args[2])
-			  : py_types__classify(&t->py_types, t->pid, e->args[0]);
+	type = e->args[2] ? py_types__classify_type(&t->py.types, t->pid, e->args[2])
+			  : py_types__classify(&t->py.types, t->pid, e->args[0]);
 	module = type && type->kind == PYK_MODULE;
 	if (type && !type->verdict_set && !verdicts_withheld(pc)) {	/* from now on BPF decides */
 		if (module)
@@ -214,7 +214,7 @@ static bool py_call_to_tree(struct observer *o, struct target *t, const struct p
 	te->kind = TI_FORWARD_ENTER;
 	te->name = name;
 	te->obj = compiled;	/* TI_FORWARD_ENTER: 1 = a compiled module (torch.compile) */
-	t->model_obj = e->args[0];	/* --snapshots: the model */
+	t->py.model_obj = e->args[0];	/* --snapshots: the model */
 	te->value = module_training(o, t, e);
 	if (te->value < 0 && type->verdict_set && (e->args[1] || !type->nderef) &&
 	    type->refinds < 16) {
@@ -251,21 +251,21 @@ static void route(struct target *t, const struct tree_event *ev)
 static bool compile_counter(struct target *t, bool made, uint32_t tid, const char *key,
 			    struct tree_event *te)
 {
-	if (!t->compile_counter_depth) {
+	if (!t->anchor.compile_depth) {
 		if (!made || strcmp(key, "pytorch.wait_counter.entire_forward_compile") != 0)
 			return false;
-		t->compile_counter_tid = tid;
-		t->compile_counter_depth = 1;
+		t->anchor.compile_tid = tid;
+		t->anchor.compile_depth = 1;
 		te->kind = TI_COMPILE_ENTER;
 		return true;
 	}
-	if (tid != t->compile_counter_tid)
+	if (tid != t->anchor.compile_tid)
 		return false;
 	if (made) {
-		t->compile_counter_depth++;
+		t->anchor.compile_depth++;
 		return false;
 	}
-	if (--t->compile_counter_depth)
+	if (--t->anchor.compile_depth)
 		return false;
 	te->kind = TI_COMPILE_EXIT;
 	return true;
@@ -283,15 +283,15 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 	memcpy(name, e->str, CIRRON_STR_LEN);
 	name[CIRRON_STR_LEN] = 0;
 	snapshots__seen(t, e->snap_updates);	/* --snapshots: updates begun up to this event */
-	memcpy(t->event_counters, e->counters, sizeof(t->event_counters));
-	t->event_mono_ns = e->ts_ns;
+	memcpy(t->anchor.counters, e->counters, sizeof(t->anchor.counters));
+	t->anchor.mono_ns = e->ts_ns;
 	if (e->lost_before) {
 		struct tree_event lost = te;
 
 		lost.kind = TI_LOST;
 		lost.value = (int)e->lost_before;
 		route(t, &lost);
-		t->py_calls.depth = t->py_calls.module_depth = t->py_calls.compile_depth = 0;
+		t->py.calls.depth = t->py.calls.module_depth = t->py.calls.compile_depth = 0;
 	}
 	switch (r->def->meaning) {
 	case MEAN_SCOPE:
@@ -317,7 +317,7 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 		te.kind = TI_GRAD_MODE;
 		te.value = (int)(e->args[0] & 1);
 		/* C++ guards restore the mode before returning: no region (grad_caller.h) */
-		te.obj = grad_caller__of(&t->grad_callers, t->pid, t->files, t->nfiles,
+		te.obj = grad_caller__of(&t->py.grad_callers, t->pid, t->files, t->nfiles,
 				       e->args[1]) == GC_CXX;
 		break;
 	case MEAN_AUTOCAST:
@@ -359,11 +359,11 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 	case MEAN_COMPILED:
 		if (!entry)
 			return;
-		if (t->compile_counter_depth) {	/* a counter made and never stopped: the
+		if (t->anchor.compile_depth) {	/* a counter made and never stopped: the
 						 * compile is over all the same */
 			struct tree_event end = te;
 
-			t->compile_counter_depth = 0;
+			t->anchor.compile_depth = 0;
 			end.kind = TI_COMPILE_EXIT;
 			route(t, &end);
 		}
@@ -377,7 +377,7 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 	default:
 		return;
 	}
-	hang__progress(&t->hang, te.ts_ns);
+	hang__progress(&t->report.hang, te.ts_ns);
 	loop_ends = t->tree.loop_ends;
 	route(t, &te);
 	snapshots__after_event(&o->snap, t, t->tree.loop_ends != loop_ends);

@@ -5,7 +5,7 @@
 // anchor interval it was made in (span_kernels, keyed by process, the process's kernel_seq
 // and the kernel); an anchor event carries the seq it began, so a span opened at seq a and
 // closed at seq b made the launches of a..b-1. Here that map is read into each target's
-// store (target/span_kernels.h): intervals two anchors old are deleted from BPF and kept
+// store (traced/span_kernels.h): intervals two anchors old are deleted from BPF and kept
 // final, newer ones re-read each time. A read happens when a span closes on an event newer
 // than the last read (one read serves every span a ring-buffer round closes), and at every
 // flush, so the map holds a few intervals a process.
@@ -19,7 +19,7 @@
 #include "common/bpf_maps.h"
 #include "common/log.h"
 #include "observe/kernel_split.h"
-#include "target/target.h"
+#include "traced/target.h"
 #include "tree/clock.h"
 
 #define SPAN_KERNELS_TOP 5	/* kernels a span names; the rest go in "other" */
@@ -46,7 +46,7 @@ static int push(struct kvec *k, uint64_t seq, uint64_t func, uint64_t count)
 
 void kernel_split__read(struct target *t)
 {
-	struct span_kernels *k = &t->span_kernels;
+	struct span_kernels *k = &t->cuda.span_kernels;
 	struct span_kernel_key *keys;
 	struct kvec done = { 0 }, live = { 0 };
 	struct cuda_counts c;
@@ -103,11 +103,11 @@ void kernel_split__attrs(void *ctx, struct span *sp, uint64_t from_seq, uint64_t
 	long n;
 	int kept = 0, count = 0;
 
-	if (t->span_kernels.map_fd < 0)
+	if (t->cuda.span_kernels.map_fd < 0)
 		return;
-	if (!t->span_kernels.read_ns || t->event_mono_ns >= t->span_kernels.read_ns)
+	if (!t->cuda.span_kernels.read_ns || t->anchor.mono_ns >= t->cuda.span_kernels.read_ns)
 		kernel_split__read(t);
-	n = span_kernels__sum(&t->span_kernels, from_seq, to_seq, &v);
+	n = span_kernels__sum(&t->cuda.span_kernels, from_seq, to_seq, &v);
 	if (n == -1) {
 		cJSON_AddStringToObject(sp->attrs, "cuda.kernels_lost",
 					"closed too long after it began: its intervals were dropped");

@@ -102,14 +102,14 @@ static void check_hangs(struct observer *o)
 		if (!t->session || (tr->train_exhausted && !pending) ||
 		    (tr->pending && tr->pending_end))
 			continue;
-		rec = hang__check(&t->hang, t->session, pending ? &loading : NULL, now, line,
+		rec = hang__check(&t->report.hang, t->session, pending ? &loading : NULL, now, line,
 				  sizeof(line));
 		if (!rec)
 			continue;
 		wlog("pid %d: %s", t->pid, line);
-		if (!t->hangs)
-			t->hangs = cJSON_CreateArray();
-		cJSON_AddItemToArray(t->hangs, rec);
+		if (!t->report.hangs)
+			t->report.hangs = cJSON_CreateArray();
+		cJSON_AddItemToArray(t->report.hangs, rec);
 		metrics__hang(o->metrics, t->session);
 		sessions__flush(o, t, false);
 	}
@@ -125,7 +125,7 @@ static void sample_sys(struct observer *o, bool due)
 	for (struct target *t = o->targets; t; t = t->next) {
 		cJSON *js;
 
-		if (!t->session || (!due && t->sys_sampled))
+		if (!t->session || (!due && t->report.sys_sampled))
 			continue;
 		if (!have_node) {
 			sysstat__node(&node);
@@ -135,12 +135,12 @@ static void sample_sys(struct observer *o, bool due)
 		s.ts_ns = clock__wall_ns();
 		if (sysstat__proc(t->pid, &s))
 			continue;	/* gone: its exit is handled elsewhere */
-		t->sys_sampled = true;
+		t->report.sys_sampled = true;
 		js = sysstat__to_json(&s);
 		metrics__sys(o->metrics, t->session, js);
-		if (!t->sys)
-			t->sys = cJSON_CreateArray();
-		cJSON_AddItemToArray(t->sys, js);
+		if (!t->report.sys)
+			t->report.sys = cJSON_CreateArray();
+		cJSON_AddItemToArray(t->report.sys, js);
 	}
 }
 

@@ -20,7 +20,7 @@
 #include "sink/stdout_sink.h"
 #include "proc/procfs.h"
 #include "snap/snapshots.h"
-#include "target/versions.h"
+#include "traced/versions.h"
 
 /* --metrics: the observer's endpoint; --output log (one observer per process), for
  * on_span_closed. */
@@ -34,8 +34,8 @@ static void on_span_closed(const struct session *s, const struct span *sp, void 
 	struct target *t = ctx;
 
 	metrics__span_closed(span_metrics, s, sp);
-	t->closed_since_flush++;
-	hang__span_closed(&t->hang, sp);
+	t->report.closed_since_flush++;
+	hang__span_closed(&t->report.hang, sp);
 	if (t->print_spans)
 		stdout_sink__span(sp);
 	if (log_spans)
@@ -47,7 +47,7 @@ static bool read_cuda_counters(void *ctx, uint64_t out[SESSION_NCOUNTERS])
 {
 	const struct target *t = ctx;
 
-	memcpy(out, t->event_counters, sizeof(t->event_counters));
+	memcpy(out, t->anchor.counters, sizeof(t->anchor.counters));
 	return true;
 }
 
@@ -176,7 +176,7 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	t->session = session__new(&ids, start_ns);
 	if (!t->session)
 		return -ENOMEM;
-	t->sys_sampled = false;
+	t->report.sys_sampled = false;
 	t->session->resend_open = o->spool.cap.max_bytes > 0;	/* removed batches lose no open span */
 	o->any_session = true;
 	t->print_spans = o->opts->sinks & SINK_STDOUT;
@@ -184,7 +184,7 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	span_metrics = o->metrics;
 	log_spans = o->opts->sinks & SINK_LOG;
 	t->session->on_close_ctx = t;
-	hang__init(&t->hang, o->opts->hang_factor, o->opts->hang_min_s);
+	hang__init(&t->report.hang, o->opts->hang_factor, o->opts->hang_min_s);
 	a = t->session->root->attrs;
 	procfs__comm(t->pid, comm, sizeof(comm));
 	cJSON_AddNumberToObject(a, "pid", t->pid);
@@ -258,16 +258,16 @@ void sessions__flush(struct observer *o, struct target *t, bool final)
 	attrs__cuda(o, t);
 	kernel_split__read(t);	/* keeps BPF's split to a few intervals a process */
 	seq = t->session->seq;
-	t->closed_since_flush = 0;
+	t->report.closed_since_flush = 0;
 	batch = session__take_batch(t->session, attrs__health(o, t), clock__wall_ns(), final);
 	metrics__flush(o->metrics, t->session, cJSON_GetObjectItemCaseSensitive(batch, "health"));
-	if (t->hangs) {
-		cJSON_AddItemToObject(batch, "hangs", t->hangs);
-		t->hangs = NULL;
+	if (t->report.hangs) {
+		cJSON_AddItemToObject(batch, "hangs", t->report.hangs);
+		t->report.hangs = NULL;
 	}
-	if (t->sys) {
-		cJSON_AddItemToObject(batch, "sys", t->sys);
-		t->sys = NULL;
+	if (t->report.sys) {
+		cJSON_AddItemToObject(batch, "sys", t->report.sys);
+		t->report.sys = NULL;
 	}
 	snaps = snapshots__take_records(t);
 	if (snaps)

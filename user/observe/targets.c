@@ -22,7 +22,7 @@
 #include "observe/targets.h"
 #include "proc/procfs.h"
 #include "snap/snapshots.h"
-#include "target/versions.h"
+#include "traced/versions.h"
 
 void targets__arm(struct observer *o, struct target *t)
 {

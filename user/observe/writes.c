@@ -52,10 +52,10 @@ int writes__event(struct observer *o, const void *data, size_t size)
 	copied = w->copied;
 	if (copied > size - hdr)
 		copied = size - hdr;
-	t->writes++;
-	t->write_bytes += w->len;
+	t->marks.writes++;
+	t->marks.bytes += w->len;
 	if (w->len > copied)
-		t->writes_over_bound++;
+		t->marks.over_bound++;
 	if (o->opts->marks_regex && !o->marks_rx.compiled) {
 		char err[128];
 
@@ -65,7 +65,7 @@ int writes__event(struct observer *o, const void *data, size_t size)
 	m.t = t;
 	m.ts_ns = clock_map__to_wall(&o->clock, w->ts_ns);
 	m.source = w->fd == 2 ? "stderr" : "stdout";
-	marks__feed(&t->marks_streams[w->fd == 2], w->data, copied, w->len,
-		    o->marks_rx.compiled ? &o->marks_rx : NULL, &t->marks_counts, add_mark, &m);
+	marks__feed(&t->marks.streams[w->fd == 2], w->data, copied, w->len,
+		    o->marks_rx.compiled ? &o->marks_rx : NULL, &t->marks.counts, add_mark, &m);
 	return 0;
 }

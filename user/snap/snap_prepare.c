@@ -15,7 +15,7 @@
 #include "snap/snap_ctl.h"
 #include "snap/snap_prepare.h"
 #include "snap/snap_env.h"
-#include "target/target.h"
+#include "traced/target.h"
 #include "pyobj/cpython.h"
 #include "proc/elf_syms.h"
 #include "proc/sym_cache.h"
@@ -114,7 +114,7 @@ bool snap_prepare__request(const struct snap_env *e, struct target *t, struct sn
 	q->pyl = *pyl;
 	q->roots.main_dict = t->snap->main_dict;
 	q->roots.minor = hex >> 16 & 0xff;
-	q->roots.forward = t->model_obj;
+	q->roots.forward = t->py.model_obj;
 	q->roots.whole_frames = t->snap->find_partial < FIND_WHOLE_TRIES;
 	if (cpython__interp(e->syms, t->pid, f, hex, &q->roots.interp))
 		q->roots.interp = 0;

@@ -17,7 +17,7 @@
 #include "snap/snap_ctl.h"
 #include "snap/snap_records.h"
 #include "snap/snap_env.h"
-#include "target/target.h"
+#include "traced/target.h"
 #include "tree/clock.h"
 
 void snap_read__free(struct snap_read *r)

@@ -11,7 +11,7 @@
 #include "snap/snap_ctl.h"
 #include "snap/snap_records.h"
 #include "snap/snap_results.h"
-#include "target/target.h"
+#include "traced/target.h"
 #include "tree/clock.h"
 
 /* The worker's look for the models, taken in. */

@@ -11,7 +11,7 @@
 #include "snap/snap_ctl.h"
 #include "snap/snap_wakes.h"
 #include "snap/snap_env.h"
-#include "target/target.h"
+#include "traced/target.h"
 #include "tree/clock.h"
 
 void snap_wakes__set(const struct snap_env *e, struct target *t, uint64_t every, uint64_t base)

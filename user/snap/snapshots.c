@@ -48,7 +48,7 @@
 #include "snap/snap_wakes.h"
 #include "snap/snap_worker.h"
 #include "snap/snapshots.h"
-#include "target/target.h"
+#include "traced/target.h"
 #include "tree/clock.h"
 
 /* The loop's thread reads small models itself, and must do so in the moment between two

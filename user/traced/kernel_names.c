@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/demangle.h"
-#include "target/kernel_names.h"
+#include "traced/kernel_names.h"
 
 /* Open addressing, linear probing; keys are pointers: mixed before use. */
 static size_t slot_of(const struct kernel_names *k, uint64_t key)

@@ -11,10 +11,9 @@
 #include "proc/func_exits.h"
 #include "proc/mapped_file.h"
 #include "proc/sym_cache.h"
-#include "pyobj/grad_caller.h"
-#include "pyobj/pytypes.h"
-#include "target/kernel_names.h"
-#include "target/span_kernels.h"
+#include "pyobj/py_tier.h"
+#include "traced/kernel_names.h"
+#include "traced/span_kernels.h"
 #include "tree/hang.h"
 #include "tree/infer_tree.h"
 #include "tree/session.h"
@@ -22,18 +21,6 @@
 
 struct bpf_link;
 struct snap_ctl;	/* snap/snap_ctl.h: private to the snapshots */
-
-/* --python-frames sampled: where a target is in its cycle of sampled steps. */
-struct py_sample {
-	bool on;		/* the Python-tier probes are attached */
-	uint64_t on_since_ns;	/* wall clock: when they were in */
-	uint64_t accept_from_ns, accept_until_ns;	/* wall clock: the window of calls used */
-	long steps;		/* the tree's step_index when the probes came / the window began */
-	bool scheduled;		/* next_step is set */
-	long next_step;		/* sample again once the tree's step_index reaches this */
-	long samples;		/* windows so far */
-	uint64_t ended_mono_ns;	/* when the last window ended */
-};
 
 /* One probe of a matched group in this target: what resolved, what attached. */
 struct ulink;
@@ -69,8 +56,49 @@ enum write_hook_kind {
 	WRITE_HOOK_TRACEPOINT,	/* the raw syscall-entry tracepoint, shared */
 };
 
+/* The hook on the write path that copies its writes (attach/write_hook.c). */
+struct write_hook_ref {
+	enum write_hook_kind kind;
+	void *link;		/* WRITE_HOOK_UPROBE: its bpf_link on libc's write() */
+};
+
+/* What its CUDA calls say (observe/events.c, observe/attrs.c, observe/kernel_split.c). */
+struct target_cuda {
+	long count;		/* -1 until cudaGetDeviceCount is seen */
+	bool count_from_files;	/* count: GPUs found open (proc/gpus.h) */
+	bool count_no_runtime;	/* count 0: torch with no libcudart mapped */
+	bool gpus_found;	/* the session says which GPUs it holds open */
+	struct kernel_names kernel_names;	/* what its launches are called */
+	struct span_kernels span_kernels;	/* launches per kernel by anchor interval */
+};
+
+/* The anchor event being handled (observe/events.c): its counters, its time, and dynamo's
+ * compile as its wait counters tell it. */
+struct target_anchor {
+	uint64_t counters[CIRRON_NCOUNTERS];	/* CUDA counters BPF copied into it */
+	uint64_t mono_ns;	/* its BPF time (CLOCK_MONOTONIC) */
+	uint32_t compile_tid;	/* dynamo's compile, told by its wait counters */
+	int compile_depth;	/* counters open in it; 0: no compile */
+};
+
+/* What its batches carry beside spans, and health's bases (observe/sessions.c, attrs.c). */
+struct target_report {
+	struct hang_watch hang;	/* how long spans usually take; the last hang told */
+	cJSON *hangs;		/* hang records for the next spool batch, or NULL */
+	cJSON *sys;		/* --sys-interval samples for the next batch, or NULL */
+	bool sys_sampled;	/* its session has a sample */
+	long closed_since_flush;	/* spans closed since the last batch */
+	long steps_at_base;	/* health: steps and hits when steps were first seen */
+	uint64_t hits_at_base;
+	uint64_t events;	/* events handled */
+};
+
+/* A traced process. Its identity and life are here; each other concern is a part, owned by
+ * the stage named beside it. */
 struct target {
 	int pid;
+	struct target *next;
+	/* who it is, and its life (observe/: registry.c, targets.c, lifecycle.c, sessions.c) */
 	bool follow;		/* run mode: forks and execs are followed */
 	bool stop_on_load;	/* run mode: held at exec and at each library load while we attach */
 	bool root_child;	/* the command `run` started */
@@ -83,54 +111,29 @@ struct target {
 	uint64_t start_ticks;	/* its start time (/proc): a later process with its pid is not it */
 	uint64_t signals_sent;	/* SIGCONTs the loader sent it (health adds BPF's SIGSTOPs) */
 	uint64_t id_ticks;	/* session id part after an exec; 0: the process start time */
-	struct session *session;	/* NULL until a non-loader probe group matches */
-	struct torch_tree tree;		/* training structure, fed by the torch anchors */
-	struct infer_tree infer;	/* requests of an inference process (infer_tree.h) */
-	struct py_types py_types;	/* --python-frames: classes of called objects */
-	struct py_calls py_calls;
-	struct py_sample py_sample;	/* --python-frames sampled */
-	struct grad_callers grad_callers;	/* who switches grad mode (grad_caller.h) */
-	char py_why[160];		/* why the CPython tier could not attach, or "" */
-	bool framework_found;		/* framework= names one from sys.modules */
-	bool framework_unsupported;	/* a CPython whose sys.modules we cannot read */
-	uint64_t modules_used;		/* sys.modules' size when no framework was in it */
-	struct hang_watch hang;		/* how long spans usually take; the last hang told */
-	cJSON *hangs;			/* hang records for the next spool batch, or NULL */
-	cJSON *sys;			/* --sys-interval samples for the next batch, or NULL */
-	bool sys_sampled;		/* its session has a sample */
-	long closed_since_flush;	/* spans closed since the last batch */
-	long steps_at_base;		/* health: steps and hits when steps were first seen */
-	uint64_t hits_at_base;
+	uint64_t exec_ns;	/* BPF time of its exec: later events are the new image's */
+	int exit_status;	/* wait(2)-style, valid when exited */
+	bool exited;
+	bool exit_unseen;	/* gone without an exit event (lost): its status is unknown */
+	/* what it maps (proc/), what resolved and attached there (attach/) */
 	struct mapped_file *files;
 	size_t nfiles;
 	struct probe_result *probes;
 	size_t nprobes;
-	struct kernel_names kernel_names;	/* what its launches are called */
-	uint64_t events;
-	long cuda_count;	/* -1 until cudaGetDeviceCount is seen */
-	bool cuda_count_from_files;	/* cuda_count: GPUs found open (proc/gpus.h) */
-	bool cuda_count_no_runtime;	/* cuda_count 0: torch with no libcudart mapped */
-	bool gpus_found;	/* the session says which GPUs it holds open */
-	uint64_t event_counters[CIRRON_NCOUNTERS];	/* of the anchor event being handled */
-	uint64_t event_mono_ns;		/* its BPF time (CLOCK_MONOTONIC) */
-	uint32_t compile_counter_tid;	/* dynamo's compile, told by its wait counters */
-	int compile_counter_depth;	/* counters open in it; 0: no compile */
-	struct span_kernels span_kernels;	/* launches per kernel by anchor interval */
-	int exit_status;	/* wait(2)-style, valid when exited */
-	bool exited;
-	bool exit_unseen;	/* gone without an exit event (lost): its status is unknown */
-	uint64_t exec_ns;	/* BPF time of its exec: later events are the new image's */
-	/* marks from its writes to fds 1 and 2 (observe/writes.c) */
-	struct marks_stream marks_streams[2];
-	struct marks_counts marks_counts;
-	uint64_t writes, write_bytes, writes_over_bound;
-	enum write_hook_kind write_hook;	/* which hook copies its writes (marks) */
-	void *write_link;	/* WRITE_HOOK_UPROBE: its bpf_link on libc's write() */
-	struct target *next;
-	/* --snapshots (snap/): their state, counts and records, owned by that stage */
-	struct snap_ctl *snap;
-	uint64_t model_obj;	/* the outermost forward's Module (Python frames), 0: unknown */
+	/* its trees (tree/) */
+	struct session *session;	/* NULL until a non-loader probe group matches */
+	struct torch_tree tree;		/* training structure, fed by the torch anchors */
+	struct infer_tree infer;	/* requests of an inference process (infer_tree.h) */
+	/* the parts */
+	struct target_anchor anchor;	/* observe/events.c */
+	struct target_cuda cuda;
+	struct target_report report;
+	struct py_tier py;		/* pyobj/py_tier.h */
+	struct marks_feed marks;	/* marks/marks.h */
+	struct write_hook_ref hook;	/* attach/write_hook.c */
+	struct snap_ctl *snap;		/* snap/: private to the snapshots */
 };
+
 
 struct target *target__new(int pid);
 void target__free(struct target *t);

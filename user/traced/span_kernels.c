@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "target/span_kernels.h"
+#include "traced/span_kernels.h"
 
 void span_kernels__init(struct span_kernels *k, int map_fd, int totals_fd)
 {

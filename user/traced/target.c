@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "proc/elf_syms.h"
-#include "target/target.h"
+#include "traced/target.h"
 
 struct target *target__new(int pid)
 {
@@ -14,8 +14,8 @@ struct target *target__new(int pid)
 
 	if (t) {
 		t->pid = pid;
-		t->cuda_count = -1;
-		span_kernels__init(&t->span_kernels, -1, -1);
+		t->cuda.count = -1;
+		span_kernels__init(&t->cuda.span_kernels, -1, -1);
 	}
 	return t;
 }
@@ -26,9 +26,9 @@ void target__free(struct target *t)
 
 	if (!t)
 		return;
-	span_kernels__free(&t->span_kernels);
-	cJSON_Delete(t->hangs);
-	cJSON_Delete(t->sys);
+	span_kernels__free(&t->cuda.span_kernels);
+	cJSON_Delete(t->report.hangs);
+	cJSON_Delete(t->report.sys);
 	for (i = 0; i < t->nprobes; i++) {
 		free(t->probes[i].symbol);
 		free(t->probes[i].why);
@@ -40,7 +40,7 @@ void target__free(struct target *t)
 			close(t->files[i].fd);
 		sym_table__free(t->files[i].syms);
 	}
-	kernel_names__free(&t->kernel_names);
+	kernel_names__free(&t->cuda.kernel_names);
 	free(t->probes);
 	free(t->files);
 	infer_tree__free(&t->infer);
@@ -67,10 +67,10 @@ const char *target__symbolize(struct target *t, uint64_t addr)
 
 const char *target__kernel_name(struct target *t, uint64_t key, char *buf, size_t size)
 {
-	const char *name = kernel_names__get(&t->kernel_names, key);
+	const char *name = kernel_names__get(&t->cuda.kernel_names, key);
 
 	if (!name)
-		name = target__symbolize(t, kernel_names__end(&t->kernel_names, key));
+		name = target__symbolize(t, kernel_names__end(&t->cuda.kernel_names, key));
 	if (name)
 		return name;
 	snprintf(buf, size, "0x%llx (unnamed: %s)", (unsigned long long)key,

@@ -8,8 +8,8 @@
 #include "pyobj/cpython.h"
 #include "proc/procfs.h"
 #include "proc/sym_cache.h"
-#include "target/target.h"
-#include "target/versions.h"
+#include "traced/target.h"
+#include "traced/versions.h"
 #include "tree/clock.h"
 
 int versions__torch_from_path(const char *host_path, char *buf, size_t size)
@@ -115,7 +115,7 @@ static void detect_framework(struct sym_cache *syms, struct target *t, cJSON *a)
 	static const char *const names[] = { "keras", "lightning", "lightning", "transformers" };
 	char v[64];
 
-	if (t->framework_found || t->framework_unsupported ||
+	if (t->py.framework_found || t->py.framework_unsupported ||
 	    clock__wall_ns() - t->session->root->start_ns > FRAMEWORK_WINDOW_NS)
 		return;
 	for (size_t i = 0; i < t->nfiles; i++) {
@@ -127,9 +127,9 @@ static void detect_framework(struct sym_cache *syms, struct target *t, cJSON *a)
 			continue;
 		k = cpython__imported(syms, t->pid, f, hex, modules,
 				      sizeof(modules) / sizeof(modules[0]), v, sizeof(v),
-				      &t->modules_used);
+				      &t->py.modules_used);
 		if (k == -ENOTSUP) {
-			t->framework_unsupported = true;
+			t->py.framework_unsupported = true;
 			return;
 		}
 		if (k < 0)
@@ -138,7 +138,7 @@ static void detect_framework(struct sym_cache *syms, struct target *t, cJSON *a)
 		attrs_set(a, "framework_version", v[0] ? v : "unknown");
 		/* sys.modules holds a package from the start of its import: its __version__
 		 * may come later */
-		t->framework_found = v[0] != 0;
+		t->py.framework_found = v[0] != 0;
 		session__touch_root(t->session);
 		return;
 	}
