@@ -328,9 +328,11 @@ E2E_WORKERS ?= 2
 test-e2e: $(E2E_BINS) trixie-root venv s3-venv
 	$(Q)$(PYTHON) -m pytest -q -rs --durations=15 -n $(E2E_WORKERS) --dist loadgroup tests/e2e
 
-# user/'s stages include only the stages below them (user/README.md)
-check-layers:
-	$(Q)tests/scripts/check-layers.sh
+# user/'s stages use only the stages below them, and no files use each other in a circle,
+# from what each object file uses and defines (user/README.md); the checker's own test first
+check-layers: $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+	$(Q)$(PYTHON) tests/scripts/test_check_layers.py
+	$(Q)$(PYTHON) tests/scripts/check_layers.py . $(OUTPUT)
 
 # cirron-probe(1) is written in mdoc (man/cirron-probe.1): mandoc's lint, every level from
 # style up, must be silent. Only what depends on this machine is left out: whether the pages
