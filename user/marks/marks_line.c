@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include "marks/marks.h"
+#include "marks/marks_words.h"
 
 #define FOUND_MAX	32
 #define PARENS_MAX	32
@@ -25,236 +26,6 @@ struct found {
 	} m[FOUND_MAX];
 };
 
-struct value {
-	double v;
-	bool integer;		/* no digit after a point, no exponent: it may count things */
-	const char *end;
-};
-
-static const char *const STOPWORDS[] = {
-	"a", "all", "an", "and", "any", "are", "as", "at", "be", "best", "by", "each", "for",
-	"from", "got", "had", "has", "have", "in", "into", "is", "it", "its", "just", "last",
-	"max", "min", "new", "next", "no", "not", "now", "of", "old", "on", "only", "or", "over",
-	"per", "set", "than", "that", "the", "then", "this", "to", "top", "up", "via", "vs", "was",
-	"were", "with", NULL
-};
-
-/* Names that say which run, process or device, not how training goes. */
-static const char *const IDS[] = {
-	"v_num", "version", "seed", "pid", "port", "rank", "local_rank", "global_rank",
-	"node_rank", "group_rank", "world_size", "local_world_size", "num_nodes", "num_devices",
-	"num_gpus", "num_processes", "num_workers", "devices", "gpus", "nodes", "workers", NULL
-};
-
-/* Words in the names of what `key value` (no colon, no equals sign) may mark. */
-static const char *const METRIC_STEMS[] = {
-	"loss", "acc", "err", "lr", "ppl", "perplex", "f1", "auc", "mae", "mse", "bleu", "rouge",
-	"score", "norm", "reward", "entropy", "iou", "dice", "prec", "recall", "metric", "grad",
-	"kl", NULL
-};
-
-static bool in_list(const char *const *list, const char *w, size_t n)
-{
-	for (int i = 0; list[i]; i++)
-		if (strlen(list[i]) == n && !strncasecmp(list[i], w, n))
-			return true;
-	return false;
-}
-
-static bool key_char(char ch)
-{
-	return isalnum((unsigned char)ch) || ch == '_' || ch == '.' || ch == '/' || ch == '-';
-}
-
-static bool number_start(char ch)
-{
-	return isdigit((unsigned char)ch) || ch == '-' || ch == '+' || ch == '.';
-}
-
-/* What may follow a value. Anything else makes it no value: 0s, 1/10, 0:01, 12ms/step,
- * 2.13.0, 12.5it/s. */
-static bool value_end(char ch)
-{
-	return !ch || strchr(" ,;])}|'\"", ch);
-}
-
-static bool number_at(const char *s, struct value *out)
-{
-	const char *e;
-	char *x;
-
-	if (!number_start(*s) || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')))
-		return false;
-	out->v = strtod(s, &x);
-	e = x;
-	if (e == s || e[-1] == '.')
-		return false;	/* "the best epoch: 4.": a full stop ends prose */
-	out->integer = true;
-	for (const char *p = s; p < e; p++)
-		if ((*p == '.' && isdigit((unsigned char)p[1])) || *p == 'e' || *p == 'E')
-			out->integer = false;
-	if (*e == '%') {
-		if (e[1] == '|')
-			return false;	/* a bar's own percentage: "Epoch 0: 100%|####|" */
-		e++;
-	}
-	if (*e == ',' && isdigit((unsigned char)e[1]))
-		return false;		/* 11,456 */
-	if (!value_end(*e))
-		return false;
-	out->end = e;
-	return true;
-}
-
-/* tensor(0.5123), tensor(0.5123, grad_fn=<NllLossBackward0>), np.float32(0.5),
- * numpy.float64(0.5), array(0.5, dtype=float32): a scalar's repr, read as its number. */
-static bool scalar_at(const char *s, struct value *out)
-{
-	const char *p = NULL, *q;
-	int depth = 0;
-	char inq = 0;
-
-	if (!strncmp(s, "tensor(", 7))
-		p = s + 7;
-	else if (!strncmp(s, "array(", 6) || !strncmp(s, "Array(", 6))
-		p = s + 6;
-	else if (!strncmp(s, "np.", 3) || !strncmp(s, "numpy.", 6)) {
-		q = s + (s[1] == 'p' ? 3 : 6);
-		while (isalnum((unsigned char)*q) || *q == '_')
-			q++;
-		if (*q == '(')
-			p = q + 1;
-	}
-	if (!p || !number_at(p, out) || out->end[-1] == '%')
-		return false;
-	q = out->end;
-	if (*q != ')' && *q != ',')
-		return false;
-	for (; *q; q++) {	/* to the closing parenthesis, past quoted strings */
-		if (inq) {
-			if (*q == inq)
-				inq = 0;
-		} else if (*q == '\'' || *q == '"') {
-			inq = *q;
-		} else if (*q == '(' || *q == '[' || *q == '{') {
-			depth++;
-		} else if (*q == ')' || *q == ']' || *q == '}') {
-			if (!depth--)
-				break;
-		}
-	}
-	if (*q != ')' || !value_end(q[1]))
-		return false;
-	out->end = q + 1;
-	return true;
-}
-
-static bool value_at(const char *s, struct value *out)
-{
-	return number_at(s, out) || scalar_at(s, out);
-}
-
-/* The integer just read is followed by what it counts: "using: 0 TPU cores", "2 GPUs".
- * Words that are the next key ("3 acc: 0.5", "1 Training Loss: 0.12", "3 acc 0.5") are no
- * such thing. */
-static bool counts_things(const char *e)
-{
-	for (int words = 0; words < 3; words++) {
-		while (*e == ' ')
-			e++;
-		if (!isalpha((unsigned char)*e))
-			return words > 0;
-		while (key_char(*e))
-			e++;
-		while (*e == ' ')
-			e++;
-		if (*e == ':' || *e == '=' || number_start(*e))
-			return false;
-	}
-	return true;
-}
-
-static bool summary_name(const char *name)
-{
-	static const char *const pre[] = {
-		"validation", "valid", "val", "evaluation", "eval", "test", NULL
-	};
-	size_t n = strlen(name);
-
-	for (int i = 0; pre[i]; i++) {
-		size_t l = strlen(pre[i]);
-
-		if (!strncasecmp(name, pre[i], l) && strchr("_/ -.", name[l]))
-			return true;
-	}
-	return (n > 6 && (!strcasecmp(name + n - 6, "_epoch") || !strcasecmp(name + n - 6, "/epoch")))
-	       || !strncasecmp(name, "epoch_", 6) || !strncasecmp(name, "epoch/", 6);
-}
-
-/* Lightning names a value logged per step and per epoch train_loss_step, train_loss_epoch. */
-static bool step_name(const char *name)
-{
-	size_t n = strlen(name);
-
-	return n > 5 && (!strcasecmp(name + n - 5, "_step") || !strcasecmp(name + n - 5, "/step"));
-}
-
-static bool id_name(const char *name)
-{
-	const char *w = strrchr(name, ' ');
-	bool caps = true, underscore = false;
-
-	for (const char *p = name; *p; p++) {
-		caps &= !islower((unsigned char)*p) && *p != ' ';
-		underscore |= *p == '_';
-	}
-	if (caps && underscore)
-		return true;	/* LOCAL_RANK: 0, MASTER_PORT=29500: the environment */
-	w = w ? w + 1 : name;
-	return in_list(IDS, name, strlen(name)) || in_list(IDS, w, strlen(w));
-}
-
-static bool metric_like(const char *k, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (k[i] == '_' || k[i] == '/' || isdigit((unsigned char)k[i]))
-			return true;
-	for (int i = 0; METRIC_STEMS[i]; i++) {
-		size_t l = strlen(METRIC_STEMS[i]);
-
-		for (size_t j = 0; j + l <= n; j++)
-			if (!strncasecmp(k + j, METRIC_STEMS[i], l))
-				return true;
-	}
-	return n <= 4 && !in_list(STOPWORDS, k, n);
-}
-
-/* Where the name of the key at k begins: up to two words before it make one phrase
- * ("Train Loss: 0.54", "learning rate: 0.001"), not a log level, an id or a stopword. */
-static const char *phrase_start(const char *line, const char *k)
-{
-	const char *start = k;
-
-	for (int words = 0; words < 2; words++) {
-		const char *we = start - 1, *ws = we;
-		bool caps = true;
-
-		if (start - line < 2 || *we != ' ')
-			break;
-		while (ws > line && (isalnum((unsigned char)ws[-1]) || ws[-1] == '_' || ws[-1] == '-'))
-			ws--;
-		if (ws == we || !isalpha((unsigned char)*ws) || (ws > line && key_char(ws[-1])))
-			break;
-		for (const char *p = ws; p < we; p++)
-			caps &= !islower((unsigned char)*p);
-		if ((caps && we - ws > 1) || memchr(ws, '_', (size_t)(we - ws)) ||
-		    in_list(STOPWORDS, ws, (size_t)(we - ws)))
-			break;
-		start = ws;
-	}
-	return start;
-}
-
 static void add(struct found *f, const char *name, size_t n, double v, bool summary,
 		const char *end)
 {
@@ -262,10 +33,10 @@ static void add(struct found *f, const char *name, size_t n, double v, bool summ
 		return;
 	memcpy(f->m[f->n].name, name, n);
 	f->m[f->n].name[n] = 0;
-	if (id_name(f->m[f->n].name))
+	if (marks_words__id_name(f->m[f->n].name))
 		return;
 	f->m[f->n].v = v;
-	f->m[f->n].summary = summary || summary_name(f->m[f->n].name);
+	f->m[f->n].summary = summary || marks_words__summary_name(f->m[f->n].name);
 	f->m[f->n].end = end;
 	f->n++;
 }
@@ -281,7 +52,7 @@ static bool parse_dict(const char *s, struct found *f)
 	for (;;) {
 		char q;
 		const char *k, *e = NULL;
-		struct value val;
+		struct marks_value val;
 
 		while (*s == ' ')
 			s++;
@@ -302,9 +73,9 @@ static bool parse_dict(const char *s, struct found *f)
 			break;
 		while (*s == ' ')
 			s++;
-		if ((*s == '\'' || *s == '"') && number_at(s + 1, &val) && *val.end == *s)
+		if ((*s == '\'' || *s == '"') && marks_words__number_at(s + 1, &val) && *val.end == *s)
 			e = val.end + 1;	/* transformers 5 quotes its numbers */
-		else if (value_at(s, &val))
+		else if (marks_words__value_at(s, &val))
 			e = val.end;
 		if (e && (*e == ',' || *e == '}' || *e == ' ')) {
 			add(f, k, klen, val.v, false, e);
@@ -342,7 +113,7 @@ static bool parse_dict(const char *s, struct found *f)
 	for (int i = first; i < f->n; i++)
 		summary |= f->m[i].summary;
 	for (int i = first; i < f->n; i++)
-		f->m[i].summary = summary && !step_name(f->m[i].name);
+		f->m[i].summary = summary && !marks_words__step_name(f->m[i].name);
 	return f->n > first;
 }
 
@@ -366,7 +137,7 @@ static bool parse_table_row(const char *s, struct found *f)
 	const char *cell[2];
 	size_t len[2];
 	int n = 0, w;
-	struct value val;
+	struct marks_value val;
 
 	while (*s == ' ')
 		s++;
@@ -399,9 +170,9 @@ static bool parse_table_row(const char *s, struct found *f)
 	if (n != 2 || !len[0] || !isalpha((unsigned char)cell[0][0]))
 		return false;
 	for (size_t i = 0; i < len[0]; i++)
-		if (!key_char(cell[0][i]))
+		if (!marks_words__key_char(cell[0][i]))
 			return false;
-	if (!value_at(cell[1], &val) || val.end != cell[1] + len[1])
+	if (!marks_words__value_at(cell[1], &val) || val.end != cell[1] + len[1])
 		return false;
 	add(f, cell[0], len[0], val.v, false, val.end);
 	return true;
@@ -422,7 +193,7 @@ static void parse_pairs(const char *line, const char *s, bool ended, struct foun
 		const char *k, *p, *start;
 		bool lower = true, code;
 		char sep = 0;
-		struct value val;
+		struct marks_value val;
 		size_t klen;
 
 		if (*s == '(') {	/* Linear(in_features=16): a call's arguments are no metrics */
@@ -441,12 +212,12 @@ static void parse_pairs(const char *line, const char *s, bool ended, struct foun
 			s++;
 			continue;
 		}
-		if (!(isalpha((unsigned char)*s) || *s == '_') || (s > line && key_char(s[-1]))) {
+		if (!(isalpha((unsigned char)*s) || *s == '_') || (s > line && marks_words__key_char(s[-1]))) {
 			s++;
 			continue;
 		}
 		k = s;
-		while (key_char(*s)) {
+		while (marks_words__key_char(*s)) {
 			lower &= !isupper((unsigned char)*s);
 			s++;
 		}
@@ -466,7 +237,7 @@ static void parse_pairs(const char *line, const char *s, bool ended, struct foun
 		}
 		if (calls)
 			continue;
-		start = code ? k : phrase_start(line, k);
+		start = code ? k : marks_words__phrase_start(line, k);
 		if (sep && !*p) {
 			size_t n = (size_t)(k + klen - start);
 
@@ -476,12 +247,12 @@ static void parse_pairs(const char *line, const char *s, bool ended, struct foun
 			}
 			continue;
 		}
-		if (!value_at(p, &val))
+		if (!marks_words__value_at(p, &val))
 			continue;
 		s = val.end;
-		if (!sep && (val.integer || !metric_like(k, klen)))
+		if (!sep && (val.integer || !marks_words__metric_like(k, klen)))
 			continue;
-		if (val.integer && (start != k || counts_things(val.end)))
+		if (val.integer && (start != k || marks_words__counts_things(val.end)))
 			continue;	/* Total params: 610; using: 0 TPU cores */
 		add(f, start, (size_t)(k + klen - start), val.v, false, val.end);
 	}
@@ -566,7 +337,7 @@ void marks__parse_line(struct marks_stream *st, const char *line, size_t n, bool
 	struct found f = {0};
 	const char *d, *rest = buf;
 	bool line_summary = false;
-	struct value val;
+	struct marks_value val;
 
 	if (n >= sizeof(buf))
 		n = sizeof(buf) - 1;
@@ -578,8 +349,8 @@ void marks__parse_line(struct marks_stream *st, const char *line, size_t n, bool
 
 		while (*p == ' ')
 			p++;
-		if (value_at(p, &val) && (!*val.end || *val.end == ' ') &&
-		    !(val.integer && counts_things(val.end))) {
+		if (marks_words__value_at(p, &val) && (!*val.end || *val.end == ' ') &&
+		    !(val.integer && marks_words__counts_things(val.end))) {
 			add(&f, st->pending, strlen(st->pending), val.v, false, val.end);
 			rest = val.end;
 		}
@@ -596,7 +367,7 @@ void marks__parse_line(struct marks_stream *st, const char *line, size_t n, bool
 		for (int i = first; i < f.n; i++)
 			line_summary |= ended && f.m[i].summary;
 		for (int i = first; i < f.n; i++)
-			f.m[i].summary |= line_summary && !step_name(f.m[i].name);
+			f.m[i].summary |= line_summary && !marks_words__step_name(f.m[i].name);
 	}
 	for (int i = 0; i < f.n; i++)
 		give(st, f.m[i].name, f.m[i].v, f.m[i].summary, redraw, c, fn, ctx);
