@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Copyright (c) 2026 cirron-probe authors */
 /*
- * Types and constants shared by the BPF programs (bpf/cirron.bpf.c) and the
+ * Types and constants shared by the BPF programs (bpf/*.bpf.c, bpf/README.md) and the
  * loader (user/). Types and constants only; keep __u32/__u64, no kernel typedefs.
  */
 #ifndef __CIRRON_H
@@ -210,7 +210,7 @@ struct kernel_key {
 };
 /* Launches per kernel between two anchor events of a process: seq is the process's
  * kernel_seq when they were made, so a span opened at an anchor carrying seq a and closed at
- * one carrying b made the launches of seqs a..b-1 (user/observe/span_kernels.c). */
+ * one carrying b made the launches of seqs a..b-1 (user/observe/kernel_split.c). */
 struct span_kernel_key {
 	__u32 tgid;
 	__u32 seq;

@@ -64,7 +64,7 @@ struct observer {
 	int signals_fd;		/* signals BPF sent per process (`run`'s holds) */
 	struct bpf_program *prog_write;	/* --marks uprobe */
 	int specs_fd, hits_fd, stats_fd, targets_fd, cuda_fd, kernels_fd, exits_fd;
-	int span_kernels_fd;	/* launches per kernel by anchor interval (observe/span_kernels.c) */
+	int span_kernels_fd;	/* launches per kernel by anchor interval (observe/kernel_split.c) */
 	int py_verdicts_fd, py_stacks_fd;
 	struct probe_set probes;
 	struct sym_cache *syms;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Copyright (c) 2026 cirron-probe authors */
 /* A process's launches per kernel split by the anchor interval they were made in (BPF's
- * span_kernels, bpf/cirron.h), as observe/span_kernels.c reads them: kept for a window of
+ * span_kernels, bpf/cirron.h), as observe/kernel_split.c reads them: kept for a window of
  * recent intervals, so that a step or request closing on seqs from..to-1 can be given what it
  * launched, kernel by kernel. Pure data: no BPF here. */
 #ifndef __CIRRON_SPAN_KERNELS_H
