@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Copyright (c) 2026 cirron-probe authors */
 /*
- * Types and constants shared by the BPF programs (bpf/*.bpf.c, bpf/README.md) and the
+ * Types and constants shared by the BPF programs (the .bpf.c files of bpf/) and the
  * loader (user/). Types and constants only; keep __u32/__u64, no kernel typedefs.
  */
 #ifndef __CIRRON_H
