@@ -149,6 +149,7 @@ int bpf_object__load_all(struct observer *o, ring_buffer_event_fn handle_event)
 	o->span_kernels_fd = bpf_map__fd(o->skel->maps.span_kernels);
 	o->allocs_fd = bpf_map__fd(o->skel->maps.cuda_allocs);
 	o->runtime_text_fd = bpf_map__fd(o->skel->maps.cuda_runtime_text);
+	o->cuda_layer_fd = bpf_map__fd(o->skel->maps.cuda_layer);
 	o->images_fd = bpf_map__fd(o->skel->maps.images);
 	o->snap_states_fd = bpf_map__fd(o->skel->maps.snap_states);
 	o->snap_wakes_fd = bpf_map__fd(o->skel->maps.snap_wakes);

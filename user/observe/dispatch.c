@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "attach/py_sample.h"
 #include "common/log.h"
+#include "observe/gpu_time.h"
 #include "observe/observe.h"
 
 #define FLUSH_AFTER_SPANS 4096	/* closed spans held before an early batch */
@@ -31,6 +32,8 @@ int dispatch__event(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(__u32) && e->type == EV_WRITE)	/* shorter than an event */
 		return writes__event(o, data, size);
+	if (size >= sizeof(__u32) && e->type == EV_GPU_BATCH)
+		return gpu_time__event(o, data, size);
 	if (size >= sizeof(struct kname_event) && e->type == EV_KERNEL_NAME) {
 		const struct kname_event *k = data;
 

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include "attach/py_sample.h"
 #include "common/log.h"
+#include "observe/gpu_time.h"
 #include "observe/observe.h"
 #include "target/procfs.h"
 #include "target/versions.h"
@@ -112,6 +113,7 @@ void targets__remove(struct observer *o, struct target *t)
 	forget_pid(o->span_kernels_fd, sizeof(struct span_kernel_key), t->pid);
 	forget_pid(o->allocs_fd, sizeof(struct alloc_key), t->pid);
 	snapshots__end(o, t);	/* none left when its session ended: only here when it never did */
+	gpu_time__free(t);
 	target__free(t);
 }
 

@@ -84,6 +84,7 @@ struct probe_result {
 	char *why;		/* why it did not resolve, where strerror(err) would not say */
 	int err;		/* 0, or -errno of resolution (-ENOENT) or attach */
 	bool not_asked;		/* left out by an option (--cuda-calls off): not a failure */
+	uint64_t ref_ctr_offset;	/* a USDT semaphore the uprobe raises (ACT_GPU_BATCH), or 0 */
 };
 
 /* Marks: the hook on the write path that serves a target (attach/write_hook.c). */
@@ -93,6 +94,8 @@ enum write_hook_kind {
 	WRITE_HOOK_UPROBE,	/* a uprobe on libc's write() in this target */
 	WRITE_HOOK_TRACEPOINT,	/* the raw syscall-entry tracepoint, shared */
 };
+
+struct gpu_time;
 
 struct target {
 	int pid;
@@ -141,6 +144,8 @@ struct target {
 	uint32_t compile_counter_tid;	/* dynamo's compile, told by its wait counters */
 	int compile_counter_depth;	/* counters open in it; 0: no compile */
 	struct span_kernels span_kernels;	/* launches per kernel by anchor interval */
+	struct gpu_time *gpu;	/* GPU time on its spans (observe/gpu_time.c), or NULL */
+	bool launch_layer_driver;	/* launches counted at the driver (attach/launch_layer.c) */
 	int exit_status;	/* wait(2)-style, valid when exited */
 	bool exited;
 	bool exit_unseen;	/* gone without an exit event (lost): its status is unknown */
