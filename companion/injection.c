@@ -3,8 +3,8 @@
 //
 // libcirron_cupti.so's entry: the CUDA driver loads the library named by
 // CUDA_INJECTION64_PATH at cuInit and calls InitializeInjection, which starts one thread and
-// returns. The thread sleeps, waking every COMPANION_POLL_MS to read the USDT semaphore
-// (a 2-byte load); nothing else happens while no observer is attached: no CUPTI call, no
+// returns. The thread sleeps, waking every COMPANION_POLL_MS (every ms in the first EARLY_MS)
+// to read the USDT semaphore (a 2-byte load); nothing else happens while no observer is attached: no CUPTI call, no
 // subscription, no buffer. When an observer's uprobe raises the semaphore, it takes CUPTI
 // (cupti.c) and hands records over every COMPANION_FLUSH_MS; when the semaphore drops (the
 // observer detached, or died: the kernel lowers it as its uprobe goes), it gives CUPTI back.
@@ -18,6 +18,10 @@
 #include "companion.h"
 
 #define RETRY_S		2	/* a CUPTI held by another subscriber is asked again this often */
+#define EARLY_MS	500	/* after cuInit, the semaphore is read every ms this long: an
+				 * observer that traces the process from its start (`run`, the
+				 * node agent) puts its uprobe in within ms of the library's load,
+				 * before the first kernel (a context takes longer to make) */
 
 static void sleep_ms(long ms)
 {
@@ -51,7 +55,7 @@ static void round_active(void)
 static void *poll_thread(void *arg)
 {
 	bool on = false, queued = false;
-	uint64_t retry_at = 0;
+	uint64_t retry_at = 0, early_until = mono_ns() + EARLY_MS * 1000000ull;
 
 	(void)arg;
 	prctl(PR_SET_NAME, "cirron-gpu");
@@ -78,7 +82,7 @@ static void *poll_thread(void *arg)
 		}
 		if (on)
 			round_active();
-		sleep_ms(on ? COMPANION_FLUSH_MS : COMPANION_POLL_MS);
+		sleep_ms(on ? COMPANION_FLUSH_MS : mono_ns() < early_until ? 1 : COMPANION_POLL_MS);
 	}
 	return NULL;
 }

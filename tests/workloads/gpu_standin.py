@@ -66,7 +66,7 @@ def kernel(mangled):
     return k
 
 
-K_FWD, K_BWD, K_OPT = kernel(b"_Z7fwd_gemmPfS_"), kernel(b"_Z8bwd_gemmPf"), kernel(b"_Z4adamv")
+K_FWD, K_BWD, K_OPT = kernel(b"_Z8fwd_gemmPfS_"), kernel(b"_Z8bwd_gemmPf"), kernel(b"_Z4adamv")
 ONE = Dim3(1, 1, 1)
 HOST = ctypes.create_string_buffer(4096)
 

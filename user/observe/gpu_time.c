@@ -37,6 +37,7 @@ static struct gpu_source source(const struct gpu_time *g)
 	struct gpu_source s = { .join = g->companion ? &g->join : NULL };
 
 	s.cupti = g->companion && g->join.state == GPU_STATE_ACTIVE;
+	s.active_since = s.cupti ? g->join.active_since : 0;
 	if (!g->companion)
 		s.note = NULL;
 	else if (g->join.state == GPU_STATE_OTHER_SUBSCRIBER)

@@ -168,6 +168,8 @@ static void settle_calls(struct gpu_join *j, bool final)
 	while (drop < j->ncalls && j->calls[drop].done &&
 	       j->round - j->calls[drop].last_round >= 2)
 		drop++;
+	if (!drop)
+		return;
 	memmove(j->calls, j->calls + drop, (j->ncalls - drop) * sizeof(j->calls[0]));
 	j->ncalls -= drop;
 }

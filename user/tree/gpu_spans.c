@@ -21,9 +21,11 @@ struct gpu_acc {
 	uint64_t closed_at;
 	enum acc_mode mode;
 	bool top, share;
+	bool all_seen;		/* begun after the companion was on: its calls are all known */
+	bool cut_short;		/* written before its records could all come (final) */
 	struct gpu_union u;
-	uint64_t calls;		/* calls made in it (their first items) */
-	uint64_t calls_with_work;	/* launches, graph launches, copies with GPU work */
+	uint64_t calls;		/* launches, graph launches and copies made in it */
+	uint64_t calls_with_work;	/* those with GPU work */
 	uint64_t max_launch;
 	uint64_t counted;	/* its launches + graph launches + copies, as the probes counted */
 	uint64_t last_launch;	/* MODE_BOUND: the process's last launch when it closed */
@@ -74,9 +76,9 @@ static void kernel_time(struct gpu_acc *a, const struct gpu_item *it)
 
 static void add_item(struct gpu_acc *a, const struct gpu_item *it)
 {
-	if (it->first) {
+	if (it->first && it->api != GPU_API_MEMSET) {	/* the probes count no memset */
 		a->calls++;
-		if (it->kind != GPU_ITEM_NONE && it->api != GPU_API_MEMSET)
+		if (it->kind != GPU_ITEM_NONE)
 			a->calls_with_work++;
 	}
 	if (it->launch > a->max_launch)
@@ -177,11 +179,13 @@ bool gpu_spans__close(struct gpu_spans *g, struct span *sp, uint64_t end,
 	}
 	a->counted = (uint64_t)(attr_num(sp, "cuda.launches") + attr_num(sp, "cuda.graph_launches") +
 				attr_num(sp, "cuda.memcpy_calls"));
-	if (src->join && (src->cupti || a->calls))
-		a->mode = MODE_CUPTI;
-	else if (counters && a->counted && counters[CC_LAST_LAUNCH_NS]) {
-		a->mode = MODE_BOUND;
+	if (counters && a->counted)
 		a->last_launch = counters[CC_LAST_LAUNCH_NS];
+	if (src->join && (src->cupti || a->calls)) {
+		a->mode = MODE_CUPTI;
+		a->all_seen = src->cupti && src->active_since && src->active_since <= a->start;
+	} else if (a->last_launch) {
+		a->mode = MODE_BOUND;
 	}
 	if (a->mode == MODE_NONE) {
 		drop(g, i);
@@ -318,21 +322,35 @@ static void top_kernels(struct gpu_acc *a, const struct gpu_join *j)
 	cJSON_AddItemToObject(a->sp->attrs, "gpu_kernels", o);
 }
 
-static void write_cupti(struct gpu_acc *a, const struct gpu_source *src, uint64_t dur)
+static bool bound_known(const struct gpu_acc *a, const struct gpu_spans *g)
+{
+	return a->last_launch && g->sync_entry >= a->last_launch && g->sync_return > a->start;
+}
+
+static void write_bound(struct gpu_acc *a, const struct gpu_spans *g, const struct gpu_source *src);
+
+static void write_cupti(struct gpu_acc *a, const struct gpu_spans *g, const struct gpu_source *src,
+			uint64_t dur)
 {
 	cJSON *at = a->sp->attrs;
-	uint64_t den = a->counted ? a->counted : a->calls;
+	/* the share of its calls with records: of the calls the companion saw in it when it was
+	 * on all along (the probes' counts of a span made after the fact may span other
+	 * times), else of what the probes counted (calls before the companion was on too) */
+	uint64_t den = (a->all_seen && a->calls) || a->counted < a->calls ? a->calls : a->counted;
 	double cov = den ? (double)a->calls_with_work / (double)den : 0;
 
 	if (cov > 1)
 		cov = 1;
 	if (!a->calls_with_work) {	/* nothing measured: no number that reads as one */
-		if (den) {
-			set_num(at, "gpu_time_coverage", 0);
-			set_str(at, "gpu_time_note", src->note ? src->note :
-				"none of its launches has a record (made before the companion "
-				"was on, or lost)");
-		}
+		if (!den)
+			return;
+		if (bound_known(a, g))	/* the bound, then, labelled as one */
+			write_bound(a, g, src);
+		set_num(at, "gpu_time_coverage", 0);
+		set_str(at, "gpu_time_note", src->note ? src->note : a->cut_short ?
+			"its records had not come when the observer left" :
+			"none of its launches has a record (made before the companion was on, "
+			"or lost)");
 		return;
 	}
 	set_str(at, "gpu_time_source", "cupti");
@@ -351,7 +369,7 @@ static void write_bound(struct gpu_acc *a, const struct gpu_spans *g, const stru
 {
 	cJSON *at = a->sp->attrs;
 
-	if (g->sync_entry < a->last_launch || g->sync_return <= a->start) {
+	if (!bound_known(a, g)) {
 		set_str(at, "gpu_time_note", "no synchronize call after its last launch: no bound");
 		return;
 	}
@@ -365,7 +383,9 @@ static bool ready(const struct gpu_acc *a, const struct gpu_spans *g, uint64_t w
 		  uint64_t now)
 {
 	if (a->mode == MODE_CUPTI)
-		return watermark >= a->end || now > a->closed_at + 2 * GPU_JOIN_GIVE_UP_NS;
+		return (watermark >= a->end && (a->calls_with_work || !a->last_launch ||
+						g->sync_entry >= a->last_launch)) ||
+		       now > a->closed_at + 2 * GPU_JOIN_GIVE_UP_NS;
 	return g->sync_entry >= a->last_launch || now > a->closed_at + GPU_SPANS_BOUND_WAIT_NS;
 }
 
@@ -383,7 +403,7 @@ void gpu_spans__settle(struct gpu_spans *g, const struct gpu_source *src, uint64
 		gpu_union__fold(&a->u, horizon);
 		if (a->end == UINT64_MAX) {	/* open: what it has so far */
 			if (src->join && a->calls_with_work)
-				write_cupti(a, src, now > a->start ? now - a->start : 0);
+				write_cupti(a, g, src, now > a->start ? now - a->start : 0);
 			i++;
 			continue;
 		}
@@ -391,8 +411,9 @@ void gpu_spans__settle(struct gpu_spans *g, const struct gpu_source *src, uint64
 			i++;
 			continue;
 		}
+		a->cut_short = final && watermark < a->end;
 		if (a->mode == MODE_CUPTI)
-			write_cupti(a, src, a->end - a->start);
+			write_cupti(a, g, src, a->end - a->start);
 		else
 			write_bound(a, g, src);
 		drop(g, i);

@@ -45,6 +45,8 @@ struct gpu_spans {
 struct gpu_source {
 	const struct gpu_join *join;	/* NULL: no companion in the process */
 	bool cupti;		/* the companion is on (records flow) */
+	uint64_t active_since;	/* since when (mono): a span begun after it has every call's
+				 * record, and counts its calls itself */
 	const char *note;	/* why there are no records, when there are none (or NULL) */
 };
 
