@@ -79,6 +79,8 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 		if (cuda_call_left_out(spec, tgid))
 			return 0;
 		cuda_count_entry(spec, tgid, args);	/* the runtime's launch, counted here */
+		if (spec->flags & PROBE_F_DETAIL)
+			emit(EV_CALL, id, spec, args, 0, 0);
 		return 0;
 	}
 	if ((spec->flags & PROBE_F_DRIVER) || spec->action == ACT_CUDA_GRAPH_LAUNCH) {
