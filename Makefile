@@ -438,6 +438,9 @@ install: $(BIN) $(COMPANION)
 	install -d $(DESTDIR)$(DATADIR)/probes $(DESTDIR)$(DATADIR)/schemas
 	install -m 0644 probes/*.json $(DESTDIR)$(DATADIR)/probes/
 	install -m 0644 schemas/*.json $(DESTDIR)$(DATADIR)/schemas/
+	@# the CUPTI companion (docs/gpu-time.md), where it was built (`make companion`)
+	if [ -f $(COMPANION) ]; then install -D -m 0644 $(COMPANION) \
+		$(DESTDIR)$(PREFIX)/lib/cirron-probe/libcirron_cupti.so; fi
 	install -d $(DESTDIR)$(UNITDIR)
 	sed 's|/usr/bin/cirron-probe|$(PREFIX)/bin/cirron-probe|' dist/cirron-probe-watch.service \
 		> $(DESTDIR)$(UNITDIR)/cirron-probe-watch.service
