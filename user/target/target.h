@@ -107,6 +107,7 @@ struct target {
 	bool launcher;		/* tagged role=launcher: it started ranks */
 	bool helper;		/* tagged role=helper: a job's helper process (inductor's) */
 	bool mid_run;		/* found running (attach, watch's first scan), not at its start */
+	bool launch_layer_driver;	/* launches counted at the driver (attach/launch_layer.c) */
 	bool unannounced;	/* its session started and is not armed yet: not logged yet */
 	uint64_t start_ticks;	/* its start time (/proc): a later process with its pid is not it */
 	uint64_t signals_sent;	/* SIGCONTs the loader sent it (health adds BPF's SIGSTOPs) */
@@ -145,7 +146,6 @@ struct target {
 	int compile_counter_depth;	/* counters open in it; 0: no compile */
 	struct span_kernels span_kernels;	/* launches per kernel by anchor interval */
 	struct gpu_time *gpu;	/* GPU time on its spans (observe/gpu_time.c), or NULL */
-	bool launch_layer_driver;	/* launches counted at the driver (attach/launch_layer.c) */
 	int exit_status;	/* wait(2)-style, valid when exited */
 	bool exited;
 	bool exit_unseen;	/* gone without an exit event (lost): its status is unknown */

@@ -47,12 +47,6 @@ static void acc_reset(struct gpu_acc *a)
 	a->calls = a->calls_with_work = a->max_launch = 0;
 }
 
-static void acc_free(struct gpu_acc *a)
-{
-	acc_reset(a);
-	free(a);
-}
-
 static void kernel_time(struct gpu_acc *a, const struct gpu_item *it)
 {
 	uint32_t name = it->kind == GPU_ITEM_KERNEL ? it->name_id : 0;
@@ -115,17 +109,17 @@ static void add_range(struct gpu_acc *a, const struct gpu_item *v, size_t n)
 static struct gpu_acc *find(const struct gpu_spans *g, const struct span *sp, size_t *at)
 {
 	for (size_t i = g->n; i-- > 0;)
-		if (g->v[i]->sp == sp) {
+		if (g->v[i].sp == sp) {
 			if (at)
 				*at = i;
-			return g->v[i];
+			return &g->v[i];
 		}
 	return NULL;
 }
 
 static void drop(struct gpu_spans *g, size_t i)
 {
-	acc_free(g->v[i]);
+	acc_reset(&g->v[i]);
 	memmove(g->v + i, g->v + i + 1, (g->n - i - 1) * sizeof(g->v[0]));
 	g->n--;
 }
@@ -136,23 +130,22 @@ int gpu_spans__open(struct gpu_spans *g, struct span *sp, uint64_t start)
 
 	if (g->n == g->cap) {
 		size_t cap = g->cap ? 2 * g->cap : 32;
-		struct gpu_acc **v = realloc(g->v, cap * sizeof(*v));
+		struct gpu_acc *v = realloc(g->v, cap * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
 		g->v = v;
 		g->cap = cap;
 	}
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
+	a = &g->v[g->n];
+	memset(a, 0, sizeof(*a));
 	a->sp = sp;
 	a->start = start;
 	a->end = UINT64_MAX;
 	a->top = is(sp, "step") || is(sp, "request");
 	a->share = a->top || is(sp, "epoch") || is(sp, "cirron.session");
 	add_range(a, g->window, g->nwin);	/* opened after the fact: what came since */
-	g->v[g->n++] = a;
+	g->n++;
 	return 0;
 }
 
@@ -254,7 +247,7 @@ void gpu_spans__items(struct gpu_spans *g, const struct gpu_item *items, size_t 
 	memcpy(v, items, n * sizeof(*v));
 	qsort(v, n, sizeof(*v), by_launch);
 	for (size_t i = 0; i < g->n; i++)
-		add_range(g->v[i], v, n);
+		add_range(&g->v[i], v, n);
 	merge_window(g, v, n);
 	free(v);
 }
@@ -397,7 +390,7 @@ void gpu_spans__settle(struct gpu_spans *g, const struct gpu_source *src, uint64
 			   watermark - GPU_SPANS_FOLD_SLACK_NS : 0;
 
 	for (size_t i = 0; i < g->n;) {
-		struct gpu_acc *a = g->v[i];
+		struct gpu_acc *a = &g->v[i];
 		struct span *sp = a->sp;
 
 		gpu_union__fold(&a->u, horizon);

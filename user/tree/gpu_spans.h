@@ -33,7 +33,7 @@
 struct gpu_acc;
 
 struct gpu_spans {
-	struct gpu_acc **v;	/* open spans, and closed ones not yet released */
+	struct gpu_acc *v;	/* open spans, and closed ones not yet released */
 	size_t n, cap;
 	struct gpu_item *window;	/* recent items by call time */
 	size_t nwin, capwin;
