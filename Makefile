@@ -253,6 +253,13 @@ $(OUTPUT)/tests/standin/libcupti.so.13: tests/targets/cupti_standin.c $(CUPTI_IN
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -g -O0 -shared -fPIC -Wl,-soname,libcupti.so.13 -I$(CUPTI_INC)/cu13 $< -o $@ -pthread
 
+# Launch-bound steps on the stand-ins, for bench/launch_layer.py (one trap a launch or two).
+$(OUTPUT)/bench/launch_steps: bench/launch_steps.c $(OUTPUT)/tests/standin/libcirron_fake_cudart.so
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O2 -Wall -Werror $< -o $@ $(OUTPUT)/tests/standin/libcuda.so.1 \
+		$(OUTPUT)/tests/standin/libcirron_fake_cudart.so -Wl,-rpath,'$$ORIGIN/../tests/standin'
+
 # NCCL: a stand-in libnccl.so.2 (NCCL comes with CUDA builds of torch only) and its client.
 $(OUTPUT)/tests/standin/libnccl.so.2: tests/targets/nccl_standin.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)

@@ -232,7 +232,10 @@ def gpu_time(kind, ref_steps):
     """The loop again under `run`, the companion injected (no profiler: one CUPTI subscriber)."""
     label = f"{kind}-gpu"
     spool = WORK / f"spool-gpu-{kind}"
-    p = sh([str(BIN), "run", "--path", str(spool), "--", PY, WL, kind, *DEV], timeout=300)
+    dump = {"CIRRON_GPU_DUMP": str(Path(os.environ.get("OUT", WORK)) /
+                                   f"gpu-stream-{kind}.jsonl")} if kind == "plain" else {}
+    p = sh([str(BIN), "run", "--path", str(spool), "--", PY, WL, kind, *DEV], env=dump,
+           timeout=300)
     if p.returncode:
         row(label, "run", f"exit {p.returncode}", "", False)
         print(p.stderr[-3000:], file=sys.stderr)

@@ -299,6 +299,10 @@ static void test_stream(const char *file)
 	for (int i = 0; i < nl; i++) {
 		if (cJSON_GetObjectItemCaseSensitive(lines[i], "cupti"))
 			feed_cupti(&j, &nm, lines[i]);
+		else if (cJSON_GetObjectItemCaseSensitive(lines[i], "rec"))	/* as it came */
+			feed(&j, (uint8_t)field(lines[i], "rec"), (uint8_t)field(lines[i], "sub"),
+			     (uint32_t)field(lines[i], "corr"), field(lines[i], "a"),
+			     field(lines[i], "b"), field(lines[i], "c"));
 		else if (cJSON_GetObjectItemCaseSensitive(lines[i], "round"))
 			feed(&j, GPU_REC_WATERMARK, 0, 0, field(lines[i], "round"), 0, 0);
 		n = gpu_join__take(&j, &it, false);

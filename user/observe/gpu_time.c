@@ -9,6 +9,8 @@
 // waits for a synchronize that began after its last launch (the process's counters, read at
 // each anchor event and flush) for its bound.
 #include <bpf/bpf.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/log.h"
@@ -104,6 +106,28 @@ static void settle(struct gpu_time *g, bool final)
 			  release, g);
 }
 
+/* CIRRON_GPU_DUMP=FILE: every record as it came, one JSON object a line (the "rec" lines of
+ * tests/unit/data/gpu/README.md), to keep a GPU's stream for the unit tests. */
+static void dump(int pid, const struct cirron_gpu_rec *r, size_t n)
+{
+	static FILE *f;
+	static bool tried;
+	const char *path = getenv("CIRRON_GPU_DUMP");
+
+	if (!tried && path && *path) {
+		f = fopen(path, "a");
+		if (!f)
+			wlog("CIRRON_GPU_DUMP %s: cannot open it", path);
+	}
+	tried = true;
+	for (size_t i = 0; f && i < n; i++)
+		fprintf(f, "{\"pid\": %d, \"rec\": %u, \"sub\": %u, \"corr\": %u, \"a\": \"%" PRIu64
+			"\", \"b\": \"%" PRIu64 "\", \"c\": \"%" PRIu64 "\"}\n", pid, r[i].type,
+			r[i].sub, r[i].corr, (uint64_t)r[i].a, (uint64_t)r[i].b, (uint64_t)r[i].c);
+	if (f)
+		fflush(f);
+}
+
 int gpu_time__event(struct observer *o, const void *data, size_t size)
 {
 	const struct gpu_batch_event *e = data;
@@ -123,6 +147,7 @@ int gpu_time__event(struct observer *o, const void *data, size_t size)
 		ilog("pid %d: GPU time from its CUPTI companion", t->pid);
 	g->companion = true;
 	g->batches++;
+	dump(t->pid, e->batch.recs, n);
 	for (size_t i = 0; i < n; i++)
 		gpu_join__record(&g->join, &e->batch.recs[i]);
 	settle(g, false);
