@@ -100,14 +100,18 @@ def main():
     print("| mode | observer / base (median) | ± half range | 95% interval of the median | "
           "us a step more |")
     print("|---|---|---|---|---|")
+    rounds = {}
     for mode in MODES:
         r = [med(w) / ((bm[i] + bm[i + 1]) / 2) for i, (m, w) in enumerate(observed)
              if m == mode]
         extra = statistics.median(r) * statistics.median(bm) - statistics.median(bm)
+        rounds[mode] = r
         print(f"| {mode} trap{'s' if mode == 'two' else ''} a launch | "
               f"{statistics.median(r):.4f} | {(max(r) - min(r)) / 2:.4f} | ±{ci95(r):.4f} | "
               f"{extra / 1e3:.1f} |")
     aa = [bm[i] / ((bm[i - 1] + bm[i + 1]) / 2) for i in range(1, len(bm) - 1)]
+    for mode, r in rounds.items():
+        print(f"# {mode}: rounds " + " ".join(f"{x:.3f}" for x in r))
     print(f"| base / base (A/A) | {statistics.median(aa):.4f} | {(max(aa) - min(aa)) / 2:.4f} | "
           f"±{ci95(aa):.4f} | |")
 
