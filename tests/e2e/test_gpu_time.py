@@ -222,7 +222,7 @@ def test_cpu_job_with_the_companion_as_without(h, bpf, tmp_path):
     for mode in ("on", "off"):
         root = h.spool_root()
         env = dict(os.environ, **({"CIRRON_GPU_COMPANION": "off"} if mode == "off" else {}))
-        obs = h.observer("run", "--output", "spool,stdout", "--", PY, job, path=root, env=env)
+        obs = h.observer("run", "--", PY, job, path=root, env=env)
         assert obs.finish(150) == 0, obs.err.text
         m = re.search(r"^env (\S+) mapped (\w+)$", obs.out.text, re.M)
         assert m, obs.out.text
