@@ -59,9 +59,9 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-bins test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv s3-venv install deb check-rules
+.PHONY: all companion deps demo test test-bins test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv s3-venv install deb check-rules
 
-all: $(BIN)
+all: $(BIN) $(COMPANION)
 
 ifneq ($(BIN),cirron-probe)
 .PHONY: cirron-probe
@@ -143,6 +143,48 @@ $(BIN): $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) $(OUTPUT)/probe_fil
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# The CUPTI companion (docs/gpu-time.md): libcirron_cupti.so, which the CUDA driver loads into a
+# job at cuInit (CUDA_INJECTION64_PATH, set by `run`), built against CUPTI's headers from
+# NVIDIA's wheels (tests/scripts/make-cupti-headers.sh: pinned, cached outside the repository;
+# $(OUTPUT)/cupti-headers links to them). Its record reads hold for CUPTI 12.8 and 13.0 alike:
+# cupti_offsets.c, built against each, must print the same.
+COMPANION := $(OUTPUT)/libcirron_cupti.so
+COMPANION_SRCS := $(wildcard companion/*.c)
+COMPANION_LIB_SRCS := $(filter-out companion/cupti_offsets.c,$(COMPANION_SRCS))
+CUPTI_INC := $(OUTPUT)/cupti-headers
+
+companion: $(COMPANION)
+
+$(CUPTI_INC): tests/scripts/cupti-requirements.txt tests/scripts/make-cupti-headers.sh | $(OUTPUT)
+	$(call msg,CUPTI,$@)
+	$(Q)dir=$$(tests/scripts/make-cupti-headers.sh 2>/dev/null | tail -n1) && \
+		test -d "$$dir" && ln -sfn "$$dir" $@ && touch -h $@
+
+$(OUTPUT)/companion/cbids.h: companion/cbids.awk $(CUPTI_INC)
+	$(Q)mkdir -p $(@D)
+	$(Q)awk -f $< $(CUPTI_INC)/cu13/cupti_runtime_cbid.h $(CUPTI_INC)/cu13/cupti_driver_cbid.h > $@
+
+$(OUTPUT)/companion/offsets-cu13.txt: companion/cupti_offsets.c $(CUPTI_INC)
+	$(Q)mkdir -p $(@D)
+	$(Q)cc -DKERNEL=CUpti_ActivityKernel10 -I$(CUPTI_INC)/cu13 $< -o $(@D)/offsets-cu13 && \
+		$(@D)/offsets-cu13 > $@
+
+$(OUTPUT)/companion/offsets-cu12.txt: companion/cupti_offsets.c $(CUPTI_INC)
+	$(Q)mkdir -p $(@D)
+	$(Q)cc -DKERNEL=CUpti_ActivityKernel9 -I$(CUPTI_INC)/cu12 -idirafter $(CUPTI_INC)/cu13 $< \
+		-o $(@D)/offsets-cu12 && $(@D)/offsets-cu12 > $@
+
+$(COMPANION): $(COMPANION_LIB_SRCS) $(wildcard companion/*.h) bpf/gpu_batch.h \
+		$(OUTPUT)/companion/cbids.h $(OUTPUT)/companion/offsets-cu12.txt \
+		$(OUTPUT)/companion/offsets-cu13.txt
+	$(call msg,SHLIB,$@)
+	$(Q)cmp -s $(OUTPUT)/companion/offsets-cu12.txt $(OUTPUT)/companion/offsets-cu13.txt || \
+		{ echo "CUPTI 12.8 and 13.0 records differ where the companion reads them:" >&2; \
+		  diff $(OUTPUT)/companion/offsets-cu12.txt $(OUTPUT)/companion/offsets-cu13.txt >&2; \
+		  exit 1; }
+	$(Q)$(CC) -shared -fPIC -g -O2 $(WARN) -fvisibility=hidden -Wl,-z,defs \
+		-I$(OUTPUT)/companion -Ibpf -I$(CUPTI_INC)/cu13 $(COMPANION_LIB_SRCS) -o $@ -pthread -ldl
+
 # Unit tests and a sanitizer build of the whole binary (ASan + UBSan) for the e2e tests.
 $(OUTPUT)/san/%.o: user/%.c $(OUTPUT)/cirron.skel.h $(ONDEMAND_SKELS) $(OUTPUT)/capabilities.h
 	$(Q)mkdir -p $(@D)
@@ -193,7 +235,7 @@ $(OUTPUT)/tests/cuda_steps: tests/targets/cuda_steps.c | $(OUTPUT)/tests
 $(OUTPUT)/tests/standin/libcuda.so.1: tests/targets/libcuda_standin.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -g -O0 -shared -fPIC -Wl,-soname,libcuda.so.1 $< -o $@
+	$(Q)$(CC) -g -O0 -shared -fPIC -Wl,-soname,libcuda.so.1 $< -o $@ -ldl -pthread
 
 $(OUTPUT)/tests/standin/libcirron_fake_cudart.so: tests/targets/fake_cudart.c $(OUTPUT)/tests/standin/libcuda.so.1
 	$(call msg,CC,$@)
@@ -203,6 +245,20 @@ $(OUTPUT)/tests/cuda_driver_calls: tests/targets/cuda_driver_calls.c $(OUTPUT)/t
 	$(call msg,CC,$@)
 	$(Q)$(CC) -g -O0 $< -o $@ $(OUTPUT)/tests/standin/libcuda.so.1 \
 		$(OUTPUT)/tests/standin/libcirron_fake_cudart.so -Wl,-rpath,'$$ORIGIN/standin'
+
+# CUPTI: a stand-in libcupti.so.13 (CUPTI's documented behaviour and record layouts, fed by the
+# stand-in driver's fake GPU) for the companion's tests without a GPU.
+$(OUTPUT)/tests/standin/libcupti.so.13: tests/targets/cupti_standin.c $(CUPTI_INC) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O0 -shared -fPIC -Wl,-soname,libcupti.so.13 -I$(CUPTI_INC)/cu13 $< -o $@ -pthread
+
+# Launch-bound steps on the stand-ins, for bench/launch_layer.py (one trap a launch or two).
+$(OUTPUT)/bench/launch_steps: bench/launch_steps.c $(OUTPUT)/tests/standin/libcirron_fake_cudart.so
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O2 -Wall -Werror $< -o $@ $(OUTPUT)/tests/standin/libcuda.so.1 \
+		$(OUTPUT)/tests/standin/libcirron_fake_cudart.so -Wl,-rpath,'$$ORIGIN/../tests/standin'
 
 # NCCL: a stand-in libnccl.so.2 (NCCL comes with CUDA builds of torch only) and its client.
 $(OUTPUT)/tests/standin/libnccl.so.2: tests/targets/nccl_standin.c | $(OUTPUT)/tests
@@ -321,7 +377,8 @@ s3-venv:
 
 E2E_BINS := cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin \
 	$(OUTPUT)/tests/with_pid $(OUTPUT)/tests/sigcount \
-	$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls $(OUTPUT)/tests/nccl_calls
+	$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls $(OUTPUT)/tests/nccl_calls \
+	$(COMPANION) $(OUTPUT)/tests/standin/libcupti.so.13
 # On E2E_WORKERS workers (pytest-xdist): tests/e2e/conftest.py's ONE_WORKER says which
 # modules keep to one worker. E2E_WORKERS=0: in this process, one test at a time.
 E2E_WORKERS ?= 2
@@ -384,12 +441,15 @@ DATADIR ?= $(PREFIX)/share/cirron-probe
 # The binary, its man page, probes/ and schemas/ (the binary reads PREFIX/share/cirron-probe/
 # probes before its built-in copy) and the node agent's systemd unit (docs/fleet.md), its
 # ExecStart pointed at PREFIX/bin.
-install: $(BIN)
+install: $(BIN) $(COMPANION)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/cirron-probe
 	install -D -m 0644 $(MANPAGE) $(DESTDIR)$(MANDIR)/man1/cirron-probe.1
 	install -d $(DESTDIR)$(DATADIR)/probes $(DESTDIR)$(DATADIR)/schemas
 	install -m 0644 probes/*.json $(DESTDIR)$(DATADIR)/probes/
 	install -m 0644 schemas/*.json $(DESTDIR)$(DATADIR)/schemas/
+	@# the CUPTI companion (docs/gpu-time.md), where it was built (`make companion`)
+	if [ -f $(COMPANION) ]; then install -D -m 0644 $(COMPANION) \
+		$(DESTDIR)$(PREFIX)/lib/cirron-probe/libcirron_cupti.so; fi
 	install -d $(DESTDIR)$(UNITDIR)
 	sed 's|/usr/bin/cirron-probe|$(PREFIX)/bin/cirron-probe|' dist/cirron-probe-watch.service \
 		> $(DESTDIR)$(UNITDIR)/cirron-probe-watch.service

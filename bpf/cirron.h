@@ -15,7 +15,7 @@
 #define CIRRON_MAX_TARGETS	1024	/* processes followed at once */
 #define CIRRON_STR_LEN		64
 #define CIRRON_NARGS		4
-#define CIRRON_NCOUNTERS	18	/* enum cuda_counter: what an anchor event carries */
+#define CIRRON_NCOUNTERS	21	/* enum cuda_counter: what an anchor event carries */
 
 /* What a probe does when it fires; chosen per symbol in probes/ (data). */
 enum probe_action {
@@ -33,6 +33,8 @@ enum probe_action {
 	ACT_CUDA_GRAPH_LAUNCH,	/* a CUDA graph launched (cudaGraphLaunch, cuGraphLaunch) */
 	ACT_CUDA_KERNEL_NAME,	/* a kernel's name or handle made (aux: enum kernel_name_call);
 				 * arg0, arg1 as that call has them; EV_KERNEL_NAME */
+	ACT_GPU_BATCH,		/* the CUPTI companion hands over a batch (bpf/gpu_batch.h):
+				 * arg0 = struct cirron_gpu_batch *, copied as EV_GPU_BATCH */
 	ACT__COUNT,
 };
 
@@ -165,6 +167,12 @@ struct cuda_counts {
 	 * left out of that split because its map was full (still in every total). */
 	__u64 kernel_seq;
 	__u64 kernels_unsplit;
+	/* For a bound on GPU time without the CUPTI companion (gpu_ns_upper): when the last
+	 * launch, graph launch or copy was made, and the entry and return of the last
+	 * synchronize call that returned (CLOCK_MONOTONIC ns). */
+	__u64 last_launch_ns;
+	__u64 sync_entry_ns;
+	__u64 sync_return_ns;
 };
 
 /* What an anchor event carries (event.counters), so a span gets exactly what happened
@@ -176,6 +184,9 @@ enum cuda_counter {
 	CC_NCCL_CALLS, CC_NCCL_BYTES,
 	CC_KERNEL_SEQ,		/* not a count: the anchor's place in span_kernels' seq */
 	CC_KERNELS_UNSPLIT,
+	CC_LAST_LAUNCH_NS,	/* not counts: times (cuda_counts), for gpu_ns_upper */
+	CC_SYNC_ENTRY_NS,
+	CC_SYNC_RETURN_NS,
 	CC__COUNT,
 };
 
@@ -195,6 +206,11 @@ struct alloc_key {
 	__u32 pad;
 	__u64 ptr;
 };
+
+/* Where a process's kernel launches are counted (cuda_layer): at the runtime's entry points
+ * (absent: until the process maps the driver and its probes are in), or at the driver's
+ * alone, every caller's, so that a runtime launch traps once (user/attach/launch_layer.c). */
+enum cuda_layer { CUDA_LAYER_RUNTIME = 0, CUDA_LAYER_DRIVER = 1 };
 
 /* Code ranges of a process's CUDA runtime copies (libcudart), for PROBE_F_DRIVER. */
 #define CIRRON_RUNTIME_RANGES	4
@@ -235,6 +251,8 @@ enum event_type {
 				 * 0: an executable not seen before (no bpf_find_vma) */
 	EV_WRITE,		/* a traced process wrote to fd 1 or 2: a struct write_event */
 	EV_KERNEL_NAME,		/* a kernel's name or handle made: a struct kname_event */
+	EV_GPU_BATCH,		/* records from the CUPTI companion: a struct gpu_batch_event
+				 * (bpf/gpu_batch.h) */
 	EV__COUNT,
 };
 
@@ -302,6 +320,7 @@ enum stat_id {
 				 * launches go unnamed */
 	STAT_ALLOCS_FULL,	/* cuda_allocs was full: an allocation's size is not known at its
 				 * free (cuda.reserved_bytes stays higher by it) */
+	STAT_GPU_BATCH_DROPS,	/* a batch of the CUPTI companion found the events ring full */
 	STAT__COUNT,
 };
 

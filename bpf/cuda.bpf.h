@@ -66,10 +66,10 @@ static __always_inline void add_memcpy_bytes(struct cuda_counts *c, __u64 bytes,
 	}
 }
 
-/* Whether a driver call goes uncounted: the runtime made it (its probe counted the call).
- * Entry probes sit at the first instruction (or just after endbr64), so the return address
- * (x86-64: [sp]; arm64: x30) is the immediate caller. */
-static __always_inline bool cuda_call_left_out(struct pt_regs *ctx, __u32 tgid)
+/* Whether a driver call was made by a mapped CUDA runtime (libcudart). Entry probes sit at
+ * the first instruction (or just after endbr64), so the return address (x86-64: [sp];
+ * arm64: x30) is the immediate caller. */
+static __always_inline bool cuda_call_from_runtime(struct pt_regs *ctx, __u32 tgid)
 {
 	struct code_ranges *r = bpf_map_lookup_elem(&cuda_runtime_text, &tgid);
 	__u64 ra;
@@ -77,13 +77,48 @@ static __always_inline bool cuda_call_left_out(struct pt_regs *ctx, __u32 tgid)
 	if (!r)
 		return false;
 	ra = arch_entry_return_address(ctx);
-	for (int i = 0; i < CIRRON_RUNTIME_RANGES; i++) {
-		if (ra >= r->start[i] && ra < r->end[i]) {
-			count(&stats, STAT_DRIVER_FROM_RUNTIME);
+	for (int i = 0; i < CIRRON_RUNTIME_RANGES; i++)
+		if (ra >= r->start[i] && ra < r->end[i])
 			return true;
-		}
-	}
 	return false;
+}
+
+static __always_inline bool launches_at_driver(__u32 tgid)
+{
+	__u32 *layer = bpf_map_lookup_elem(&cuda_layer, &tgid);
+
+	return layer && *layer == CUDA_LAYER_DRIVER;
+}
+
+/* A runtime launch probe counted this thread's launch under way (runtime layer). */
+static __always_inline void mark_runtime_launch(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u8 one = 1;
+
+	bpf_map_update_elem(&runtime_launch_marks, &tid, &one, BPF_ANY);
+}
+
+static __always_inline bool take_runtime_launch_mark(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	return bpf_map_delete_elem(&runtime_launch_marks, &tid) == 0;
+}
+
+/* A driver call the runtime made: true when it goes uncounted (the runtime's probe counted
+ * it). A launch is counted here instead in the driver layer, where the runtime's launch
+ * probes are out (one trap per launch), unless the runtime's probe had counted it before the
+ * process moved to that layer (its mark). */
+static __always_inline bool cuda_call_left_out(const struct probe_spec *spec, __u32 tgid)
+{
+	if (spec->action == ACT_CUDA_LAUNCH && launches_at_driver(tgid) &&
+	    !take_runtime_launch_mark())
+		return false;
+	if (spec->action == ACT_CUDA_LAUNCH)
+		take_runtime_launch_mark();
+	count(&stats, STAT_DRIVER_FROM_RUNTIME);
+	return true;
 }
 
 /* Bytes per element of an ncclDataType_t (nccl.h: int8, uint8, int32, uint32, int64, uint64,
@@ -171,6 +206,7 @@ static __always_inline void count_cuda_call(const struct probe_spec *spec, __u32
 		return;
 	switch (spec->action) {
 	case ACT_CUDA_LAUNCH:
+		c->last_launch_ns = bpf_ktime_get_ns();
 		__sync_fetch_and_add(&c->launches, 1);
 		count_kernel(tgid, args[0]);	/* the CUfunction: named by the calls that made it */
 		count_span_kernel(c, tgid, args[0]);
@@ -178,6 +214,7 @@ static __always_inline void count_cuda_call(const struct probe_spec *spec, __u32
 			__sync_fetch_and_add(&c->launches_driver, 1);
 		break;
 	case ACT_CUDA_GRAPH_LAUNCH:
+		c->last_launch_ns = bpf_ktime_get_ns();
 		__sync_fetch_and_add(&c->graph_launches, 1);
 		count_kernel(tgid, args[0] | KERNEL_KEY_GRAPH);	/* the cudaGraphExec_t */
 		count_span_kernel(c, tgid, args[0] | KERNEL_KEY_GRAPH);
@@ -185,6 +222,7 @@ static __always_inline void count_cuda_call(const struct probe_spec *spec, __u32
 			__sync_fetch_and_add(&c->graph_launches_driver, 1);
 		break;
 	case ACT_CUDA_MEMCPY:
+		c->last_launch_ns = bpf_ktime_get_ns();
 		__sync_fetch_and_add(&c->memcpy_calls, 1);
 		add_memcpy_bytes(c, args[0], drv ? spec->aux : args[1]);
 		if (drv)
@@ -217,6 +255,7 @@ static __always_inline bool cuda_count_entry(const struct probe_spec *spec, __u3
 		c = cuda_counts_of(tgid);
 		if (!c)
 			return false;
+		c->last_launch_ns = bpf_ktime_get_ns();
 		__sync_fetch_and_add(&c->launches, 1);
 		count_kernel(tgid, args[0]);
 		count_span_kernel(c, tgid, args[0]);
@@ -225,6 +264,7 @@ static __always_inline bool cuda_count_entry(const struct probe_spec *spec, __u3
 		c = cuda_counts_of(tgid);
 		if (!c)
 			return false;
+		c->last_launch_ns = bpf_ktime_get_ns();
 		__sync_fetch_and_add(&c->memcpy_calls, 1);
 		add_memcpy_bytes(c, args[0], args[1]);
 		break;
@@ -264,8 +304,12 @@ static __always_inline void cuda_count_return(const struct probe_spec *spec, __u
 	if (!c)
 		return;
 	if (spec->action == ACT_CUDA_SYNC) {
+		__u64 now = bpf_ktime_get_ns();
+
 		__sync_fetch_and_add(&c->sync_calls, 1);
 		__sync_fetch_and_add(&c->sync_ns, dur_ns);
+		c->sync_entry_ns = now - dur_ns;	/* what was launched before it is done */
+		c->sync_return_ns = now;
 	} else {
 		__sync_fetch_and_add(&c->memcpy_ns, dur_ns);
 	}

@@ -137,6 +137,9 @@ static __always_inline void fill_counters(__u64 *v, const struct cuda_counts *c)
 	v[CC_NCCL_BYTES] = c->nccl_bytes;
 	v[CC_KERNEL_SEQ] = c->kernel_seq;
 	v[CC_KERNELS_UNSPLIT] = c->kernels_unsplit;
+	v[CC_LAST_LAUNCH_NS] = c->last_launch_ns;
+	v[CC_SYNC_ENTRY_NS] = c->sync_entry_ns;
+	v[CC_SYNC_RETURN_NS] = c->sync_return_ns;
 }
 
 static __always_inline void emit(__u32 type, __u32 probe_id, const struct probe_spec *spec,

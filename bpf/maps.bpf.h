@@ -191,6 +191,23 @@ struct {
 	__type(value, struct code_ranges);
 } cuda_runtime_text SEC(".maps") __weak;
 
+/* Per tgid, where its kernel launches are counted (enum cuda_layer; absent: the runtime). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CIRRON_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u32);
+} cuda_layer SEC(".maps") __weak;
+
+/* Per thread: a runtime launch probe counted the launch under way (runtime layer), so its
+ * driver call is left out even if the process moves to the driver layer meanwhile. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u8);
+} runtime_launch_marks SEC(".maps") __weak;
+
 /* Entry state of calls that also have a return probe. LRU: a lost return cannot leak. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

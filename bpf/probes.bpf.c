@@ -18,6 +18,7 @@
 #include "python.bpf.h"
 #include "exits.bpf.h"
 #include "ldso.bpf.h"
+#include "gpu.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -70,8 +71,18 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	/* no cookies: a nested return needs the entry's id whatever the entry decides */
 	if (!use_cookie && (spec->flags & PROBE_F_NESTED) && (spec->flags & PROBE_F_RETURN))
 		save_call(ctx, id, args);
-	if ((spec->flags & PROBE_F_DRIVER) && cuda_call_left_out(ctx, tgid))
+	if (spec->action == ACT_GPU_BATCH) {
+		gpu_batch_copy(tgid, args[0]);
 		return 0;
+	}
+	if ((spec->flags & PROBE_F_DRIVER) && cuda_call_from_runtime(ctx, tgid)) {
+		if (cuda_call_left_out(spec, tgid))
+			return 0;
+		cuda_count_entry(spec, tgid, args);	/* the runtime's launch, counted here */
+		if (spec->flags & PROBE_F_DETAIL)
+			emit(EV_CALL, id, spec, args, 0, 0);
+		return 0;
+	}
 	if ((spec->flags & PROBE_F_DRIVER) || spec->action == ACT_CUDA_GRAPH_LAUNCH) {
 		count_cuda_call(spec, tgid, args);
 		if (spec->flags & PROBE_F_DETAIL)
@@ -83,6 +94,11 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	if (spec->action == ACT_DL_WATCH || spec->action == ACT_DL_STATE) {
 		ldso_link_map_changed(ctx, id, spec, tgid);
 		return 0;
+	}
+	if (spec->action == ACT_CUDA_LAUNCH) {	/* a runtime launch */
+		if (launches_at_driver(tgid))
+			return 0;	/* counted at the driver (this probe is on its way out) */
+		mark_runtime_launch();
 	}
 	if (!cuda_count_entry(spec, tgid, args))
 		return 0;

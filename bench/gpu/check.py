@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Copyright (c) 2026 cirron-probe authors
 """The GPU check, in one call on a GPU machine (bench/gpu/README.md): the default level's
-CUDA totals against torch.profiler's on the same loops, per-span counts, attach mid-run, and
-the cost of launch-bound steps and of each kind of hit, printed as one table (and written to
-$OUT/gpu-check.json when OUT is set).
+CUDA totals against torch.profiler's on the same loops, per-span counts, GPU time on steps
+(the CUPTI companion) against torch.profiler's kernel intervals, attach mid-run, and the cost
+of launch-bound steps, of the companion and of each kind of hit, printed as one table (and
+written to $OUT/gpu-check.json when OUT is set).
 
     python3 bench/gpu/check.py [--carry DIR] [--device cuda|cpu] [--quick]
 
@@ -29,7 +30,9 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--carry", default=str(HERE.parent.parent / ".gpu-carry"))
 ap.add_argument("--device", default="cuda")
 ap.add_argument("--quick", action="store_true", help="fewer rounds (a dry run)")
-ap.add_argument("--only", default="", help="comma-separated parts: exact,attach,cost,hits")
+ap.add_argument("--only", default="",
+                help="comma-separated parts: exact,gpu,attach,cost,launchbound,companion,hits,facts")
+ap.add_argument("--rounds", type=int, default=0, help="cost rounds (default 10; --quick 2)")
 ap.add_argument("--kinds", default="plain,bf16,fp16,compile,hf", help="the loops of 'exact'")
 ap.add_argument("--python", default=shutil.which("python3"), help="the Python with torch")
 args = ap.parse_args()
@@ -65,7 +68,12 @@ def sh(cmd, env=None, **kw):
                           **kw)
 
 
-DRIVER_LAYER = {"CIRRON_EXPERIMENT_LAUNCH_LAYER": "driver"}
+# launches counted at the runtime's probes too: two traps a runtime launch, as before (a cost
+# comparison only: the default counts them at the driver, one trap)
+RUNTIME_LAYER = {"CIRRON_EXPERIMENT_LAUNCH_LAYER": "runtime"}
+COMPANION = CARRY / "libcirron_cupti.so"
+NO_COMPANION = {"CIRRON_GPU_COMPANION": "off"}
+WITH_COMPANION = {"CUDA_INJECTION64_PATH": str(COMPANION)}
 
 
 def sessions(spool):
@@ -133,8 +141,9 @@ def exact(kind, label=None, env=None):
     label = label or kind
     spool, prof = WORK / f"spool-{label}", WORK / f"prof-{label}.json"
     t0 = time.time()
+    # torch.profiler inside the job needs CUPTI: the companion stays out of this run
     p = sh([str(BIN), "run", "--path", str(spool), "--", PY, WL, kind, "--profile", str(prof),
-            *DEV], env=env, timeout=300)
+            *DEV], env=dict(NO_COMPANION, **(env or {})), timeout=300)
     wall = time.time() - t0
     if p.returncode or not prof.exists():
         row(label, "run", f"exit {p.returncode}", "", False)
@@ -161,6 +170,14 @@ def exact(kind, label=None, env=None):
         a.get("cuda.malloc_calls", 0) == ref["malloc"])
     row(label, "synchronize calls", a.get("cuda.sync_calls", 0), ref["sync"],
         a.get("cuda.sync_calls", 0) == ref["sync"])
+    launch_hits = sum(p.get("hits", 0) for p in h.get("probes", [])
+                      if p.get("action") == "cuda_launch")
+    n = a.get("cuda.launches", 0)
+    row(label, "uprobe hits per launch", round(launch_hits / n, 3) if n else "-", "1", None)
+    k = a.get("cuda.kernels") or {}
+    named = sum(v for name, v in k.items() if "(unnamed" not in name)
+    row(label, "launches named", f"{named}/{sum(k.values())}", "", None)
+    res["gpu_ref_steps"] = ref.get("steps_gpu", [])
     row(label, "reserved peak MiB", round(a.get("cuda.reserved_peak_bytes", 0) / 2**20, 1), "", None)
     steps = per_step(spans)
     with_launches = sum(1 for n in steps if n > 0)
@@ -176,16 +193,65 @@ def exact(kind, label=None, env=None):
     hps = h.get("uprobe_hits_per_step")
     row(label, "uprobe hits per step", round(hps, 1) if hps else "-", "", None)
     row(label, "driver hits left out (runtime's)", h.get("driver_calls_from_runtime", 0), "", None)
-    names = [k for k in a.get("cuda.kernels", {})]
-    named = sum(v for k, v in a.get("cuda.kernels", {}).items() if not k.startswith("0x"))
-    total_k = sum(a.get("cuda.kernels", {}).values())
-    row(label, "runtime launches named", f"{named}/{total_k}", "", None)
     snapshot_rows(label, spool, res)
-    res["kernels_sample"] = names[:8]
+    res["kernels_sample"] = list(k)[:8]
     res["steps"] = len(steps)
     res["median_step_launches"] = statistics.median(steps) if steps else None
     results.setdefault("exact", {})[label] = res
     return res
+
+
+# ---- 1b. GPU time on steps (the CUPTI companion) against torch.profiler's kernel intervals --------
+def gpu_steps(spans):
+    """Steps fully covered by CUPTI records: (gpu_busy_ns, gpu_ns), the first two left out."""
+    st = [sp for sp in spans if sp["name"] == "step" and sp["status"] == "ok"]
+    st.sort(key=lambda sp: sp["start_ns"])
+    return [(sp["attrs"]["gpu_busy_ns"], sp["attrs"].get("gpu_ns", 0)) for sp in st[2:]
+            if sp["attrs"].get("gpu_time_coverage") == 1 and "gpu_busy_ns" in sp["attrs"]]
+
+
+def gpu_rows(label, ours, ref, h, note=""):
+    """Medians of steps: cirron's gpu_busy_ns and gpu_ns against the profiler's, within 2%."""
+    row(label, "gpu companion", h.get("gpu_companion", "-"), "active",
+        h.get("gpu_companion") == "active" if args.device == "cuda" else None)
+    if not ours or not ref:
+        row(label, "gpu_busy_ns per step (median)", len(ours), f"{len(ref)} steps",
+            False if args.device == "cuda" else None)
+        return
+    mb, rb = statistics.median(b for b, _ in ours), statistics.median(b for b, _ in ref)
+    mg, rg = statistics.median(g for _, g in ours), statistics.median(g for _, g in ref)
+    row(label, "gpu_busy_ns per step (median)" + note, int(mb), int(rb),
+        abs(mb / rb - 1) <= 0.02 if args.device == "cuda" else None)
+    row(label, "  ratio to torch.profiler", round(mb / rb, 4), "1 +-0.02", None)
+    row(label, "gpu_ns per step (median)", int(mg), int(rg), None)
+    row(label, "steps compared (covered)", len(ours), len(ref), None)
+    row(label, "gpu clock error ns (max)", h.get("gpu_clock_error_ns", "-"), "", None)
+
+
+def gpu_time(kind, ref_steps):
+    """The loop again under `run`, the companion injected (no profiler: one CUPTI subscriber)."""
+    label = f"{kind}-gpu"
+    spool = WORK / f"spool-gpu-{kind}"
+    dump = {"CIRRON_GPU_DUMP": str(Path(os.environ.get("OUT", WORK)) /
+                                   f"gpu-stream-{kind}.jsonl")} if kind == "plain" else {}
+    p = sh([str(BIN), "run", "--path", str(spool), "--", PY, WL, kind, *DEV], env=dump,
+           timeout=300)
+    if p.returncode:
+        row(label, "run", f"exit {p.returncode}", "", False)
+        print(p.stderr[-3000:], file=sys.stderr)
+        return
+    s, a, spans, h = job_session(spool)
+    ours = gpu_steps(spans)
+    gpu_rows(label, ours, ref_steps, h)
+    top = next((sp["attrs"].get("gpu_kernels") for sp in spans if sp["name"] == "step"
+                and sp["attrs"].get("gpu_kernels")), {})
+    row(label, "a step's top kernel", (next(iter(top), "-") or "-")[:14], "", None)
+    row(label, "session gpu_busy_share", a.get("gpu_busy_share", "-"), "", None)
+    results.setdefault("gpu", {})[kind] = {
+        "ours": ours[:50], "ref": ref_steps[:50], "health": {k: v for k, v in h.items()
+                                                             if k.startswith("gpu_")},
+        "session": {k: v for k, v in a.items() if k.startswith("gpu_")}, "top_kernels": top}
+
 
 
 # ---- 2. attach mid-run ------------------------------------------------------------------------
@@ -212,10 +278,13 @@ class Lines(threading.Thread):
         raise TimeoutError(pattern)
 
 
-def attach_check(run_median):
+def attach_check(run_median, ref_steps=()):
+    """The plain loop started with the companion in its environment (as a fleet's job template
+    sets it), dormant until the attach; the observer attaches for a few seconds."""
     spool = WORK / "spool-attach"
-    job = subprocess.Popen([PY, WL, "plain", "--seconds", "40", "--epochs", "1", *DEV], env=ENV,
-                           text=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    job = subprocess.Popen([PY, WL, "plain", "--seconds", "40", "--epochs", "1", *DEV],
+                           env=dict(ENV, **WITH_COMPANION), text=True, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL)
     out = Lines(job.stdout)
     out.wait_for(r"^epoch 0")
     obs = sh([str(BIN), "attach", "-p", str(job.pid), "--duration", "4", "--path", str(spool)],
@@ -236,6 +305,7 @@ def attach_check(run_median):
     row("attach", "launches per step (median)", med, run_median,
         med == run_median if args.device == "cuda" else None)
     row("attach", "steps seen", len(steps), "", len(steps) > 0)
+    gpu_rows("attach", gpu_steps(spans), list(ref_steps), h, note=" attached")
     results["attach"] = {"median_step_launches": med, "steps": len(steps),
                          "device": a.get("device"), "cuda_count": a.get("cuda_count"),
                          "hits_per_step": h.get("uprobe_hits_per_step")}
@@ -248,7 +318,18 @@ def windows_median(steps, windows):
             for t0, t1 in windows]
 
 
-def cost(label, width, batch, n, rounds, depth=4, obs_args=(), profiler=True, obs_env=None):
+def bootstrap_ci(xs, n=2000):
+    """Half the width of a 95% bootstrap interval of the median of xs (0 for fewer than 3)."""
+    import random
+    if len(xs) < 3:
+        return 0.0
+    rnd = random.Random(1)
+    meds = sorted(statistics.median(rnd.choice(xs) for _ in xs) for _ in range(n))
+    return (meds[int(0.975 * n)] - meds[int(0.025 * n)]) / 2
+
+
+def cost(label, width, batch, n, rounds, depth=4, obs_args=(), profiler=True, obs_env=None,
+         job_env=None, min_hold=2.5):
     shape = ["--width", str(width), "--batch", str(batch), "--depth", str(depth)]
     ratios = []
     base_ms = None
@@ -272,12 +353,12 @@ def cost(label, width, batch, n, rounds, depth=4, obs_args=(), profiler=True, ob
     stf = WORK / f"steps-obs-{label}.json"
     spool = WORK / f"spool-cost-{label}"
     step_s = (base_ms or 2.0) / 1e3
-    hold = max(2.5, n * step_s)          # seconds per phase
+    hold = max(min_hold, n * step_s)     # seconds per phase
     total = 60 + rounds * (2 * hold + 10)     # a bound: check.py stops it when done
     stop = WORK / f"stop-{label}"
     job = subprocess.Popen([PY, WL, "cost", *shape,
                             "--seconds", str(total), "--steps-file", str(stf),
-                            "--stop-file", str(stop), *DEV], env=ENV,
+                            "--stop-file", str(stop), *DEV], env=dict(ENV, **(job_env or {})),
                            text=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     out = Lines(job.stdout)
     out.wait_for("^ready")
@@ -309,6 +390,8 @@ def cost(label, width, batch, n, rounds, depth=4, obs_args=(), profiler=True, ob
     bm, om = windows_median(st, base_w), windows_median(st, obs_w)
     # each observed window against the base windows on either side of it
     obs_ratios = [o / ((bm[i] + bm[i + 1]) / 2) for i, o in enumerate(om)]
+    # the same of base windows against their neighbours: what the method resolves (A/A)
+    aa = [bm[i] / ((bm[i - 1] + bm[i + 1]) / 2) for i in range(1, len(bm) - 1)]
     base_ms = statistics.median([d for _, t, d in st if any(a <= t <= b for a, b in base_w)]) * 1e3
     res = {"base_ms": round(base_ms, 3), "profiler_ratios": [round(x, 4) for x in ratios],
            "obs_args": list(obs_args), "launches_per_step": step_launches,
@@ -318,8 +401,16 @@ def cost(label, width, batch, n, rounds, depth=4, obs_args=(), profiler=True, ob
     results.setdefault("cost", {})[label] = res
     spread = (max(obs_ratios) - min(obs_ratios)) / 2 if obs_ratios else 0
     row(label, f"base step ms (median)", round(base_ms, 3), "", None)
+    ci = bootstrap_ci(obs_ratios)
     row(label, "observer / base (median of rounds)", round(statistics.median(obs_ratios), 4),
         f"±{spread:.4f}", None)
+    row(label, "  95% interval of that median", f"±{ci:.4f}", "<= ±0.0100",
+        ci <= 0.01 if args.device == "cuda" else None)
+    if aa:
+        row(label, "  base / base (A/A, median)", round(statistics.median(aa), 4),
+            f"±{(max(aa) - min(aa)) / 2:.4f}", None)
+    res["ci95_half"] = round(ci, 4)
+    res["aa_ratios"] = [round(x, 4) for x in aa]
     if ratios:
         row(label, "torch.profiler / base", round(statistics.median(ratios), 4),
             f"±{(max(ratios) - min(ratios)) / 2:.4f}", None)
@@ -337,7 +428,7 @@ def hit_cost(rounds):
             cmd = [str(lc), "20000"]
             if mode == "obs":
                 cmd = [str(BIN), "run", "--path", str(WORK / "spool-hits"), "--"] + cmd
-            p = sh(cmd, timeout=120)
+            p = sh(cmd, env=NO_COMPANION, timeout=120)    # the uprobes' cost alone
             m = dict(re.findall(r"(\w+_ns)=([\d.]+)", p.stdout))
             if not m:
                 row("hits", f"launch_cost {mode}", f"exit {p.returncode}", "", False)
@@ -349,7 +440,7 @@ def hit_cost(rounds):
     for k in kinds:
         b, o = statistics.median(bare[k]), statistics.median(obs[k])
         res[k] = {"bare": b, "observed": o, "per_hit_ns": round(o - b, 1)}
-        what = {"runtime_ns": "runtime launch (1 entry hit)",
+        what = {"runtime_ns": "runtime launch (1 hit, at the driver)",
                 "driver_ns": "driver launch (1 entry hit)",
                 "sync_ns": "stream sync (entry + return)"}[k]
         row("hits", what + " ns added", round(o - b, 1), f"of {b:.0f} ns", None)
@@ -403,8 +494,10 @@ def facts():
 
 
 def main():
-    parts = set(args.only.split(",")) if args.only else {"exact", "attach", "cost",
-                                                           "launchbound", "hits", "facts"}
+    # default: what fits one device call (~9 min on the H200); "cost" (GPU-bound steps without
+    # the companion, measured 2026-11-28) only when asked
+    parts = set(args.only.split(",")) if args.only else {"exact", "gpu", "attach", "launchbound",
+                                                           "companion", "hits", "facts"}
     machine()
     if "facts" in parts:
         try:
@@ -412,27 +505,25 @@ def main():
         except Exception as e:
             print(f"# facts: {e}", flush=True)
     print(f"  {'part':8} {'what':38} {'cirron':>14} {'reference':>14}")
-    plain = None
-    if "exact" in parts:
-        kinds = args.kinds.split(",")
-        if args.device != "cuda":
-            kinds = ["plain"]
-        for kind in kinds:
+    plain, refs = None, {}
+    kinds = args.kinds.split(",") if args.device == "cuda" else ["plain"]
+    if parts & {"exact", "gpu", "attach"}:
+        for kind in kinds if parts & {"exact", "gpu"} else ["plain"]:
             try:
-                if kind.endswith("-drvonly"):   # the experiment: launches at the driver only
-                    exact(kind.split("-")[0], kind, DRIVER_LAYER)
-                    continue
                 r = exact(kind)
+                refs[kind] = (r or {}).get("gpu_ref_steps", [])
                 if kind == "plain":
                     plain = r
+                if "gpu" in parts:
+                    gpu_time(kind, refs[kind])
             except Exception as e:          # one loop's failure must not cost the others
                 row(kind, "check", f"error: {e}"[:40], "", False)
     if "attach" in parts:
         try:
-            attach_check(plain["median_step_launches"] if plain else None)
+            attach_check(plain["median_step_launches"] if plain else None, refs.get("plain", ()))
         except Exception as e:
             row("attach", "check", f"error: {e}"[:40], "", False)
-    rounds = 2 if args.quick else 5
+    rounds = args.rounds or (2 if args.quick else 10)
     if "cost" in parts:
         for label, width, batch, n in (("2ms", 4096, 256, 300), ("20ms", 8192, 2048, 60)):
             if args.device != "cuda":
@@ -442,12 +533,25 @@ def main():
             except Exception as e:
                 row(label, "cost", f"error: {e}"[:40], "", False)
     if "launchbound" in parts:     # CPU-bound steps: every launch's cost shows in full
-        for label, obs_args, prof, env in (("lb-default", (), True, None),
-                                           ("lb-off", ("--cuda-calls", "off"), False, None),
-                                           ("lb-drvonly", (), False, DRIVER_LAYER)):
+        # one trap a launch (default), two (the runtime's launch probes kept), no per-call
+        # probes; interleaved windows of ~700 steps, timed inside the loop
+        for label, obs_args, env in (("lb-default", (), None),
+                                     ("lb-runtime", (), RUNTIME_LAYER),
+                                     ("lb-off", ("--cuda-calls", "off"), None)):
             try:
                 cost(label, 256, 32, 600 if args.device == "cuda" else 50, rounds, depth=8,
-                     obs_args=obs_args, profiler=prof, obs_env=env)
+                     obs_args=obs_args, profiler=False, obs_env=env, min_hold=1.5)
+            except Exception as e:
+                row(label, "cost", f"error: {e}"[:40], "", False)
+    if "companion" in parts:       # the job started with the companion: dormant in the base
+        # windows, CUPTI on while the observer is attached
+        for label, width, batch, n, depth in (("lb-companion", 256, 32, 600, 8),
+                                              ("20ms-companion", 8192, 2048, 60, 4)):
+            if args.device != "cuda":
+                width, batch, n, depth = 256, 32, 50, 8
+            try:
+                cost(label, width, batch, n, rounds, depth=depth, profiler=False,
+                     job_env=WITH_COMPANION, min_hold=1.5)
             except Exception as e:
                 row(label, "cost", f"error: {e}"[:40], "", False)
     if "hits" in parts and args.device == "cuda":

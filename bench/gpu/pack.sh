@@ -8,12 +8,15 @@
 # launch_cost (bench/gpu/launch_cost.cu, built with nvcc) with the CUDA runtime it links.
 # Each finds its libraries through a RUNPATH of $ORIGIN/lib (patchelf), not LD_LIBRARY_PATH,
 # which the processes `run` starts would inherit (a torch there must load its own libcudart).
-# DIR defaults to .gpu-carry (ignored by git). Run `make` first; needs patchelf.
+# and the CUPTI companion (libcirron_cupti.so) beside the binary. DIR defaults to .gpu-carry
+# (ignored by git). Run `make` first (it builds the companion too); needs patchelf.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir=${1:-.gpu-carry}
 rm -rf "$dir" && mkdir -p "$dir/lib"
 cp cirron-probe "$dir/"
+# the CUPTI companion, beside the binary: where `run` finds it (docs/gpu-time.md)
+cp .output/libcirron_cupti.so "$dir/"
 # libraries every Linux machine has from its C library and compiler: not carried
 base='^(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux.*|linux-vdso)\.so'
 ldd cirron-probe | awk '/=> \// { print $1, $3 }' | while read -r name path; do

@@ -52,6 +52,52 @@ PROF_NAMES = {
 }
 
 
+def prof_steps_gpu(prof):
+    """Per training step, as cirron-probe makes steps (from the first DataLoader __next__ after
+    an optimizer step to the end of the next optimizer step): the union of the GPU intervals
+    of the kernels, copies and memsets whose launching call (runtime or driver, by correlation
+    id) was made in the step, and their extent; from the profiler's trace, in ns."""
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        prof.export_chrome_trace(f.name)
+        trace = json.load(open(f.name))
+    ev = trace["traceEvents"] if isinstance(trace, dict) else trace
+    calls, gpu, nexts, opts = {}, [], [], []
+    for e in ev:
+        if e.get("ph") != "X":
+            continue
+        cat, name, a = e.get("cat", ""), e.get("name", ""), e.get("args", {})
+        if cat in ("cuda_runtime", "cuda_driver") and "correlation" in a:
+            calls[a["correlation"]] = e["ts"]
+        elif cat in ("kernel", "gpu_memcpy", "gpu_memset") and "correlation" in a:
+            gpu.append((a["correlation"], e["ts"], e["ts"] + e["dur"]))
+        elif name.startswith("enumerate(DataLoader)"):
+            nexts.append(e["ts"])
+        elif name.startswith("Optimizer.step#"):
+            opts.append(e["ts"] + e["dur"])
+    nexts.sort()
+    opts.sort()
+    steps, prev_end = [], None
+    for end in opts:
+        start = next((t for t in nexts if prev_end is None or t >= prev_end), None)
+        if start is None or start > end:
+            prev_end = end
+            continue
+        iv = sorted((s, e) for c, s, e in gpu if c in calls and start <= calls[c] < end)
+        busy, cs, ce = 0.0, None, None
+        for s0, e0 in iv:
+            if ce is None or s0 > ce:
+                busy += (ce - cs) if ce is not None else 0
+                cs, ce = s0, e0
+            else:
+                ce = max(ce, e0)
+        busy += (ce - cs) if ce is not None else 0
+        if iv:
+            steps.append([round(busy * 1000), round((iv[-1][1] - iv[0][0]) * 1000)])
+        prev_end = end
+    return steps
+
+
 def prof_counts(prof):
     counts = {k: 0 for k in PROF_NAMES}
     names = {}
@@ -183,8 +229,11 @@ def main():
         acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
         with profile(activities=acts) as prof:
             run()
+        res = prof_counts(prof)
+        if dev.type == "cuda":
+            res["steps_gpu"] = prof_steps_gpu(prof)
         with open(args.profile, "w") as f:
-            json.dump(prof_counts(prof), f)
+            json.dump(res, f)
     elif args.seconds:
         end = time.time() + args.seconds
         while time.time() < end:

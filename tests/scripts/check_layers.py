@@ -27,6 +27,7 @@ ALLOWED = {
     "common": [],
     "tree": ["common"],
     "marks": ["common"],
+    "gputime": ["common", "tree"],
     "sink": ["common", "tree"],
     "read": ["common", "tree"],
     "proc": ["common"],
@@ -37,8 +38,8 @@ ALLOWED = {
     "snap": ["common", "tree", "sink", "proc", "pyobj", "probedefs", "traced"],
     "attach": ["common", "tree", "marks", "sink", "proc", "pyobj", "probedefs", "agent",
                "traced", "snap"],
-    "observe": ["common", "tree", "marks", "sink", "proc", "pyobj", "probedefs", "agent",
-                "traced", "snap", "attach"],
+    "observe": ["common", "tree", "marks", "gputime", "sink", "proc", "pyobj", "probedefs",
+                "agent", "traced", "snap", "attach"],
 }
 TOP = "(top)"  # user/*.c: commands on top of every stage
 INC = re.compile(r'^#include "([a-z_0-9]+/[a-z_0-9]+\.h)"', re.M)

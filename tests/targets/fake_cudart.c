@@ -6,7 +6,9 @@
 // matched as the cudart group (it defines cudaLaunchKernel), so a session sees every call
 // twice, at the runtime and at the driver probe: the test checks it is counted once.
 // (libcudart.so.13 dlopens libcuda.so.1 and takes its entry points from cuGetProcAddress,
-// which needs a real driver: with the stand-in it stops at initialization.)
+// which needs a real driver: with the stand-in it stops at initialization.) Its launches,
+// copies and synchronize calls are told to a stand-in CUPTI as the runtime's calls
+// (standin_api: libcuda_standin.c), and synchronize waits for the stand-in's fake GPU.
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +25,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n);
 CUresult cuMemFree_v2(CUdeviceptr p);
 CUresult cuDeviceGetCount(int *n);
 CUresult cuGraphLaunch(void *g, void *s);
+CUresult cuStreamSynchronize(void *s);
+void standin_api(const char *api, int enter);
 
 typedef struct { unsigned x, y, z; } dim3;
 
@@ -30,8 +34,13 @@ typedef struct { unsigned x, y, z; } dim3;
 
 API int cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t shmem, void *s)
 {
-	return cuLaunchKernel((void *)f, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned)shmem, s, args,
-			      NULL);
+	int err;
+
+	standin_api("cudaLaunchKernel", 1);
+	err = cuLaunchKernel((void *)f, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned)shmem, s, args,
+			     NULL);
+	standin_api("cudaLaunchKernel", 0);
+	return err;
 }
 
 static int memcpy_any(void *dst, const void *src, size_t n, int kind)
@@ -46,7 +55,12 @@ static int memcpy_any(void *dst, const void *src, size_t n, int kind)
 
 API int cudaMemcpy(void *dst, const void *src, size_t n, int kind)
 {
-	return memcpy_any(dst, src, n, kind);
+	int err;
+
+	standin_api("cudaMemcpy", 1);
+	err = memcpy_any(dst, src, n, kind);
+	standin_api("cudaMemcpy", 0);
+	return err;
 }
 
 API int cudaMemcpyAsync(void *dst, const void *src, size_t n, int kind, void *s)
@@ -58,8 +72,8 @@ API int cudaMemcpyAsync(void *dst, const void *src, size_t n, int kind, void *s)
 API int cudaMalloc(void **p, size_t n) { return cuMemAlloc_v2((CUdeviceptr *)p, n); }
 API int cudaFree(void *p) { return cuMemFree_v2((CUdeviceptr)p); }
 API int cudaGraphLaunch(void *g, void *s) { return cuGraphLaunch(g, s); }
-API int cudaStreamSynchronize(void *s) { (void)s; return 100; }
-API int cudaDeviceSynchronize(void) { return 100; }
+API int cudaStreamSynchronize(void *s) { cuStreamSynchronize(s); return 100; }
+API int cudaDeviceSynchronize(void) { cuStreamSynchronize(NULL); return 100; }
 API int cudaEventSynchronize(void *e) { (void)e; return 100; }
 API int cudaGetDeviceCount(int *n) { return cuDeviceGetCount(n); }
 

@@ -85,6 +85,7 @@ struct observer {
 	struct s3_upload *upload;	/* --output s3://: the upload thread, or NULL */
 	struct write_hooks writes;	/* marks */
 	int allocs_fd, runtime_text_fd;	/* live device allocations; libcudart code */
+	int cuda_layer_fd;	/* where launches count, per process (attach/launch_layer.c) */
 	int images_fd;		/* execs per traced process (PROBE_F_IMAGE) */
 	struct snap_env snap;	/* --snapshots: the options, caches and BPF maps they use */
 };

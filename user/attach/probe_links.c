@@ -55,18 +55,6 @@ static struct py_obj_layout py_obj_layout(const struct py_layout *l)
 	};
 }
 
-static bool launches_at_driver(void)
-{
-	const char *v = getenv("CIRRON_EXPERIMENT_LAUNCH_LAYER");
-
-	return v && !strcmp(v, "driver");
-}
-
-bool probe_links__launch_layer_skips(const struct probe_def *d)
-{
-	return d->action == ACT_CUDA_LAUNCH && !d->driver && launches_at_driver();
-}
-
 /* Gives r an id (the BPF cookie) and writes its spec; the uprobes come with probe_links__link_many. */
 int probe_links__reserve(struct observer *o, struct target *t, struct probe_result *r,
 		       uint64_t aux)
@@ -108,8 +96,8 @@ int probe_links__reserve(struct observer *o, struct target *t, struct probe_resu
 		spec.flags |= PROBE_F_IMAGE;
 		bpf_map_lookup_elem(o->images_fd, &pid, &spec.image);
 	}
-	/* the experiment: a driver launch counts whoever made it (no runtime probe did) */
-	if (d->driver && !(d->action == ACT_CUDA_LAUNCH && launches_at_driver())) {
+	/* driver calls the runtime made: BPF decides by the process's launch layer */
+	if (d->driver) {
 		spec.flags |= PROBE_F_DRIVER;
 		if (d->action == ACT_CUDA_MEMCPY)
 			spec.aux = d->memcpy_kind;
@@ -158,6 +146,10 @@ static int link_one(struct observer *o, struct target *t, struct probe_result *r
 	uint64_t cookie = r->id;
 	int err;
 
+	if (o->kf.uprobe_multi && r->ref_ctr_offset)	/* the CUPTI companion's gate */
+		return ulink__multi_semaphore(bpf_program__fd(o->prog_entry), t->pid, f->host_path,
+					      r->file_offset, cookie, r->ref_ctr_offset, pending,
+					      &r->entry);
 	if (o->kf.uprobe_multi) {
 		err = r->def->ret ? ulink__multi(bpf_program__fd(o->prog_return), t->pid,
 						 f->host_path, &r->file_offset, &cookie, &pending,
@@ -192,6 +184,7 @@ static int link_one(struct observer *o, struct target *t, struct probe_result *r
 		return err;
 	}
 	uo.retprobe = false;
+	uo.ref_ctr_offset = r->ref_ctr_offset;
 	r->entry = ulink__perf(bpf_program__attach_uprobe_opts(o->prog_entry, t->pid, f->host_path,
 							       r->file_offset, &uo), pending);
 	if (!r->entry) {
@@ -225,7 +218,7 @@ static int link_multi(struct observer *o, struct target *t, size_t fi, struct pr
 		unsigned int m = kind == LINK_EXITS ? r->nexits :
 				 kind == LINK_RETURNS ? r->def->ret : 1;
 
-		for (unsigned int j = 0; r->file == fi && j < m; j++) {
+		for (unsigned int j = 0; r->file == fi && !r->ref_ctr_offset && j < m; j++) {
 			offs[k] = kind == LINK_EXITS ? r->exit_offsets[j] : r->file_offset;
 			cookies[k] = r->id;
 			pending[k++] = &o->slots[r->id].reaping;
@@ -237,6 +230,8 @@ static int link_multi(struct observer *o, struct target *t, size_t fi, struct pr
 		struct probe_result *r = rs[i];
 
 		if (r->file != fi)
+			continue;
+		if (r->ref_ctr_offset)	/* a perf link of its own (link_one) */
 			continue;
 		if (kind == LINK_RETURNS && r->def->ret)
 			r->ret = l;

@@ -14,11 +14,6 @@
 
 /* Per-call CUDA counting: the probes --cuda-calls off leaves out. */
 bool probe_links__cuda_per_call(enum probe_action a);
-/* An experiment (bench/gpu/README.md), CIRRON_EXPERIMENT_LAUNCH_LAYER=driver: kernel launches
- * counted at the driver's entry points only, every caller's (the runtime's too), so that a
- * runtime launch traps once, not twice; its launches are then not named. Whether d is a
- * runtime launch probe that the experiment leaves out. */
-bool probe_links__launch_layer_skips(const struct probe_def *d);
 /* Gives r an id (the BPF cookie) and writes its spec (aux: action specific). 0 or -errno. */
 int probe_links__reserve(struct observer *o, struct target *t, struct probe_result *r,
 			 uint64_t aux);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "attach/observer.h"
+#include "attach/launch_layer.h"
 #include "attach/probe_links.h"
 #include "attach/resolve.h"
 #include "common/log.h"
@@ -245,6 +246,7 @@ int resolve__group(struct observer *o, struct target *t, size_t fi,
 		free(tried);
 		return -ENOMEM;
 	}
+	launch_layer__before_group(o, t);
 	for (i = 0; i < n; i++) {
 		q[i].name = g->probes[i].symbol;
 		q[n + i].name = g->probes[i].aux_symbol ? g->probes[i].aux_symbol : "@load";
@@ -288,7 +290,7 @@ int resolve__group(struct observer *o, struct target *t, size_t fi,
 			continue;
 		}
 		if ((probe_links__cuda_per_call(d->action) && o->opts->cuda_calls == CUDA_CALLS_OFF) ||
-		    probe_links__launch_layer_skips(d)) {
+		    launch_layer__skips(t, d)) {
 			r->err = -ENOENT;
 			r->not_asked = true;
 			continue;
@@ -323,6 +325,8 @@ int resolve__group(struct observer *o, struct target *t, size_t fi,
 				continue;
 			}
 			aux = f->bias + q[n + i].vaddr + d->aux_offset;
+			if (d->action == ACT_GPU_BATCH)	/* the USDT semaphore the uprobe raises */
+				r->ref_ctr_offset = q[n + i].file_offset;
 		}
 		r->err = attach_one(o, t, r, aux);
 		tried[i] = true;
@@ -365,6 +369,7 @@ int resolve__group(struct observer *o, struct target *t, size_t fi,
 	}
 	if (runtime_code)
 		add_runtime_text(o, t, f);
+	launch_layer__after_group(o, t);
 	err = attached;
 out:
 	for (i = 0; i < 2 * n; i++)

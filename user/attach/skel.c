@@ -161,6 +161,7 @@ int skel__load(struct observer *o, ring_buffer_event_fn handle_event)
 	o->span_kernels_fd = bpf_map__fd(o->skel->maps.span_kernels);
 	o->allocs_fd = bpf_map__fd(o->skel->maps.cuda_allocs);
 	o->runtime_text_fd = bpf_map__fd(o->skel->maps.cuda_runtime_text);
+	o->cuda_layer_fd = bpf_map__fd(o->skel->maps.cuda_layer);
 	o->images_fd = bpf_map__fd(o->skel->maps.images);
 	o->snap = (struct snap_env){
 		.opts = o->opts,

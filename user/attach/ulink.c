@@ -70,8 +70,8 @@ static void ulink_free(void *arg)
 	free(l);
 }
 
-static int link_create(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,
-		       const uint64_t *cookies, size_t n, bool ret)
+static int link_create_ref(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,
+			   const uint64_t *cookies, const uint64_t *ref_ctrs, size_t n, bool ret)
 {
 	struct link_create_uprobe_multi a;
 	int fd;
@@ -82,11 +82,39 @@ static int link_create(int prog_fd, pid_t pid, const char *path, const uint64_t 
 	a.path = (uint64_t)(uintptr_t)path;
 	a.offsets = (uint64_t)(uintptr_t)offsets;
 	a.cookies = (uint64_t)(uintptr_t)cookies;
+	a.ref_ctr_offsets = (uint64_t)(uintptr_t)ref_ctrs;
 	a.cnt = (uint32_t)n;
 	a.multi_flags = ret ? UPROBE_MULTI_RETURN : 0;
 	a.pid = pid > 0 ? (uint32_t)pid : 0;
 	fd = (int)syscall(__NR_bpf, CMD_LINK_CREATE, &a, sizeof(a));
 	return fd < 0 ? -errno : fd;
+}
+
+static int link_create(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,
+		       const uint64_t *cookies, size_t n, bool ret)
+{
+	return link_create_ref(prog_fd, pid, path, offsets, cookies, NULL, n, ret);
+}
+
+int ulink__multi_semaphore(int prog_fd, pid_t pid, const char *path, uint64_t offset,
+			   uint64_t cookie, uint64_t ref_ctr_offset, atomic_uint *pending,
+			   struct ulink **out)
+{
+	struct ulink *l;
+	int fd = link_create_ref(prog_fd, pid, path, &offset, &cookie, &ref_ctr_offset, 1, false);
+
+	*out = NULL;
+	if (fd < 0)
+		return fd;
+	l = ulink_new(&pending, 1);
+	if (!l) {
+		close(fd);
+		return -ENOMEM;
+	}
+	l->fd = fd;
+	l->refs = 1;
+	*out = l;
+	return 0;
 }
 
 int ulink__multi(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,

@@ -27,6 +27,11 @@ struct ulink;
 int ulink__multi(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,
 		 const uint64_t *cookies, atomic_uint *const *pending, size_t n, bool ret,
 		 struct ulink **out);
+/* One entry uprobe_multi link on offset with a USDT semaphore at ref_ctr_offset (a file
+ * offset), which the kernel raises while the link is in (the CUPTI companion's gate). */
+int ulink__multi_semaphore(int prog_fd, pid_t pid, const char *path, uint64_t offset,
+			   uint64_t cookie, uint64_t ref_ctr_offset, atomic_uint *pending,
+			   struct ulink **out);
 /* Takes over a perf link (NULL stays NULL). */
 struct ulink *ulink__perf(struct bpf_link *l, atomic_uint *pending);
 /* One probe lets go of l (NULL is fine); the last one closes it here and now. */

@@ -16,6 +16,7 @@
 #include "attach/link_reaper.h"
 #include "attach/py_sample.h"
 #include "observe/attrs.h"
+#include "observe/gpu_time.h"
 #include "sink/s3_upload.h"
 #include "proc/gpus.h"
 #include "snap/snapshots.h"
@@ -281,7 +282,8 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 
 			cJSON_AddNumberToObject(p, "hits", (double)in);
 			cJSON_AddNumberToObject(p, "return_hits", (double)out);
-			hits_total += in + out;
+			if (r->def->action != ACT_GPU_BATCH)	/* the companion's thread */
+				hits_total += in + out;
 			attached++;
 		} else {
 			failed++;
@@ -360,6 +362,7 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 		cJSON_AddItemToObject(h, "upload", s3_upload__health(o->upload));
 	if (o->opts->cmd == CMD_WATCH)
 		cJSON_AddItemToObject(h, "agent", agent_health(o));
+	gpu_time__health(t, h);
 	cJSON_AddItemToObject(h, "probes", probes);
 	cJSON_AddItemToObject(h, "kernel", kernel_features__json(&o->kf));
 	return h;

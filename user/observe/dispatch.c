@@ -12,6 +12,7 @@
 #include "observe/discovery.h"
 #include "observe/dispatch.h"
 #include "observe/events.h"
+#include "observe/gpu_time.h"
 #include "observe/lifecycle.h"
 #include "observe/registry.h"
 #include "observe/sessions.h"
@@ -40,6 +41,8 @@ int dispatch__event(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(__u32) && e->type == EV_WRITE)	/* shorter than an event */
 		return writes__event(o, data, size);
+	if (size >= sizeof(__u32) && e->type == EV_GPU_BATCH)	/* a target's CUPTI records */
+		return gpu_time__event(registry__find(o, gpu_time__pid(data, size)), data, size);
 	if (size >= sizeof(struct kname_event) && e->type == EV_KERNEL_NAME) {
 		const struct kname_event *k = data;
 

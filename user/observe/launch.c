@@ -20,6 +20,7 @@
 #include "attach/watchdog.h"
 #include "common/exit_codes.h"
 #include "common/log.h"
+#include "observe/gpu_companion.h"
 #include "observe/launch.h"
 #include "observe/registry.h"
 #include "observe/sessions.h"
@@ -139,6 +140,9 @@ int launch__run(struct observer *o, const struct sigaction inherited_sa[3])
 	struct run_as as = { .ngroups = 256 };
 	struct target *t;
 	ssize_t n;
+	char companion_buf[4096];
+	const char *why, *companion = gpu_companion__find(companion_buf, sizeof(companion_buf),
+							  &why);
 
 	if (o->opts->run_user) {
 		struct passwd *pw = getpwuid(o->opts->run_uid);
@@ -152,6 +156,8 @@ int launch__run(struct observer *o, const struct sigaction inherited_sa[3])
 		}
 	}
 
+	if (!companion)
+		dlog("no CUPTI companion for %s: %s", o->opts->run_argv[0], why);
 	if (pipe2(go, O_CLOEXEC) || pipe2(status, O_CLOEXEC))
 		return EXIT_FAILURE_RUNTIME;
 	o->child = fork();
@@ -167,6 +173,7 @@ int launch__run(struct observer *o, const struct sigaction inherited_sa[3])
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
 		child_err = drop_privileges(o->opts, &as);
+		gpu_companion__inject(companion);	/* GPU time (docs/gpu-time.md) */
 		if (!child_err) {
 			execvp(o->opts->run_argv[0], o->opts->run_argv);
 			child_err = errno;

@@ -13,6 +13,7 @@
 #include "attach/observer.h"
 #include "common/bpf_maps.h"
 #include "common/log.h"
+#include "observe/gpu_time.h"
 #include "observe/registry.h"
 #include "proc/procfs.h"
 #include "snap/snapshots.h"
@@ -75,6 +76,7 @@ void registry__remove(struct observer *o, struct target *t)
 	bpf_maps__forget_pid(o->allocs_fd, sizeof(struct alloc_key), t->pid);
 	snapshots__end(&o->snap, t);	/* none left when its session ended: only here when it never did */
 	snapshots__free(t);
+	gpu_time__free(t);
 	target__free(t);
 }
 

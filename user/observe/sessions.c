@@ -12,6 +12,7 @@
 #include "attach/observer.h"
 #include "common/log.h"
 #include "observe/attrs.h"
+#include "observe/gpu_time.h"
 #include "observe/kernel_split.h"
 #include "observe/registry.h"
 #include "observe/sessions.h"
@@ -219,6 +220,7 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	t->session->counters = read_cuda_counters;	/* per-span CUDA deltas */
 	t->session->counters_ctx = t;
 	t->session->kernels = kernel_split__attrs;	/* top kernels of steps and requests */
+	gpu_time__start(o, t);	/* GPU time on every span */
 	t->unannounced = true;	/* "started" once its events flow: targets__arm */
 	if (t->ranked)
 		tag_launcher(o, t);
@@ -257,6 +259,7 @@ void sessions__flush(struct observer *o, struct target *t, bool final)
 		versions__detect(o->syms, t);	/* frameworks come after torch */
 	attrs__cuda(o, t);
 	kernel_split__read(t);	/* keeps BPF's split to a few intervals a process */
+	gpu_time__flush(o, t, final);	/* spans whose GPU time is in, released */
 	seq = t->session->seq;
 	t->report.closed_since_flush = 0;
 	batch = session__take_batch(t->session, attrs__health(o, t), clock__wall_ns(), final);

@@ -30,6 +30,7 @@ static const char *const action_names[ACT__COUNT] = {
 	[ACT_DL_WATCH] = "dl_watch",
 	[ACT_CUDA_GRAPH_LAUNCH] = "cuda_graph_launch",
 	[ACT_CUDA_KERNEL_NAME] = "cuda_kernel_name",
+	[ACT_GPU_BATCH] = "gpu_batch",
 };
 
 static const char *const meaning_names[MEAN__COUNT] = {
@@ -426,5 +427,6 @@ void probe_def__free(struct probe_def *d)
 
 bool probe_def__gives_session(const struct probe_def *d)
 {
-	return d->action != ACT_DL_STATE && d->meaning != MEAN_PY_CALL;
+	return d->action != ACT_DL_STATE && d->meaning != MEAN_PY_CALL &&
+	       d->action != ACT_GPU_BATCH;
 }

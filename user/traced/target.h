@@ -46,6 +46,7 @@ struct probe_result {
 	char *why;		/* why it did not resolve, where strerror(err) would not say */
 	int err;		/* 0, or -errno of resolution (-ENOENT) or attach */
 	bool not_asked;		/* left out by an option (--cuda-calls off): not a failure */
+	uint64_t ref_ctr_offset;	/* a USDT semaphore the uprobe raises (ACT_GPU_BATCH), or 0 */
 };
 
 /* Marks: the hook on the write path that serves a target (attach/write_hook.c). */
@@ -62,6 +63,8 @@ struct write_hook_ref {
 	void *link;		/* WRITE_HOOK_UPROBE: its bpf_link on libc's write() */
 };
 
+struct gpu_time;
+
 /* What its CUDA calls say (observe/events.c, observe/attrs.c, observe/kernel_split.c). */
 struct target_cuda {
 	long count;		/* -1 until cudaGetDeviceCount is seen */
@@ -70,6 +73,8 @@ struct target_cuda {
 	bool gpus_found;	/* the session says which GPUs it holds open */
 	struct kernel_names kernel_names;	/* what its launches are called */
 	struct span_kernels span_kernels;	/* launches per kernel by anchor interval */
+	bool launch_layer_driver;	/* launches counted at the driver (attach/launch_layer.c) */
+	struct gpu_time *gpu;	/* GPU time on its spans (observe/gpu_time.c), or NULL */
 };
 
 /* The anchor event being handled (observe/events.c): its counters, its time, and dynamo's

@@ -15,6 +15,7 @@ const char *const session_counter_names[SESSION_NCOUNTERS] = {
 	"cuda.malloc_calls", "cuda.free_calls", "cuda.sync_calls", "cuda.nccl_calls",
 	"cuda.nccl_bytes",
 	NULL /* CC_KERNEL_SEQ: a place, not a count (session.kernels) */, "cuda.kernels_unsplit",
+	NULL, NULL, NULL /* CC_LAST_LAUNCH_NS, CC_SYNC_*_NS: times, for gpu_ns_upper */
 };
 
 static void link_span(struct session *s, struct span *sp)
@@ -141,6 +142,8 @@ struct span *session__open_at(struct session *s, struct span *parent, const char
 	} else if (s->counters) {
 		sp->has_counters = s->counters(s->counters_ctx, sp->counters_at_open);
 	}
+	if (s->gpu.opened)
+		s->gpu.opened(s->gpu.ctx, sp);
 	return sp;
 }
 
@@ -153,18 +156,20 @@ struct span *session__open(struct session *s, struct span *parent, const char *n
 void session__close_at(struct session *s, struct span *sp, uint64_t end_ns, enum span_status st,
 		       const uint64_t *counters)
 {
+	uint64_t now[SESSION_NCOUNTERS];
+	const uint64_t *at_close = NULL;
+
 	if (sp->status != SPAN_OPEN)
 		return;	/* closing twice is a caller bug; never emit a span twice */
 	sp->end_ns = end_ns;
 	sp->status = st;
 	sp->dirty = true;
 	if (sp->has_counters) {
-		uint64_t now[SESSION_NCOUNTERS];
-
 		if (counters)
 			memcpy(now, counters, sizeof(now));
 		/* Only what changed: CPU-only spans stay free of zero-valued CUDA keys. */
 		if (counters || (s->counters && s->counters(s->counters_ctx, now))) {
+			at_close = now;
 			for (int i = 0; i < SESSION_NCOUNTERS; i++)
 				if (session_counter_names[i] && now[i] > sp->counters_at_open[i])
 					cJSON_AddNumberToObject(sp->attrs, session_counter_names[i],
@@ -179,6 +184,20 @@ void session__close_at(struct session *s, struct span *sp, uint64_t end_ns, enum
 	}
 	if (sp != s->root)
 		s->depth--;
+	if (s->gpu.closed && s->gpu.closed(s->gpu.ctx, sp, at_close)) {
+		sp->held = true;
+		return;
+	}
+	if (s->on_close)
+		s->on_close(s, sp, s->on_close_ctx);
+}
+
+void session__release(struct session *s, struct span *sp)
+{
+	if (!sp->held)
+		return;
+	sp->held = false;
+	sp->dirty = true;
 	if (s->on_close)
 		s->on_close(s, sp, s->on_close_ctx);
 }
@@ -237,6 +256,8 @@ cJSON *session__take_batch(struct session *s, cJSON *health, uint64_t now_ns, bo
 		;
 	for (; sp; sp = next) {
 		next = sp->prev;
+		if (sp->held && !final)
+			continue;	/* its GPU time is still to come */
 		if (sp->dirty || (s->resend_open && sp->status == SPAN_OPEN))
 			cJSON_AddItemToArray(spans, span__to_json(sp));
 		sp->dirty = false;

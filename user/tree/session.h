@@ -42,6 +42,14 @@ struct session {
 	counters_fn counters;	/* NULL: no counters (no CUDA runtime mapped) */
 	void *counters_ctx;	/* also kernels' */
 	kernels_fn kernels;	/* NULL: spans get no launches per kernel */
+	/* GPU time (observe/gpu_time.c): told of each span's open, and of its close with the
+	 * counters then (NULL: none); a span closed() returns true for is held until
+	 * session__release gives it to on_close and the next batch. */
+	struct session_gpu_hooks {
+		void (*opened)(void *ctx, struct span *sp);
+		bool (*closed)(void *ctx, struct span *sp, const uint64_t *counters);
+		void *ctx;
+	} gpu;
 };
 
 struct session_ids {
@@ -73,6 +81,9 @@ void session__end(struct session *s, uint64_t end_ns, bool exit_ok, const char *
 /* Builds the next spool batch: every span changed since the last one, and every open span
  * with resend_open (so the newest batch alone holds the open path). Takes health. */
 cJSON *session__take_batch(struct session *s, cJSON *health, uint64_t now_ns, bool final);
+/* A span held at its close (session.gpu) goes out: on_close, and the next batch. A final
+ * batch writes the spans still held as they are. */
+void session__release(struct session *s, struct span *sp);
 /* Marks the root dirty so the next batch carries its fresh attributes. */
 void session__touch_root(struct session *s);
 

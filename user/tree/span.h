@@ -24,6 +24,8 @@ struct span {
 	cJSON *attrs;		/* object */
 	cJSON *marks;		/* array */
 	bool dirty;		/* changed since the last spool batch */
+	bool held;		/* closed, its GPU time still to come (session.gpu): not written,
+				 * not given to on_close, until session__release */
 	bool has_counters;
 	uint64_t counters_at_open[CIRRON_NCOUNTERS];
 	struct span *prev, *next;	/* the session's live list */
