@@ -10,6 +10,7 @@
 #include "attach/py_sample.h"
 #include "common/log.h"
 #include "observe/observe.h"
+#include "observe/tf_events.h"
 #include "target/cpython.h"
 #include "target/grad_caller.h"
 
@@ -297,6 +298,10 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 		lost.value = (int)e->lost_before;
 		route(t, &lost);
 		t->py_calls.depth = t->py_calls.module_depth = t->py_calls.compile_depth = 0;
+	}
+	if (tf_events__handles(r->def->meaning)) {	/* TensorFlow's tree */
+		tf_events__anchor(o, t, r, e, name);
+		return;
 	}
 	switch (r->def->meaning) {
 	case MEAN_SCOPE:

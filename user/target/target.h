@@ -16,6 +16,7 @@
 #include "tree/infer_tree.h"
 #include "tree/marks.h"
 #include "tree/session.h"
+#include "tree/tf_tree.h"
 #include "tree/torch_tree.h"
 
 struct bpf_link;
@@ -111,6 +112,7 @@ struct target {
 	struct session *session;	/* NULL until a non-loader probe group matches */
 	struct torch_tree tree;		/* training structure, fed by the torch anchors */
 	struct infer_tree infer;	/* requests of an inference process (infer_tree.h) */
+	struct tf_tree tf;		/* a TensorFlow job's training (tf_tree.h) */
 	struct py_types py_types;	/* --python-frames: classes of called objects */
 	struct py_calls py_calls;
 	struct py_sample py_sample;	/* --python-frames sampled */

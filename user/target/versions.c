@@ -57,11 +57,20 @@ static void attrs_set(cJSON *a, const char *key, const char *v)
 		cJSON_AddStringToObject(a, key, v);
 }
 
+static bool has_group(const struct target *t, const char *name)
+{
+	for (size_t i = 0; i < t->nprobes; i++)
+		if (t->probes[i].id && !strcmp(t->probes[i].group->name, name))
+			return true;
+	return false;
+}
+
+/* torch_version wherever libtorch is mapped; framework=torch where nothing else names one. */
 static void detect_torch(struct target *t, cJSON *a)
 {
 	char v[64];
 
-	if (cJSON_GetObjectItemCaseSensitive(a, "framework"))
+	if (cJSON_GetObjectItemCaseSensitive(a, "torch_version"))
 		return;
 	for (size_t i = 0; i < t->nprobes; i++) {
 		const struct probe_result *r = &t->probes[i];
@@ -70,7 +79,8 @@ static void detect_torch(struct target *t, cJSON *a)
 			continue;
 		if (versions__torch_from_path(t->files[r->file].host_path, v, sizeof(v)))
 			snprintf(v, sizeof(v), "unknown");
-		cJSON_AddStringToObject(a, "framework", "torch");
+		if (!cJSON_GetObjectItemCaseSensitive(a, "framework"))
+			cJSON_AddStringToObject(a, "framework", "torch");
 		cJSON_AddStringToObject(a, "torch_version", v);
 		return;
 	}
@@ -144,11 +154,65 @@ static void detect_framework(struct sym_cache *syms, struct target *t, cJSON *a)
 	}
 }
 
+/* TensorFlow (its probe groups attached): framework=tensorflow, or transformers when that is
+ * imported too (the SDK's precedence: transformers > tensorflow > torch), tensorflow_version
+ * and, once Keras is imported, keras_version and keras_package (keras: Keras 3; tf_keras:
+ * Keras 2, TF_USE_LEGACY_KERAS=1; the first imported of the two, tf_keras first). */
+static void detect_tensorflow(struct sym_cache *syms, struct target *t, cJSON *a)
+{
+	static const char *const fw[] = { "transformers", "tensorflow" };
+	static const char *const keras[] = { "tf_keras", "keras" };
+	char v[64];
+
+	if (t->framework_found || t->framework_unsupported ||
+	    clock__wall_ns() - t->session->root->start_ns > FRAMEWORK_WINDOW_NS)
+		return;
+	if (!cJSON_GetObjectItemCaseSensitive(a, "framework"))
+		attrs_set(a, "framework", "tensorflow");
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct mapped_file *f = &t->files[i];
+		uint32_t hex;
+		int k;
+
+		if (!strstr(f->path, "python") || cpython__version(syms, t->pid, f, &hex))
+			continue;
+		k = cpython__imported(syms, t->pid, f, hex, fw, 2, v, sizeof(v), NULL);
+		if (k == -ENOTSUP) {
+			t->framework_unsupported = true;
+			return;
+		}
+		if (k < 0)
+			continue;
+		attrs_set(a, "framework", fw[k]);
+		if (k == 0) {
+			attrs_set(a, "framework_version", v[0] ? v : "unknown");
+			if (cpython__imported(syms, t->pid, f, hex, fw + 1, 1, v, sizeof(v),
+					      NULL) < 0)
+				continue;
+		}
+		if (v[0])
+			attrs_set(a, "tensorflow_version", v);
+		k = cpython__imported(syms, t->pid, f, hex, keras, 2, v, sizeof(v), NULL);
+		if (k >= 0 && v[0]) {
+			attrs_set(a, "keras_version", v);
+			attrs_set(a, "keras_package", keras[k]);
+		}
+		/* done once TensorFlow's version is known and Keras (imported after it) is in */
+		t->framework_found = k >= 0 && v[0] &&
+				     cJSON_GetObjectItemCaseSensitive(a, "tensorflow_version");
+		session__touch_root(t->session);
+		return;
+	}
+}
+
 void versions__detect(struct sym_cache *syms, struct target *t)
 {
 	if (!t->session)
 		return;
+	if (has_group(t, "tensorflow") || has_group(t, "tensorflow_python"))
+		detect_tensorflow(syms, t, t->session->root->attrs);
 	detect_torch(t, t->session->root->attrs);
 	detect_python(syms, t, t->session->root->attrs);
-	detect_framework(syms, t, t->session->root->attrs);
+	if (!has_group(t, "tensorflow") && !has_group(t, "tensorflow_python"))
+		detect_framework(syms, t, t->session->root->attrs);
 }

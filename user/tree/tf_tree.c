@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// Copyright (c) 2026 cirron-probe authors
+//
+// The TensorFlow tree's inputs (tf_tree.h): what each tf.function is (a training step, an
+// evaluation, a prediction), told once per function; batches read outside a call and
+// gradients, held until what follows tells whose they are. The spans: tf_tree_spans.c.
+// - A function is a training step when a gradient was taken while it was traced (its
+//   trace runs right before its first call: GradientTape inside it); with Keras, the
+//   job's Python stack at its first call says so too (fit, evaluate, predict: read by the
+//   loader, target/py_stack.h). Attached to a running job, whose functions were traced
+//   before, the stack and then the name tell (Keras 3: multi_step_on_iterator for both
+//   train and test, so only the stack can).
+// - A gradient not followed by a new function's first call is an eager loop's backward.
+// - tf.function's own variable initializer, and ops an eager call ran through the slow path
+//   (their op name, no __inference_ prefix), are no steps.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tree/tf_tree_internal.h"
+
+#define INFERENCE_PREFIX "__inference_"
+
+void tf_tree__init(struct tf_tree *t, struct session *s, long epoch_steps, bool mid_run)
+{
+	memset(t, 0, sizeof(*t));
+	t->s = s;
+	t->epoch_steps = epoch_steps > 0 ? epoch_steps : 1000;
+	t->mid_run = mid_run;
+}
+
+void tf_tree__counters(struct tf_tree *t, uint64_t out[SESSION_NCOUNTERS])
+{
+	memset(out, 0, sizeof(uint64_t) * SESSION_NCOUNTERS);
+	if (t->s && t->s->counters)
+		t->s->counters(t->s->counters_ctx, out);
+}
+
+/* "__inference_multi_step_on_iterator_476" -> "multi_step_on_iterator". */
+static void stem_of(const char *name, char *out, size_t size)
+{
+	size_t n;
+
+	if (!strncmp(name, INFERENCE_PREFIX, strlen(INFERENCE_PREFIX)))
+		name += strlen(INFERENCE_PREFIX);
+	snprintf(out, size, "%s", name);
+	n = strlen(out);
+	while (n && out[n - 1] >= '0' && out[n - 1] <= '9')
+		n--;
+	if (n && n < strlen(out) && out[n - 1] == '_')
+		out[n - 1] = 0;
+}
+
+/* What a function's name says: tf-keras names them train_function, test_function and
+ * predict_function; Keras 3's predict functions are one_step_on_data_distributed and
+ * multi_step_on_data; a custom loop's are the user's. */
+static enum tf_class class_of_name(const char *stem)
+{
+	static const char *const predict[] = { "predict", "one_step_on_data_distributed",
+		"multi_step_on_data", "infer", NULL };
+	static const char *const eval[] = { "test", "eval", "valid", NULL };
+
+	for (int i = 0; predict[i]; i++)
+		if (strstr(stem, predict[i]))
+			return TFC_PREDICT;
+	for (int i = 0; eval[i]; i++)
+		if (strstr(stem, eval[i]))
+			return TFC_EVAL;
+	return strstr(stem, "train") ? TFC_TRAIN : TFC_UNKNOWN;
+}
+
+static enum tf_class class_of_hint(int hint)
+{
+	switch (hint) {
+	case TFH_FIT:
+		return TFC_TRAIN;
+	case TFH_VALIDATION:
+	case TFH_EVALUATE:
+		return TFC_EVAL;
+	case TFH_PREDICT:
+		return TFC_PREDICT;
+	default:
+		return TFC_UNKNOWN;
+	}
+}
+
+static void classify(struct tf_tree *t, struct tf_function *f, int hint)
+{
+	enum tf_class by_name = class_of_name(f->stem), by_hint = class_of_hint(hint);
+
+	if (!strcmp(f->stem, "initialize_variables")) {
+		f->cls = TFC_IGNORED;
+		f->cls_source = "name";
+	} else if (t->gradient_since_call) {
+		f->cls = TFC_TRAIN;	/* its trace took a gradient */
+		f->cls_source = "gradient_traced";
+	} else if (by_hint != TFC_UNKNOWN && (t->mid_run || by_hint != TFC_TRAIN)) {
+		/* from the start, every trace is seen: a stack that says fit for a function
+		 * traced without a gradient was read late (the call was over) */
+		f->cls = by_hint;
+		f->cls_source = "python_stack";
+	} else if (by_name != TFC_UNKNOWN && (t->mid_run || by_name != TFC_TRAIN)) {
+		f->cls = by_name;
+		f->cls_source = "name";
+	} else if (t->mid_run) {
+		f->cls = TFC_TRAIN;	/* traced before the attach: a step unless told otherwise */
+		f->cls_source = "assumed";
+	} else {
+		f->cls = TFC_EVAL;	/* traced under observation without a gradient */
+		f->cls_source = "no_gradient";
+	}
+}
+
+static struct tf_function *function_of(struct tf_tree *t, const char *name)
+{
+	for (int i = 0; i < t->nfns; i++)
+		if (!strcmp(t->fns[i].name, name))
+			return &t->fns[i];
+	return NULL;
+}
+
+bool tf_tree__wants_hint(const struct tf_tree *t, const char *name)
+{
+	const struct tf_function *f;
+
+	if (!name || strncmp(name, INFERENCE_PREFIX, strlen(INFERENCE_PREFIX)) != 0)
+		return false;
+	f = function_of((struct tf_tree *)t, name);
+	/* an evaluation's first call: validation inside fit, or evaluate() on its own */
+	return !f || ((f->cls == TFC_EVAL || f->cls == TFC_PREDICT) && !t->eval_kind);
+}
+
+static struct tf_function *learn(struct tf_tree *t, const char *name, int hint)
+{
+	struct tf_function *f = function_of(t, name);
+
+	if (f)
+		return f;
+	if (t->nfns == TF_MAX_FUNCTIONS)	/* forget the oldest: retraces make new names */
+		memmove(&t->fns[0], &t->fns[1], sizeof(t->fns[0]) * --t->nfns);
+	f = &t->fns[t->nfns++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	stem_of(name, f->stem, sizeof(f->stem));
+	classify(t, f, hint);
+	return f;
+}
+
+struct tf_iterator *tf_tree__iterator(struct tf_tree *t, uint64_t it)
+{
+	for (int i = t->nits - 1; i >= 0; i--)
+		if (t->its[i].obj == it)
+			return &t->its[i];
+	return NULL;
+}
+
+static void on_iterator(struct tf_tree *t, const struct tf_event *ev)
+{
+	struct tf_iterator *it = tf_tree__iterator(t, ev->obj);
+
+	if (!it) {
+		if (t->nits == TF_MAX_ITERATORS)
+			memmove(&t->its[0], &t->its[1], sizeof(t->its[0]) * --t->nits);
+		it = &t->its[t->nits++];
+	}
+	it->obj = ev->obj;	/* an address freed and made again is a new iterator */
+	it->dataset = ev->obj2;
+	it->fresh = true;
+}
+
+/* The gradient held was an eager loop's backward: what came next was no new function. */
+static void settle_gradient(struct tf_tree *t)
+{
+	if (!t->grad_held)
+		return;
+	t->grad_held = false;
+	tf_tree__eager_backward(t, t->grad_start, t->grad_open ? t->last_ts_ns : t->grad_end);
+}
+
+static void on_call(struct tf_tree *t, const struct tf_event *ev)
+{
+	struct tf_function *f;
+
+	if (!t->py_tid)
+		t->py_tid = ev->tid;
+	if (ev->tid != t->py_tid)
+		return;		/* a call from another thread (a py_function's): not a step */
+	if (ev->kind == TFI_CALL_EXIT) {
+		if (t->call_depth && !--t->call_depth && t->call_fn)
+			tf_tree__call_end(t, ev->ts_ns);
+		return;
+	}
+	if (t->call_depth++)
+		return;		/* nested: part of the outer call */
+	if (!ev->name || strncmp(ev->name, INFERENCE_PREFIX, strlen(INFERENCE_PREFIX)) != 0)
+		return;		/* an eager op through the slow path */
+	f = function_of(t, ev->name);
+	if (!f && t->grad_held) {	/* the gradient was this new function's trace */
+		t->grad_held = false;
+		t->gradient_since_call = true;
+	}
+	settle_gradient(t);
+	f = learn(t, ev->name, ev->value);
+	if (f->cls == TFC_IGNORED)
+		return;
+	t->gradient_since_call = false;
+	f->calls++;
+	t->call_fn = f;
+	t->call_start = ev->ts_ns;
+	t->call_placed = false;
+	t->call_batches = 0;
+	t->call_hint = (enum tf_hint)ev->value;
+	tf_tree__counters(t, t->call_counters);
+	if (t->held) {		/* its batch was read before the call: its epoch is known */
+		if (f->cls == TFC_TRAIN)
+			tf_tree__place_train(t, t->held_next.iterator);
+		else
+			tf_tree__place_eval(t, t->held_next.iterator);
+	}
+}
+
+static void on_next(struct tf_tree *t, const struct tf_event *ev)
+{
+	bool in_call = t->call_fn && t->call_depth;
+
+	if (ev->kind == TFI_NEXT_EXIT) {
+		if (!t->next_open)
+			return;
+		t->next_open = false;
+		if (t->next_in_call) {
+			tf_tree__call_next(t, ev->ts_ns, false);
+			return;
+		}
+		t->held = true;		/* whose batch: the next call or gradient tells */
+		t->held_next.start = t->next_start;
+		t->held_next.end = ev->ts_ns;
+		t->held_next.iterator = t->next_iterator;
+		memcpy(t->held_next.counters_start, t->next_counters, sizeof(t->next_counters));
+		tf_tree__counters(t, t->held_next.counters_end);
+		return;
+	}
+	settle_gradient(t);
+	if (!in_call && t->held)
+		tf_tree__next_exhausted(t);	/* read, and nothing came of it: the loop's end */
+	t->gradient_since_call = false;
+	t->next_open = true;
+	t->next_in_call = in_call;
+	t->next_start = ev->ts_ns;
+	t->next_iterator = ev->obj;
+	tf_tree__counters(t, t->next_counters);
+	if (in_call)
+		tf_tree__call_next(t, ev->ts_ns, true);
+}
+
+static void on_gradient(struct tf_tree *t, const struct tf_event *ev)
+{
+	if (ev->tid != t->py_tid && t->py_tid)
+		return;
+	if (!t->py_tid)
+		t->py_tid = ev->tid;
+	if (t->call_depth)
+		return;		/* inside a call (a py_function): no step's */
+	if (ev->kind == TFI_GRADIENT_EXIT) {
+		if (t->grad_open) {
+			t->grad_open = false;
+			t->grad_end = ev->ts_ns;
+		}
+		return;
+	}
+	settle_gradient(t);
+	t->grad_held = t->grad_open = true;
+	t->grad_start = ev->ts_ns;
+}
+
+static void on_lost(struct tf_tree *t, const struct tf_event *ev)
+{
+	struct span **open[] = { &t->data, &t->call, &t->backward };
+
+	t->events_lost += ev->value;
+	for (size_t i = 0; i < sizeof(open) / sizeof(open[0]); i++) {
+		if (!*open[i])
+			continue;
+		cJSON_AddNumberToObject((*open[i])->attrs, "events_lost", ev->value);
+		session__close(t->s, *open[i], ev->ts_ns, SPAN_INCOMPLETE);
+		*open[i] = NULL;
+	}
+	if (t->step && !cJSON_GetObjectItemCaseSensitive(t->step->attrs, "events_lost"))
+		cJSON_AddNumberToObject(t->step->attrs, "events_lost", ev->value);
+	t->call_fn = NULL;
+	t->call_depth = 0;
+	t->next_open = t->held = t->grad_held = t->grad_open = false;
+}
+
+void tf_tree__feed(struct tf_tree *t, const struct tf_event *ev)
+{
+	if (ev->ts_ns > t->last_ts_ns)
+		t->last_ts_ns = ev->ts_ns;
+	switch (ev->kind) {
+	case TFI_CALL_ENTER:
+	case TFI_CALL_EXIT:
+		on_call(t, ev);
+		break;
+	case TFI_GRADIENT_ENTER:
+	case TFI_GRADIENT_EXIT:
+		on_gradient(t, ev);
+		break;
+	case TFI_NEXT_ENTER:
+	case TFI_NEXT_EXIT:
+		on_next(t, ev);
+		break;
+	case TFI_ITERATOR:
+		on_iterator(t, ev);
+		break;
+	case TFI_LOST:
+		on_lost(t, ev);
+		break;
+	}
+}
+
+struct span *tf_tree__current(struct tf_tree *t, uint64_t ts)
+{
+	if (ts > t->last_ts_ns)
+		t->last_ts_ns = ts;
+	if (t->call)
+		return t->call;
+	if (t->step)
+		return t->step;
+	if (t->eval)
+		return t->eval;
+	return t->epoch;
+}
+
+struct span *tf_tree__epoch(const struct tf_tree *t)
+{
+	return t->epoch;
+}
+
+void tf_tree__finish(struct tf_tree *t, bool clean_exit)
+{
+	settle_gradient(t);
+	if (t->held)
+		tf_tree__next_exhausted(t);
+	if (!clean_exit)
+		return;
+	tf_tree__close_eval(t);
+	tf_tree__close_step(t, t->last_ts_ns);
+	tf_tree__close_epoch(t, t->last_ts_ns);
+}
