@@ -167,13 +167,19 @@ static void on_iterator(struct tf_tree *t, const struct tf_event *ev)
 	it->fresh = true;
 }
 
-/* The gradient held was an eager loop's backward: what came next was no new function. */
-static void settle_gradient(struct tf_tree *t)
+/* The gradients held were an eager loop's backwards: what came next was no new function. */
+static void settle_gradients(struct tf_tree *t, int n)
 {
-	if (!t->grad_held)
-		return;
-	t->grad_held = false;
-	tf_tree__eager_backward(t, t->grad_start, t->grad_open ? t->last_ts_ns : t->grad_end);
+	for (int i = 0; i < n; i++) {
+		bool open = t->grad_open && i == t->ngrads - 1;
+
+		tf_tree__eager_backward(t, t->grads[i].start,
+					open ? t->last_ts_ns : t->grads[i].end);
+	}
+	memmove(&t->grads[0], &t->grads[n], sizeof(t->grads[0]) * (size_t)(t->ngrads - n));
+	t->ngrads -= n;
+	if (!t->ngrads)
+		t->grad_open = false;
 }
 
 static void on_call(struct tf_tree *t, const struct tf_event *ev)
@@ -194,11 +200,12 @@ static void on_call(struct tf_tree *t, const struct tf_event *ev)
 	if (!ev->name || strncmp(ev->name, INFERENCE_PREFIX, strlen(INFERENCE_PREFIX)) != 0)
 		return;		/* an eager op through the slow path */
 	f = function_of(t, ev->name);
-	if (!f && t->grad_held) {	/* the gradient was this new function's trace */
-		t->grad_held = false;
+	if (!f && t->ngrads) {	/* the gradients were this new function's traces */
+		t->ngrads = 0;
+		t->grad_open = false;
 		t->gradient_since_call = true;
 	}
-	settle_gradient(t);
+	settle_gradients(t, t->ngrads);
 	f = learn(t, ev->name, ev->value);
 	if (f->cls == TFC_IGNORED)
 		return;
@@ -238,7 +245,7 @@ static void on_next(struct tf_tree *t, const struct tf_event *ev)
 		tf_tree__counters(t, t->held_next.counters_end);
 		return;
 	}
-	settle_gradient(t);
+	settle_gradients(t, t->ngrads);
 	if (!in_call && t->held)
 		tf_tree__next_exhausted(t);	/* read, and nothing came of it: the loop's end */
 	t->gradient_since_call = false;
@@ -262,13 +269,16 @@ static void on_gradient(struct tf_tree *t, const struct tf_event *ev)
 	if (ev->kind == TFI_GRADIENT_EXIT) {
 		if (t->grad_open) {
 			t->grad_open = false;
-			t->grad_end = ev->ts_ns;
+			t->grads[t->ngrads - 1].end = ev->ts_ns;
 		}
 		return;
 	}
-	settle_gradient(t);
-	t->grad_held = t->grad_open = true;
-	t->grad_start = ev->ts_ns;
+	if (t->ngrads == TF_MAX_GRADS)
+		settle_gradients(t, 1);
+	t->grads[t->ngrads].start = ev->ts_ns;
+	t->grads[t->ngrads].end = 0;
+	t->ngrads++;
+	t->grad_open = true;
 }
 
 static void on_lost(struct tf_tree *t, const struct tf_event *ev)
@@ -287,7 +297,8 @@ static void on_lost(struct tf_tree *t, const struct tf_event *ev)
 		cJSON_AddNumberToObject(t->step->attrs, "events_lost", ev->value);
 	t->call_fn = NULL;
 	t->call_depth = 0;
-	t->next_open = t->held = t->grad_held = t->grad_open = false;
+	t->next_open = t->held = t->grad_open = false;
+	t->ngrads = 0;
 }
 
 void tf_tree__feed(struct tf_tree *t, const struct tf_event *ev)
@@ -336,7 +347,7 @@ struct span *tf_tree__epoch(const struct tf_tree *t)
 
 void tf_tree__finish(struct tf_tree *t, bool clean_exit)
 {
-	settle_gradient(t);
+	settle_gradients(t, t->ngrads);
 	if (t->held)
 		tf_tree__next_exhausted(t);
 	if (!clean_exit)

@@ -63,6 +63,7 @@ struct tf_event {
 #define TF_MAX_FUNCTIONS 64
 #define TF_MAX_ITERATORS 32
 #define TF_NAME_LEN 96
+#define TF_MAX_GRADS 8	/* gradients held undecided; more: the oldest was a backward */
 
 struct tf_function {
 	char name[TF_NAME_LEN];		/* the op name as called */
@@ -119,9 +120,11 @@ struct tf_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 	uint64_t next_counters[SESSION_NCOUNTERS];
 	bool held;
 	struct tf_next held_next;
-	/* a gradient not yet known to be an eager loop's backward or a trace's */
-	bool grad_held, grad_open;
-	uint64_t grad_start, grad_end;
+	/* gradients not yet known to be an eager loop's backwards or a trace's (a function that
+	 * makes variables is traced twice: two gradients, then its first call) */
+	struct { uint64_t start, end; } grads[TF_MAX_GRADS];
+	int ngrads;
+	bool grad_open;		/* the last one has not returned */
 	/* the open eval run (validation, evaluate or predict) */
 	const char *eval_kind;
 	uint64_t eval_end, eval_dataset;
