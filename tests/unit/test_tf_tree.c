@@ -309,6 +309,28 @@ static void test_attach_mid_run_keras3(void)
 	world_free(&x.w);
 }
 
+/* The stack is read a moment after the call: a short validation may be over by then, fit's
+ * training under way again. A function named like the training one, traced after it, is
+ * fit's test function. */
+static void test_attach_mid_run_stale_stack(void)
+{
+	struct tfw x;
+
+	tfw_init(&x, true);
+	call(&x, TRAIN_FN, 0xa0, TFH_FIT);
+	iterator(&x, 0xb0, 0xd2);
+	call(&x, TEST_FN, 0xb0, TFH_FIT);	/* read after the validation */
+	call(&x, TEST_FN, 0xb0, TFH_NONE);
+	iterator(&x, 0xa1, 0xd1);
+	call(&x, TRAIN_FN, 0xa1, TFH_NONE);
+	finish(&x);
+	ASSERT_EQ(count(&x.w, "step", "epoch"), 2, "steps");
+	ASSERT_EQ(count(&x.w, "eval", "epoch"), 1, "the validation");
+	ASSERT_EQ(count(&x.w, "epoch", "cirron.session"), 2, "epochs");
+	check_well_formed(&x.w);
+	world_free(&x.w);
+}
+
 /* Attached mid-run without the stack's word: tf-keras's names tell; a name that says
  * nothing is taken for a step. */
 static void test_attach_mid_run_names(void)
@@ -402,6 +424,7 @@ int main(void)
 	RUN_TEST(test_eager_gradient_tape_loop);
 	RUN_TEST(test_function_step_loop);
 	RUN_TEST(test_attach_mid_run_keras3);
+	RUN_TEST(test_attach_mid_run_stale_stack);
 	RUN_TEST(test_attach_mid_run_names);
 	RUN_TEST(test_other_threads_and_lost_events);
 	RUN_TEST(test_several_batches_a_call);

@@ -32,6 +32,7 @@ static const struct stack_layout layouts[] = {
 #define FRAMES_MAX	256
 #define THREADS_MAX	64
 #define OWNED_BY_CSTACK	3
+#define WALK_TRIES	16
 
 static bool read_str(int pid, const struct stack_layout *l, uint64_t obj, char *buf, size_t n)
 {
@@ -39,12 +40,15 @@ static bool read_str(int pid, const struct stack_layout *l, uint64_t obj, char *
 	return obj && procfs__read_mem(pid, obj + l->ascii_data, buf, n - 1);
 }
 
-/* One thread's frames, innermost first: the Keras methods on them. */
-static int thread_hint(int pid, const struct stack_layout *l, uint64_t ts)
+/* One thread's frames, innermost first: the Keras methods on them. *whole: the walk reached
+ * the thread's first frame (a busy thread pops and reuses frames under a walk: a chain read
+ * halfway through a change ends early or wanders off). */
+static int walk_thread(int pid, const struct stack_layout *l, uint64_t ts, bool *whole)
 {
 	uint64_t fr = 0, p = 0;
 	bool in_eval = false, in_predict = false, in_fit = false;
 
+	*whole = false;
 	if (!procfs__read_mem(pid, ts + l->ts_frame, &p, 8) || !p)
 		return TFH_NONE;
 	fr = p;
@@ -77,12 +81,28 @@ static int thread_hint(int pid, const struct stack_layout *l, uint64_t ts)
 next:
 		if (!procfs__read_mem(pid, fr + l->fr_previous, &fr, 8))
 			break;
+		*whole = !fr;
 	}
 	if (in_predict)
 		return TFH_PREDICT;
 	if (in_eval)
 		return in_fit ? TFH_VALIDATION : TFH_EVALUATE;
 	return in_fit ? TFH_FIT : TFH_NONE;
+}
+
+/* Walked again until one walk is whole (WALK_TRIES at most; then the last walk's word). */
+static int thread_hint(int pid, const struct stack_layout *l, uint64_t ts)
+{
+	int h = TFH_NONE;
+
+	for (int i = 0; i < WALK_TRIES; i++) {
+		bool whole;
+
+		h = walk_thread(pid, l, ts, &whole);
+		if (whole)
+			break;
+	}
+	return h;
 }
 
 int py_stack__keras(struct sym_cache *syms, struct target *t)

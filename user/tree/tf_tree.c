@@ -83,9 +83,35 @@ static enum tf_class class_of_hint(int hint)
 	}
 }
 
+/* The number a function's name ends in: tf.function numbers functions as it traces them. */
+static long trace_number(const char *name)
+{
+	const char *u = strrchr(name, '_');
+
+	return u ? strtol(u + 1, NULL, 10) : 0;
+}
+
+/* A training function of the same Python name traced before f: Keras traces fit's train
+ * function at fit's first step, its test function at the first validation (Keras 3 names
+ * both multi_step_on_iterator). */
+static bool traced_after_a_step_alike(const struct tf_tree *t, const struct tf_function *f)
+{
+	for (int i = 0; i < t->nfns; i++)
+		if (&t->fns[i] != f && t->fns[i].cls == TFC_TRAIN &&
+		    !strcmp(t->fns[i].stem, f->stem) &&
+		    trace_number(t->fns[i].name) < trace_number(f->name))
+			return true;
+	return false;
+}
+
 static void classify(struct tf_tree *t, struct tf_function *f, int hint)
 {
 	enum tf_class by_name = class_of_name(f->stem), by_hint = class_of_hint(hint);
+
+	/* the stack is read a moment after the call (the loader's next round, up to 100 ms):
+	 * a short validation may be over by then, and fit's training under way again */
+	if (t->mid_run && by_hint == TFC_TRAIN && traced_after_a_step_alike(t, f))
+		by_hint = TFC_EVAL;
 
 	if (!strcmp(f->stem, "initialize_variables")) {
 		f->cls = TFC_IGNORED;
