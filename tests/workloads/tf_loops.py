@@ -11,6 +11,8 @@
   tape     a custom loop with tf.GradientTape over a tf.data.Dataset: eager (every op run
            one by one), or with --function the step in a @tf.function.
 
+--with-torch also imports torch (Debian's, from /usr/lib/python3/dist-packages) and runs a
+torch backward after each Keras batch: both frameworks loaded in one job.
 --wait stops before training until a line comes on stdin (an observer attaches then).
 --forever trains epoch after epoch until killed (attach mid-run). Prints READY before
 training and DONE at the end; History's values as `HISTORY {json}` after fit."""
@@ -48,6 +50,20 @@ def model_of(keras):
     return m
 
 
+def torch_work():
+    """torch (Debian's 1.13, same CPython ABI) loaded beside TensorFlow: a backward after each
+    Keras batch, so both frameworks' anchors fire in one process."""
+    sys.path.append("/usr/lib/python3/dist-packages")
+    import warnings
+    warnings.simplefilter("ignore")
+    import torch
+    lin = torch.nn.Linear(4, 1)
+
+    def after_batch(batch, logs):
+        lin(torch.ones(2, 4)).sum().backward()
+    return after_batch
+
+
 def fit(a):
     keras = keras_module()
     model = model_of(keras)
@@ -56,6 +72,8 @@ def fit(a):
     if a.val_batches:
         val = data(a.val_batches, 1)
     callbacks = []
+    if a.with_torch:
+        callbacks.append(keras.callbacks.LambdaCallback(on_train_batch_end=torch_work()))
     if a.callbacks:
         callbacks = [keras.callbacks.EarlyStopping(monitor="loss", patience=100),
                      keras.callbacks.LambdaCallback(
@@ -124,6 +142,7 @@ def main():
     p.add_argument("--evaluate", type=int, default=0)
     p.add_argument("--predict", type=int, default=0)
     p.add_argument("--function", action="store_true")
+    p.add_argument("--with-torch", action="store_true")
     p.add_argument("--wait", action="store_true")
     p.add_argument("--forever", action="store_true")
     a = p.parse_args()

@@ -244,6 +244,9 @@ static void to_training(void *ctx, const struct tree_event *ev)
  * (a request's region), else to the training tree's (tree/infer_tree.h). */
 static void route(struct target *t, const struct tree_event *ev)
 {
+	if (t->tf.active)	/* both loaded: the TensorFlow job's tree is TensorFlow's (the
+				 * SDK's precedence, transformers > tensorflow > torch) */
+		return;
 	if (!infer_tree__feed(&t->infer, ev, to_training, t))
 		torch_tree__feed(&t->tree, ev);
 }
