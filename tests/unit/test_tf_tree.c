@@ -221,6 +221,46 @@ static void test_evaluate_told_by_its_dataset(void)
 	world_free(&x.w);
 }
 
+/* The stack read too late to say (NONE): what follows an evaluation run tells. Training after
+ * it: fit's validation; nothing after it, in a fit whose earlier epochs had none: an
+ * evaluate(); the last epoch's, when earlier ones had one on the same data: a validation. */
+static void test_eval_kind_told_by_what_follows(void)
+{
+	struct tfw x;
+	const struct rec *ev;
+
+	tfw_init(&x, false);
+	keras3_fit(&x, 3, 2, 0, true);
+	iterator(&x, 0xc0, 0xd9);
+	call(&x, TEST_FN, 0xc0, TFH_NONE);
+	call(&x, TEST_FN, 0xc0, TFH_NONE);
+	finish(&x);
+	ev = nth(&x.w, "eval", 0);
+	if (ASSERT_OK_PTR(ev, "evaluate"))
+		ASSERT_STREQ(attr_str(ev, "kind"), "evaluate", "no validation in earlier epochs");
+	check_well_formed(&x.w);
+	world_free(&x.w);
+
+	tfw_init(&x, false);
+	iterator(&x, 0xa0, 0xd1);
+	gradient(&x);
+	for (int e = 0; e < 2; e++) {
+		for (int s = 0; s < 2; s++)
+			call(&x, "__inference_train_function_563", 0xa0, TFH_NONE);
+		iterator(&x, 0xb0 + (uint64_t)e, 0xd2);
+		call(&x, "__inference_test_function_745", 0xb0 + (uint64_t)e, TFH_NONE);
+	}
+	finish(&x);
+	ASSERT_EQ(count(&x.w, "epoch", "cirron.session"), 2, "epochs");
+	for (int i = 0; i < 2; i++) {
+		ev = nth(&x.w, "eval", i);
+		if (ASSERT_OK_PTR(ev, "validation"))
+			ASSERT_STREQ(attr_str(ev, "kind"), "validation", "kind");
+	}
+	check_well_formed(&x.w);
+	world_free(&x.w);
+}
+
 /* A custom loop, eager: for each batch of a dataset, tape.gradient and apply; the loop's last
  * read raises OutOfRange; each epoch's iterator may reuse the last one's address. */
 static void test_eager_gradient_tape_loop(void)
@@ -421,6 +461,7 @@ int main(void)
 	RUN_TEST(test_keras3_fit_without_validation);
 	RUN_TEST(test_tf_keras_one_iterator);
 	RUN_TEST(test_evaluate_told_by_its_dataset);
+	RUN_TEST(test_eval_kind_told_by_what_follows);
 	RUN_TEST(test_eager_gradient_tape_loop);
 	RUN_TEST(test_function_step_loop);
 	RUN_TEST(test_attach_mid_run_keras3);

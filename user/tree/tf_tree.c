@@ -152,7 +152,7 @@ bool tf_tree__wants_hint(const struct tf_tree *t, const char *name)
 		return false;
 	f = function_of((struct tf_tree *)t, name);
 	/* an evaluation's first call: validation inside fit, or evaluate() on its own */
-	return !f || ((f->cls == TFC_EVAL || f->cls == TFC_PREDICT) && !t->eval_kind);
+	return !f || ((f->cls == TFC_EVAL || f->cls == TFC_PREDICT) && !t->eval);
 }
 
 static struct tf_function *learn(struct tf_tree *t, const char *name, int hint)
@@ -376,9 +376,10 @@ void tf_tree__finish(struct tf_tree *t, bool clean_exit)
 	settle_gradients(t, t->ngrads);
 	if (t->held)
 		tf_tree__next_exhausted(t);
+	tf_tree__decide_eval(t, false);
 	if (!clean_exit)
 		return;
-	tf_tree__close_eval(t);
+	tf_tree__close_eval(t, false);
 	tf_tree__close_step(t, t->last_ts_ns);
-	tf_tree__close_epoch(t, t->last_ts_ns);
+	tf_tree__close_epoch(t, t->last_ts_ns, false);
 }

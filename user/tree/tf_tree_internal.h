@@ -23,11 +23,14 @@ void tf_tree__call_end(struct tf_tree *t, uint64_t ts);
 void tf_tree__next_exhausted(struct tf_tree *t);
 /* An eager loop's gradient (tape.gradient run op by op): the step's backward. */
 void tf_tree__eager_backward(struct tf_tree *t, uint64_t start, uint64_t end);
-/* Ends the open eval run at its last call's end. */
-void tf_tree__close_eval(struct tf_tree *t);
+/* Ends the open eval run at its last call's end; training_follows: a training step begins
+ * after it (an undecided run was fit's validation). */
+void tf_tree__close_eval(struct tf_tree *t, bool training_follows);
+/* Says what the open eval run was where its start could not (its kind), leaving it open. */
+void tf_tree__decide_eval(struct tf_tree *t, bool training_follows);
 /* Ends the open step (eager steps end where the next thing begins). */
 void tf_tree__close_step(struct tf_tree *t, uint64_t ts);
-void tf_tree__close_epoch(struct tf_tree *t, uint64_t ts);
+void tf_tree__close_epoch(struct tf_tree *t, uint64_t ts, bool training_follows);
 /* Whether iterator it was made and not yet read by training. */
 struct tf_iterator *tf_tree__iterator(struct tf_tree *t, uint64_t it);
 

@@ -46,25 +46,48 @@ void tf_tree__close_step(struct tf_tree *t, uint64_t ts)
 	t->step_has_backward = false;
 }
 
-void tf_tree__close_eval(struct tf_tree *t)
+/* A validation: the epoch's; training after it begins the next epoch (one iterator a fit). */
+static void validation_seen(struct tf_tree *t)
+{
+	t->eval_since_train = true;
+	if (t->eval_dataset)
+		t->val_dataset = t->eval_dataset;
+}
+
+void tf_tree__decide_eval(struct tf_tree *t, bool training_follows)
+{
+	if (t->eval && !t->eval_kind) {
+		/* undecided at its start: training after it makes it fit's validation; else it
+		 * was an evaluate() after a fit whose earlier epochs had none (a fit of one epoch
+		 * cannot tell: a validation) */
+		t->eval_kind = training_follows || t->epoch_index < 2 || t->val_dataset
+			       ? "validation" : "evaluate";
+		cJSON_AddStringToObject(t->eval->attrs, "kind", t->eval_kind);
+		if (!strcmp(t->eval_kind, "validation"))
+			validation_seen(t);
+	}
+}
+
+void tf_tree__close_eval(struct tf_tree *t, bool training_follows)
 {
 	if (!t->eval)
 		return;
+	tf_tree__decide_eval(t, training_follows);
 	session__close_at(t->s, t->eval, t->eval_end, SPAN_OK, NULL);
 	t->eval = NULL;
 	t->eval_kind = NULL;
 }
 
-void tf_tree__close_epoch(struct tf_tree *t, uint64_t ts)
+void tf_tree__close_epoch(struct tf_tree *t, uint64_t ts, bool training_follows)
 {
-	tf_tree__close_eval(t);
+	tf_tree__close_eval(t, training_follows);
 	tf_tree__close_step(t, ts);
 	close_span(t, &t->epoch, ts);
 }
 
 static void open_epoch(struct tf_tree *t, uint64_t ts, const uint64_t *counters)
 {
-	tf_tree__close_epoch(t, ts);
+	tf_tree__close_epoch(t, ts, true);
 	t->epoch = session__open_at(t->s, NULL, "epoch", t->epoch_index++, ts, counters);
 	t->steps_in_epoch = 0;
 	t->eval_since_train = false;
@@ -95,7 +118,7 @@ static bool epoch_begins(struct tf_tree *t, uint64_t it)
 static void begin_step(struct tf_tree *t, uint64_t start, uint64_t it, const uint64_t *counters,
 		       const char *boundary)
 {
-	tf_tree__close_eval(t);
+	tf_tree__close_eval(t, true);
 	tf_tree__close_step(t, start);
 	if (epoch_begins(t, it))
 		open_epoch(t, start, counters);
@@ -155,20 +178,21 @@ void tf_tree__place_train(struct tf_tree *t, uint64_t it)
 					"forward, backward, optimizer_step");
 }
 
-/* What an evaluation run is: the Python stack's word where the loader read it, else
- * validation when it follows training in the epoch and reads what validations read. */
+/* What an evaluation run is: what validations read before tells first, then the Python
+ * stack's word where the loader read it (a moment late: a short evaluation may be over); an
+ * evaluation with no training before it in its epoch is no validation; else NULL: what
+ * follows it tells (tf_tree__close_eval). */
 static const char *eval_kind(struct tf_tree *t, uint64_t dataset)
 {
 	if (t->call_fn->cls == TFC_PREDICT || t->call_hint == TFH_PREDICT)
 		return "predict";
+	if (t->val_dataset && dataset)
+		return dataset == t->val_dataset ? "validation" : "evaluate";
 	if (t->call_hint == TFH_VALIDATION)
 		return "validation";
-	if (t->call_hint == TFH_EVALUATE)
+	if (t->call_hint == TFH_EVALUATE || !t->epoch || !t->steps_in_epoch)
 		return "evaluate";
-	if (t->epoch && t->steps_in_epoch &&
-	    (!t->val_dataset || !dataset || dataset == t->val_dataset))
-		return "validation";
-	return "evaluate";
+	return NULL;
 }
 
 void tf_tree__place_eval(struct tf_tree *t, uint64_t it)
@@ -184,15 +208,17 @@ void tf_tree__place_eval(struct tf_tree *t, uint64_t it)
 		i->fresh = false;
 	if (t->step)	/* an eager step ends where the evaluation begins */
 		tf_tree__close_step(t, start);
-	if (t->eval && t->eval_dataset != dataset && dataset)
-		tf_tree__close_eval(t);
+	if (t->eval && ((t->eval_dataset != dataset && dataset) ||
+			(t->call_fn->cls == TFC_PREDICT) != (t->eval_kind && *t->eval_kind == 'p')))
+		tf_tree__close_eval(t, false);	/* another run: other data, or a prediction */
 	if (!t->eval) {
 		const char *kind = eval_kind(t, dataset);
 		struct span *parent = t->epoch;
 
-		if (strcmp(kind, "validation") != 0 && t->call_hint != TFH_NONE && t->epoch) {
+		if (kind && strcmp(kind, "validation") != 0 && t->call_hint != TFH_NONE &&
+		    t->epoch) {
 			/* evaluate() or predict() outside fit: fit's last epoch is over */
-			tf_tree__close_epoch(t, start);
+			tf_tree__close_epoch(t, start, false);
 			parent = NULL;
 		}
 		t->eval = session__open_at(t->s, parent, "eval", t->eval_index++, start,
@@ -200,13 +226,10 @@ void tf_tree__place_eval(struct tf_tree *t, uint64_t it)
 		t->eval_kind = kind;
 		t->eval_dataset = dataset;
 		t->eval_batches = 0;
-		if (t->eval)
+		if (t->eval && kind)
 			cJSON_AddStringToObject(t->eval->attrs, "kind", kind);
-		if (!strcmp(kind, "validation")) {
-			t->eval_since_train = true;
-			if (dataset)
-				t->val_dataset = dataset;
-		}
+		if (kind && !strcmp(kind, "validation"))
+			validation_seen(t);
 	}
 	t->active = true;
 	held_data_load(t, t->eval);
