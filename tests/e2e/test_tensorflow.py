@@ -114,7 +114,6 @@ def test_keras3_fit_with_validation(h, tf):
     check_root(s, "keras", "3.")
     check_epochs(s, 3, 5, 2, history(out))
     assert s.health["uprobe_hits_per_step"] < 10, s.health
-    assert s.health["signals_sent"] > 0 or True     # run holds at loads (observer-effects)
     f = children(s, named(s, "step")[0], "function")[0]
     assert f["attrs"]["function"] == "multi_step_on_iterator", f["attrs"]
     assert f["attrs"]["class_source"] == "gradient_traced", f["attrs"]
@@ -227,7 +226,7 @@ def test_watch_finds_tensorflow_jobs(h, tf, tmp_path):
     d.mkdir()
     shutil.copy(WORKLOAD, d / WORKLOAD.name)
     root = h.spool_root()
-    agent = h.observer("watch", "--match", re.escape(str(d)), "--output", "spool,stdout",
+    agent = h.observer("watch", "-v", "--match", re.escape(str(d)), "--output", "spool,stdout",
                        path=root)
     agent.err.wait_for("watching for processes that load torch, TensorFlow", timeout=60)
     job = h.start([str(tf / "bin" / "python"), str(d / WORKLOAD.name), "fit", "--epochs", "2",
