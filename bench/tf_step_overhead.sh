@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# The TensorFlow tree's cost per step: Keras 3 model.fit on tensorflow-cpu
+# (bench/tf_fit_steps.py, in the venv of tests/scripts/make-tf-venv.sh), side by side in
+# interleaved rounds:
+#   none            no observer
+#   cirron-probe    `cirron-probe run` at the default level (spool sink)
+# The median training step time of each run (Keras's callback clock, epochs after the first),
+# the ratio to none (median and spread over rounds), and the uprobe hits per step the
+# observer's health counted. Not in run.sh's default parts: run by hand.
+#   ROUNDS=5 EPOCHS=4 BATCHES=200 WIDTH=512 BATCH=128 bench/tf_step_overhead.sh
+source "$(dirname "$0")/lib.sh"
+ROUNDS=${ROUNDS:-5}
+EPOCHS=${EPOCHS:-4}
+BATCHES=${BATCHES:-200}
+WIDTH=${WIDTH:-512}
+BATCH=${BATCH:-128}
+NAME=tf_step_overhead
+reset_results $NAME
+
+VENV=$(tests/scripts/make-tf-venv.sh | tail -1)
+TFPY=$VENV/bin/python
+ARGS=(bench/tf_fit_steps.py --epochs "$EPOCHS" --batches "$BATCHES" --width "$WIDTH" --batch "$BATCH")
+export TF_CPP_MIN_LOG_LEVEL=2
+
+step_ms() { grep -oP '^STEP_MS \K[0-9.]+' "$1"; }
+declare -A times
+hits=()
+for r in $(seq 1 "$ROUNDS"); do
+	for mode in none cirron-probe; do
+		out=$TMPB/$mode.$r.out
+		case $mode in
+		none) "$TFPY" "${ARGS[@]}" > "$out" 2>&1 ;;
+		cirron-probe)
+			rm -rf "$TMPB/spool.$r"
+			"$PROBE" run --path "$TMPB/spool.$r" --cache-dir "$TMPB/cache" -- \
+				"$TFPY" "${ARGS[@]}" > "$out" 2>&1
+			hits+=("$(spool_py health "$TMPB/spool.$r" | awk -F= '$1 == "steady_hits_per_step" {print $2}')") ;;
+		esac
+		t=$(step_ms "$out") || die "$mode round $r: no STEP_MS ($(tail -3 "$out"))"
+		times[$mode]+="$t "
+		log "round $r $mode: $t ms/step"
+	done
+done
+ratios=""
+none=(${times[none]})
+probe=(${times[cirron-probe]})
+for i in "${!none[@]}"; do ratios+="$(calc 'p/n' p="${probe[$i]}" n="${none[$i]}") "; done
+{
+	echo "## TensorFlow: the tree's cost per step (issue 45)"
+	echo
+	echo "bench/tf_step_overhead.sh, $(date -u +%Y-%m-%d): Keras 3.15.1 model.fit on tensorflow-cpu 2.21.0"
+	echo "(pyenv's CPython 3.11.7), an MLP of two ${WIDTH}-wide layers, batch $BATCH, SGD, $BATCHES steps an"
+	echo "epoch, $EPOCHS epochs (the first left out), one thread per op pool; $ROUNDS interleaved rounds."
+	echo "Step time: a Keras callback's clock from on_train_batch_begin to on_train_batch_end."
+	echo
+	echo "| mode | step time, median of runs (ms) | ratio to none, median (min to max) | uprobe hits per step (steady state) |"
+	echo "|---|---|---|---|"
+	echo "| none | $(summary '%.3f' "${times[none]}") | 1 | 0 |"
+	echo "| cirron-probe run (default level) | $(summary '%.3f' "${times[cirron-probe]}") | $(summary '%.3f' "$ratios") | $(summary '%.1f' "${hits[*]}") |"
+} | tee "$(section_file $NAME)"
