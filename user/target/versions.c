@@ -176,31 +176,36 @@ static void detect_tensorflow(struct sym_cache *syms, struct target *t, cJSON *a
 
 		if (!strstr(f->path, "python") || cpython__version(syms, t->pid, f, &hex))
 			continue;
-		k = cpython__imported(syms, t->pid, f, hex, fw, 2, v, sizeof(v), NULL);
-		if (k == -ENOTSUP) {
-			t->framework_unsupported = true;
-			return;
-		}
-		if (k < 0)
-			continue;
-		attrs_set(a, "framework", fw[k]);
-		if (k == 0) {
-			attrs_set(a, "framework_version", v[0] ? v : "unknown");
-			if (cpython__imported(syms, t->pid, f, hex, fw + 1, 1, v, sizeof(v),
-					      NULL) < 0)
+		if (!cJSON_GetObjectItemCaseSensitive(a, "tensorflow_version")) {
+			k = cpython__imported(syms, t->pid, f, hex, fw, 2, v, sizeof(v), NULL);
+			if (k == -ENOTSUP) {
+				t->framework_unsupported = true;
+				return;
+			}
+			if (k < 0)
 				continue;
-		}
-		if (v[0])
+			attrs_set(a, "framework", fw[k]);
+			if (k == 0) {
+				attrs_set(a, "framework_version", v[0] ? v : "unknown");
+				if (cpython__imported(syms, t->pid, f, hex, fw + 1, 1, v, sizeof(v),
+						      NULL) < 0)
+					continue;
+			}
+			if (!v[0])
+				continue;	/* its __version__ comes later in its import */
 			attrs_set(a, "tensorflow_version", v);
-		k = cpython__imported(syms, t->pid, f, hex, keras, 2, v, sizeof(v), NULL);
+			session__touch_root(t->session);
+		}
+		/* Keras comes after TensorFlow, if at all: walked again only when sys.modules
+		 * changed size since the last walk that found neither */
+		k = cpython__imported(syms, t->pid, f, hex, keras, 2, v, sizeof(v),
+				      &t->modules_used);
 		if (k >= 0 && v[0]) {
 			attrs_set(a, "keras_version", v);
 			attrs_set(a, "keras_package", keras[k]);
+			t->framework_found = true;
+			session__touch_root(t->session);
 		}
-		/* done once TensorFlow's version is known and Keras (imported after it) is in */
-		t->framework_found = k >= 0 && v[0] &&
-				     cJSON_GetObjectItemCaseSensitive(a, "tensorflow_version");
-		session__touch_root(t->session);
 		return;
 	}
 }
