@@ -3,7 +3,9 @@
 """The TensorFlow workload of bench/tf_step_overhead.sh: Keras 3 model.fit on tensorflow-cpu
 (an MLP 512 wide, batch 128, SGD, from NumPy arrays), one thread per op pool. Prints the
 median training step time of the epochs after the first (a callback's clock between
-on_train_batch_begin and on_train_batch_end) as `STEP_MS <median>`.
+on_train_batch_begin and on_train_batch_end) as `STEP_MS <median>`, and the process's CPU time
+(every thread, user and system: a uprobe's trap is the job's system time) per step over those
+epochs as `CPU_MS <mean>`: the steadier figure on a machine whose other load moves wall times.
 
   python tf_fit_steps.py [--epochs 4] [--batches 200] [--width 512] [--batch 128]"""
 import argparse
@@ -26,6 +28,11 @@ class StepClock(keras.callbacks.Callback):
 
     def on_epoch_begin(self, epoch, logs=None):
         self.epoch = epoch
+        if epoch == 1:
+            self.cpu0 = time.process_time()
+
+    def on_train_end(self, logs=None):
+        self.cpu = time.process_time() - self.cpu0
 
     def on_train_batch_begin(self, batch, logs=None):
         self.t0 = time.perf_counter()
@@ -53,6 +60,7 @@ def main():
     model.fit(x, y, batch_size=a.batch, epochs=a.epochs, verbose=0, shuffle=False,
               callbacks=[clock])
     print(f"STEP_MS {np.median(clock.times) * 1000:.4f}", flush=True)
+    print(f"CPU_MS {clock.cpu / len(clock.times) * 1000:.4f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,8 @@ ARGS=(bench/tf_fit_steps.py --epochs "$EPOCHS" --batches "$BATCHES" --width "$WI
 export TF_CPP_MIN_LOG_LEVEL=2
 
 step_ms() { grep -oP '^STEP_MS \K[0-9.]+' "$1"; }
-declare -A times
+cpu_ms() { grep -oP '^CPU_MS \K[0-9.]+' "$1"; }
+declare -A times cpus
 hits=()
 for r in $(seq 1 "$ROUNDS"); do
 	for mode in none cirron-probe; do
@@ -39,23 +40,31 @@ for r in $(seq 1 "$ROUNDS"); do
 		esac
 		t=$(step_ms "$out") || die "$mode round $r: no STEP_MS ($(tail -3 "$out"))"
 		times[$mode]+="$t "
+		cpus[$mode]+="$(cpu_ms "$out") "
 		log "round $r $mode: $t ms/step"
 	done
 done
-ratios=""
+ratios="" cratios=""
 none=(${times[none]})
 probe=(${times[cirron-probe]})
-for i in "${!none[@]}"; do ratios+="$(calc 'p/n' p="${probe[$i]}" n="${none[$i]}") "; done
+cnone=(${cpus[none]})
+cprobe=(${cpus[cirron-probe]})
+for i in "${!none[@]}"; do
+	ratios+="$(calc 'p/n' p="${probe[$i]}" n="${none[$i]}") "
+	cratios+="$(calc 'p/n' p="${cprobe[$i]}" n="${cnone[$i]}") "
+done
 {
 	echo "## TensorFlow: the tree's cost per step (issue 45)"
 	echo
 	echo "bench/tf_step_overhead.sh, $(date -u +%Y-%m-%d): Keras 3.15.1 model.fit on tensorflow-cpu 2.21.0"
 	echo "(pyenv's CPython 3.11.7), an MLP of two ${WIDTH}-wide layers, batch $BATCH, SGD, $BATCHES steps an"
 	echo "epoch, $EPOCHS epochs (the first left out), one thread per op pool; $ROUNDS interleaved rounds."
-	echo "Step time: a Keras callback's clock from on_train_batch_begin to on_train_batch_end."
+	echo "Step time: a Keras callback's clock from on_train_batch_begin to on_train_batch_end; CPU:"
+	echo "the process's CPU time (all threads, user and system) per step over the same epochs."
+	echo "Load average during the run: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine)."
 	echo
-	echo "| mode | step time, median of runs (ms) | ratio to none, median (min to max) | uprobe hits per step (steady state) |"
-	echo "|---|---|---|---|"
-	echo "| none | $(summary '%.3f' "${times[none]}") | 1 | 0 |"
-	echo "| cirron-probe run (default level) | $(summary '%.3f' "${times[cirron-probe]}") | $(summary '%.3f' "$ratios") | $(summary '%.1f' "${hits[*]}") |"
+	echo "| mode | step time, median of runs (ms) | ratio to none | CPU per step (ms) | CPU ratio to none | uprobe hits per step (steady state) |"
+	echo "|---|---|---|---|---|---|"
+	echo "| none | $(summary '%.3f' "${times[none]}") | 1 | $(summary '%.3f' "${cpus[none]}") | 1 | 0 |"
+	echo "| cirron-probe run (default level) | $(summary '%.3f' "${times[cirron-probe]}") | $(summary '%.3f' "$ratios") | $(summary '%.3f' "${cpus[cirron-probe]}") | $(summary '%.3f' "$cratios") | $(summary '%.1f' "${hits[*]}") |"
 } | tee "$(section_file $NAME)"
