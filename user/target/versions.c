@@ -164,11 +164,19 @@ static void detect_tensorflow(struct sym_cache *syms, struct target *t, cJSON *a
 	static const char *const keras[] = { "tf_keras", "keras" };
 	char v[64];
 
-	if (t->framework_found || t->framework_unsupported ||
+	const cJSON *named = cJSON_GetObjectItemCaseSensitive(a, "framework");
+	bool ours = cJSON_IsString(named) && (!strcmp(named->valuestring, "tensorflow") ||
+					      !strcmp(named->valuestring, "transformers"));
+
+	if ((t->framework_found && ours) || t->framework_unsupported ||
 	    clock__wall_ns() - t->session->root->start_ns > FRAMEWORK_WINDOW_NS)
 		return;
-	if (!cJSON_GetObjectItemCaseSensitive(a, "framework"))
+	if (!ours) {	/* named by the torch side before TensorFlow's tree took the session */
+		t->framework_found = false;
+		t->modules_used = 0;
+		cJSON_DeleteItemFromObjectCaseSensitive(a, "framework_version");
 		attrs_set(a, "framework", "tensorflow");
+	}
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct mapped_file *f = &t->files[i];
 		uint32_t hex;
@@ -214,10 +222,15 @@ void versions__detect(struct sym_cache *syms, struct target *t)
 {
 	if (!t->session)
 		return;
-	if (has_group(t, "tensorflow") || has_group(t, "tensorflow_python"))
+	/* TensorFlow names the job where it trains, or where no torch is loaded (a job of both
+	 * that trains with torch and reads its data with tf.data is torch's) */
+	bool tf = (has_group(t, "tensorflow") || has_group(t, "tensorflow_python")) &&
+		  (t->tf.active || !has_group(t, "libtorch"));
+
+	if (tf)
 		detect_tensorflow(syms, t, t->session->root->attrs);
 	detect_torch(t, t->session->root->attrs);
 	detect_python(syms, t, t->session->root->attrs);
-	if (!has_group(t, "tensorflow") && !has_group(t, "tensorflow_python"))
+	if (!tf)
 		detect_framework(syms, t, t->session->root->attrs);
 }
