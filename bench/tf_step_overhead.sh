@@ -6,8 +6,10 @@
 #   none            no observer
 #   cirron-probe    `cirron-probe run` at the default level (spool sink)
 # The median training step time of each run (Keras's callback clock, epochs after the first),
-# the ratio to none (median and spread over rounds), and the uprobe hits per step the
-# observer's health counted. Not in run.sh's default parts: run by hand.
+# the job's CPU time per step, the ratios to none (median and spread over rounds), and the
+# uprobe hits per step the observer's health counted; then, in the same rounds, what one
+# anchor's call costs (bench/tf_probe_cost.py: a trivial tf.function call, an eager next(),
+# the fastest of many batches). Not in run.sh's default parts: run by hand.
 #   ROUNDS=5 EPOCHS=4 BATCHES=200 WIDTH=512 BATCH=128 bench/tf_step_overhead.sh
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${ROUNDS:-5}
@@ -25,7 +27,7 @@ export TF_CPP_MIN_LOG_LEVEL=2
 
 step_ms() { grep -oP '^STEP_MS \K[0-9.]+' "$1"; }
 cpu_ms() { grep -oP '^CPU_MS \K[0-9.]+' "$1"; }
-declare -A times cpus
+declare -A times cpus calls nexts
 hits=()
 for r in $(seq 1 "$ROUNDS"); do
 	for mode in none cirron-probe; do
@@ -38,6 +40,14 @@ for r in $(seq 1 "$ROUNDS"); do
 				"$TFPY" "${ARGS[@]}" > "$out" 2>&1
 			hits+=("$(spool_py health "$TMPB/spool.$r" | awk -F= '$1 == "steady_hits_per_step" {print $2}')") ;;
 		esac
+		pc=$TMPB/$mode.$r.pc
+		case $mode in
+		none) "$TFPY" bench/tf_probe_cost.py > "$pc" 2>&1 ;;
+		cirron-probe) "$PROBE" run --path "$TMPB/pcspool.$r" --cache-dir "$TMPB/cache" -- \
+			"$TFPY" bench/tf_probe_cost.py > "$pc" 2>&1 ;;
+		esac
+		calls[$mode]+="$(grep -oP '^CALL_US \K[0-9.]+' "$pc") "
+		nexts[$mode]+="$(grep -oP '^NEXT_US \K[0-9.]+' "$pc") "
 		t=$(step_ms "$out") || die "$mode round $r: no STEP_MS ($(tail -3 "$out"))"
 		times[$mode]+="$t "
 		cpus[$mode]+="$(cpu_ms "$out") "
@@ -67,4 +77,11 @@ done
 	echo "|---|---|---|---|---|---|"
 	echo "| none | $(summary '%.3f' "${times[none]}") | 1 | $(summary '%.3f' "${cpus[none]}") | 1 | 0 |"
 	echo "| cirron-probe run (default level) | $(summary '%.3f' "${times[cirron-probe]}") | $(summary '%.3f' "$ratios") | $(summary '%.3f' "${cpus[cirron-probe]}") | $(summary '%.3f' "$cratios") | $(summary '%.1f' "${hits[*]}") |"
+	echo
+	echo "One anchor's call (bench/tf_probe_cost.py, the fastest of 15 batches of 2000 calls, us):"
+	echo
+	echo "| mode | a trivial tf.function call (TFE_Py_ExecuteCancelable entry and exit) | an eager next() (IteratorResource::GetNext entry and exit) |"
+	echo "|---|---|---|"
+	echo "| none | $(summary '%.1f' "${calls[none]}") | $(summary '%.1f' "${nexts[none]}") |"
+	echo "| cirron-probe run | $(summary '%.1f' "${calls[cirron-probe]}") | $(summary '%.1f' "${nexts[cirron-probe]}") |"
 } | tee "$(section_file $NAME)"
