@@ -52,13 +52,17 @@ static void next(struct tfw *x, uint32_t tid, uint64_t it)
 	in(x, TFI_NEXT_EXIT, tid, NULL, 0, 0, 0);
 }
 
-/* A Keras function call that reads its own batch (on an inter-op thread). */
+/* A Keras function call that reads its own batch (on an inter-op thread); hint: what a stack
+ * read the loader made while the call ran found (TFH_NONE: no read fell in it). */
 static void call(struct tfw *x, const char *fn, uint64_t it, int hint)
 {
-	in(x, TFI_CALL_ENTER, PY, fn, 0, 0, hint);
+	in(x, TFI_CALL_ENTER, PY, fn, 0, 0, 0);
 	if (it)
 		next(x, POOL, it);
-	x->w.ts += 5000;
+	x->w.ts += 2000;
+	if (hint != TFH_NONE)
+		in(x, TFI_STACK, 0, NULL, 1, 0, hint);
+	x->w.ts += 3000;
 	in(x, TFI_CALL_EXIT, PY, NULL, 0, 0, 0);
 }
 
@@ -189,8 +193,8 @@ static void test_tf_keras_one_iterator(void)
 	finish(&x);
 	ASSERT_EQ(count(&x.w, "epoch", "cirron.session"), 2, "training after validation");
 	ASSERT_EQ(count(&x.w, "step", "epoch"), 8, "steps");
-	ASSERT_EQ(count(&x.w, "eval", "epoch"), 2, "validations under their epochs");
-	ASSERT_EQ(count(&x.w, "eval", "cirron.session"), 2, "evaluate and predict outside fit");
+	/* evaluate() and predict() after fit: under its last epoch (nothing ends it) */
+	ASSERT_EQ(count(&x.w, "eval", "epoch"), 4, "eval runs under the epochs");
 	ev = nth(&x.w, "eval", 2);
 	if (ASSERT_OK_PTR(ev, "evaluate"))
 		ASSERT_STREQ(attr_str(ev, "kind"), "evaluate", "kind");
@@ -349,30 +353,39 @@ static void test_attach_mid_run_keras3(void)
 	world_free(&x.w);
 }
 
-/* The stack is read a moment after the call: a short validation may be over by then, fit's
- * training under way again. A function named like the training one, traced after it, is
- * fit's test function. */
-static void test_attach_mid_run_stale_stack(void)
+/* Attached during a validation: the test function's calls wait (left out) while nothing
+ * tells them; once a stack read inside a training call tells the train function, the other
+ * function of its Python name is fit's evaluation. Reads outside any call say nothing. */
+static void test_attach_mid_run_paired(void)
 {
 	struct tfw x;
+	const struct rec *f;
 
 	tfw_init(&x, true);
-	call(&x, TRAIN_FN, 0xa0, TFH_FIT);
-	iterator(&x, 0xb0, 0xd2);
-	call(&x, TEST_FN, 0xb0, TFH_FIT);	/* read after the validation */
+	call(&x, TEST_FN, 0xb0, TFH_NONE);	/* no read fell in it */
+	in(&x, TFI_STACK, 0, NULL, 0, 0, TFH_VALIDATION);	/* between calls: nothing */
 	call(&x, TEST_FN, 0xb0, TFH_NONE);
 	iterator(&x, 0xa1, 0xd1);
+	call(&x, TRAIN_FN, 0xa1, TFH_FIT);
 	call(&x, TRAIN_FN, 0xa1, TFH_NONE);
+	iterator(&x, 0xb1, 0xd2);
+	call(&x, TEST_FN, 0xb1, TFH_NONE);
+	iterator(&x, 0xa2, 0xd1);
+	call(&x, TRAIN_FN, 0xa2, TFH_NONE);
 	finish(&x);
-	ASSERT_EQ(count(&x.w, "step", "epoch"), 2, "steps");
+	ASSERT_EQ(x.tf.calls_untold, 2, "the calls before anything told");
+	ASSERT_EQ(count(&x.w, "step", "epoch"), 3, "steps");
 	ASSERT_EQ(count(&x.w, "eval", "epoch"), 1, "the validation");
 	ASSERT_EQ(count(&x.w, "epoch", "cirron.session"), 2, "epochs");
+	f = nth(&x.w, "forward", 0);
+	if (ASSERT_OK_PTR(f, "forward"))
+		ASSERT_STREQ(attr_str(f, "class_source"), "paired", "paired");
 	check_well_formed(&x.w);
 	world_free(&x.w);
 }
 
-/* Attached mid-run without the stack's word: tf-keras's names tell; a name that says
- * nothing is taken for a step. */
+/* Attached mid-run without the stack's word: tf-keras's names tell; a function whose name
+ * says nothing waits TF_UNDECIDED_CALLS calls (left out), then is taken for a step. */
 static void test_attach_mid_run_names(void)
 {
 	struct tfw x;
@@ -380,9 +393,11 @@ static void test_attach_mid_run_names(void)
 	tfw_init(&x, true);
 	call(&x, "__inference_train_function_563", 0xa0, TFH_NONE);
 	call(&x, "__inference_test_function_745", 0xb0, TFH_NONE);
-	call(&x, "__inference_my_step_12", 0xa0, TFH_NONE);
+	for (int i = 0; i < TF_UNDECIDED_CALLS + 2; i++)
+		call(&x, "__inference_my_step_12", 0xa0, TFH_NONE);
 	finish(&x);
-	ASSERT_EQ(count(&x.w, "step", "epoch"), 2, "train_function and my_step");
+	ASSERT_EQ(x.tf.calls_untold, TF_UNDECIDED_CALLS - 1, "waited");
+	ASSERT_EQ(count(&x.w, "step", "epoch"), 1 + 3, "train_function and my_step's last");
 	ASSERT_EQ(count(&x.w, "eval", NULL), 1, "test_function");
 	check_well_formed(&x.w);
 	world_free(&x.w);
@@ -465,7 +480,7 @@ int main(void)
 	RUN_TEST(test_eager_gradient_tape_loop);
 	RUN_TEST(test_function_step_loop);
 	RUN_TEST(test_attach_mid_run_keras3);
-	RUN_TEST(test_attach_mid_run_stale_stack);
+	RUN_TEST(test_attach_mid_run_paired);
 	RUN_TEST(test_attach_mid_run_names);
 	RUN_TEST(test_other_threads_and_lost_events);
 	RUN_TEST(test_several_batches_a_call);

@@ -3,13 +3,17 @@
 //
 // TensorFlow's anchors (probes/tensorflow.json, probes/tensorflow_python.json) as inputs of
 // the target's TensorFlow tree (tree/tf_tree.h). Where the tree cannot tell a function's
-// part from what it saw (a Keras function first seen after an attach, an evaluation's first
-// call: validation or evaluate()), the job's Python stack is read here, once, and handed in.
+// part from what it saw (a Keras function first seen after an attach; an evaluation run:
+// validation or evaluate()), the job's Python stack is read here, at most every
+// STACK_READ_NS while the tree asks, and handed in with the time of the read: a read that
+// finds a tf.function's call under way tells what the call open then was.
 #include <stdio.h>
 #include <stdlib.h>
 #include "observe/observe.h"
 #include "observe/tf_events.h"
 #include "target/py_stack.h"
+
+#define STACK_READ_NS (5ull * 1000000ull)
 
 bool tf_events__handles(enum probe_meaning m)
 {
@@ -24,7 +28,7 @@ static void debug_input(const struct target *t, const struct tf_event *ev)
 		[TFI_CALL_ENTER] = "TFCALL+", [TFI_CALL_EXIT] = "TFCALL-",
 		[TFI_GRADIENT_ENTER] = "TFGRAD+", [TFI_GRADIENT_EXIT] = "TFGRAD-",
 		[TFI_NEXT_ENTER] = "TFNEXT+", [TFI_NEXT_EXIT] = "TFNEXT-",
-		[TFI_ITERATOR] = "TFITER", [TFI_LOST] = "TFLOST",
+		[TFI_ITERATOR] = "TFITER", [TFI_LOST] = "TFLOST", [TFI_STACK] = "TFSTACK",
 	};
 	static int on = -1;
 
@@ -35,6 +39,24 @@ static void debug_input(const struct target *t, const struct tf_event *ev)
 			t->pid, ev->tid, (unsigned long long)ev->ts_ns, kinds[ev->kind],
 			ev->name && *ev->name ? ev->name : "-", (unsigned long long)ev->obj,
 			(unsigned long long)ev->obj2, ev->value);
+}
+
+/* The job's Python stack, while the tree asks (a read per STACK_READ_NS at most: the loader's
+ * time and the job's mmap lock, never a stop). */
+static void read_stack(struct observer *o, struct target *t)
+{
+	uint64_t now = clock__wall_ns();
+	struct tf_event st = { .kind = TFI_STACK };
+	bool in_call;
+
+	if (!tf_tree__wants_stack(&t->tf) || now - t->tf.stack_read_ns < STACK_READ_NS)
+		return;
+	t->tf.stack_read_ns = now;
+	st.ts_ns = now;
+	st.value = py_stack__keras(o->syms, t, &in_call);
+	st.obj = in_call;
+	debug_input(t, &st);
+	tf_tree__feed(&t->tf, &st);
 }
 
 void tf_events__anchor(struct observer *o, struct target *t, const struct probe_result *r,
@@ -54,11 +76,7 @@ void tf_events__anchor(struct observer *o, struct target *t, const struct probe_
 	switch (r->def->meaning) {
 	case MEAN_TF_CALL:
 		te.kind = entry ? TFI_CALL_ENTER : TFI_CALL_EXIT;
-		if (entry) {
-			te.name = name;
-			if (tf_tree__wants_hint(&t->tf, name))
-				te.value = py_stack__keras(o->syms, t);
-		}
+		te.name = entry ? name : NULL;
 		break;
 	case MEAN_TF_GRADIENT:
 		te.kind = entry ? TFI_GRADIENT_ENTER : TFI_GRADIENT_EXIT;
@@ -80,4 +98,5 @@ void tf_events__anchor(struct observer *o, struct target *t, const struct probe_
 	debug_input(t, &te);
 	hang__progress(&t->hang, te.ts_ns);
 	tf_tree__feed(&t->tf, &te);
+	read_stack(o, t);
 }

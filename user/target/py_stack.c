@@ -43,12 +43,16 @@ static bool read_str(int pid, const struct stack_layout *l, uint64_t obj, char *
 /* One thread's frames, innermost first: the Keras methods on them. *whole: the walk reached
  * the thread's first frame (a busy thread pops and reuses frames under a walk: a chain read
  * halfway through a change ends early or wanders off). */
-static int walk_thread(int pid, const struct stack_layout *l, uint64_t ts, bool *whole)
+static int walk_thread(int pid, const struct stack_layout *l, uint64_t ts, bool *whole,
+		       bool *in_call)
 {
+	bool innermost = true;
+
 	uint64_t fr = 0, p = 0;
 	bool in_eval = false, in_predict = false, in_fit = false;
 
 	*whole = false;
+	*in_call = false;
 	if (!procfs__read_mem(pid, ts + l->ts_frame, &p, 8) || !p)
 		return TFH_NONE;
 	fr = p;
@@ -57,7 +61,7 @@ static int walk_thread(int pid, const struct stack_layout *l, uint64_t ts, bool 
 	for (int i = 0; fr && i < FRAMES_MAX; i++) {
 		uint64_t code = 0, s = 0;
 		uint8_t owner = 0;
-		char name[16], file[160];
+		char name[32], file[160];
 
 		if (l->fr_owner && procfs__read_mem(pid, fr + l->fr_owner, &owner, 1) &&
 		    owner == OWNED_BY_CSTACK)
@@ -66,6 +70,11 @@ static int walk_thread(int pid, const struct stack_layout *l, uint64_t ts, bool 
 		    !procfs__read_mem(pid, code + CO_NAME, &s, 8) || !read_str(pid, l, s, name,
 										sizeof(name)))
 			goto next;
+		if (innermost) {	/* execute.py's, around TFE_Py_Execute(Cancelable) */
+			*in_call = !strcmp(name, "quick_execute") ||
+				   !strcmp(name, "execute_with_cancellation");
+			innermost = false;
+		}
 		if (strcmp(name, "fit") != 0 && strcmp(name, "evaluate") != 0 &&
 		    strcmp(name, "predict") != 0)
 			goto next;
@@ -91,22 +100,23 @@ next:
 }
 
 /* Walked again until one walk is whole (WALK_TRIES at most; then the last walk's word). */
-static int thread_hint(int pid, const struct stack_layout *l, uint64_t ts)
+static int thread_hint(int pid, const struct stack_layout *l, uint64_t ts, bool *in_call)
 {
 	int h = TFH_NONE;
 
 	for (int i = 0; i < WALK_TRIES; i++) {
 		bool whole;
 
-		h = walk_thread(pid, l, ts, &whole);
+		h = walk_thread(pid, l, ts, &whole, in_call);
 		if (whole)
 			break;
 	}
 	return h;
 }
 
-int py_stack__keras(struct sym_cache *syms, struct target *t)
+int py_stack__keras(struct sym_cache *syms, struct target *t, bool *in_call)
 {
+	*in_call = false;
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct mapped_file *f = &t->files[i];
 		const struct stack_layout *l = NULL;
@@ -124,7 +134,7 @@ int py_stack__keras(struct sym_cache *syms, struct target *t)
 		    !procfs__read_mem(t->pid, interp + l->threads_head, &ts, 8))
 			continue;	/* not the file that holds the runtime (pyenv's executable) */
 		for (int n = 0; ts && n < THREADS_MAX; n++) {
-			int h = thread_hint(t->pid, l, ts);
+			int h = thread_hint(t->pid, l, ts, in_call);
 
 			if (h != TFH_NONE)
 				return h;

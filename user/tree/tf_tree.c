@@ -83,56 +83,53 @@ static enum tf_class class_of_hint(int hint)
 	}
 }
 
-/* The number a function's name ends in: tf.function numbers functions as it traces them. */
-static long trace_number(const char *name)
+/* Keras 3 names its train and test functions alike (multi_step_on_iterator): of two functions
+ * of one Python name that Keras calls (the stack said so for f), one is fit's step and the
+ * other its evaluation. */
+static void pair_with(struct tf_tree *t, const struct tf_function *f)
 {
-	const char *u = strrchr(name, '_');
+	if (!f->cls_source || strcmp(f->cls_source, "python_stack") != 0)
+		return;
+	for (int i = 0; i < t->nfns; i++) {
+		struct tf_function *o = &t->fns[i];
 
-	return u ? strtol(u + 1, NULL, 10) : 0;
+		if (o == f || o->cls != TFC_UNKNOWN || strcmp(o->stem, f->stem) != 0)
+			continue;
+		if (f->cls == TFC_TRAIN)
+			o->cls = TFC_EVAL;
+		else if (f->cls == TFC_EVAL)
+			o->cls = TFC_TRAIN;
+		else
+			continue;
+		o->cls_source = "paired";
+	}
 }
 
-/* A training function of the same Python name traced before f: Keras traces fit's train
- * function at fit's first step, its test function at the first validation (Keras 3 names
- * both multi_step_on_iterator). */
-static bool traced_after_a_step_alike(const struct tf_tree *t, const struct tf_function *f)
+static void tell(struct tf_tree *t, struct tf_function *f, enum tf_class cls, const char *source)
 {
-	for (int i = 0; i < t->nfns; i++)
-		if (&t->fns[i] != f && t->fns[i].cls == TFC_TRAIN &&
-		    !strcmp(t->fns[i].stem, f->stem) &&
-		    trace_number(t->fns[i].name) < trace_number(f->name))
-			return true;
-	return false;
+	f->cls = cls;
+	f->cls_source = source;
+	pair_with(t, f);
 }
 
-static void classify(struct tf_tree *t, struct tf_function *f, int hint)
+static void classify(struct tf_tree *t, struct tf_function *f)
 {
-	enum tf_class by_name = class_of_name(f->stem), by_hint = class_of_hint(hint);
-
-	/* the stack is read a moment after the call (the loader's next round, up to 100 ms):
-	 * a short validation may be over by then, and fit's training under way again */
-	if (t->mid_run && by_hint == TFC_TRAIN && traced_after_a_step_alike(t, f))
-		by_hint = TFC_EVAL;
+	enum tf_class by_name = class_of_name(f->stem);
 
 	if (!strcmp(f->stem, "initialize_variables")) {
-		f->cls = TFC_IGNORED;
-		f->cls_source = "name";
+		tell(t, f, TFC_IGNORED, "name");
 	} else if (t->gradient_since_call) {
-		f->cls = TFC_TRAIN;	/* its trace took a gradient */
-		f->cls_source = "gradient_traced";
-	} else if (by_hint != TFC_UNKNOWN && (t->mid_run || by_hint != TFC_TRAIN)) {
-		/* from the start, every trace is seen: a stack that says fit for a function
-		 * traced without a gradient was read late (the call was over) */
-		f->cls = by_hint;
-		f->cls_source = "python_stack";
+		tell(t, f, TFC_TRAIN, "gradient_traced");	/* its trace took a gradient */
 	} else if (by_name != TFC_UNKNOWN && (t->mid_run || by_name != TFC_TRAIN)) {
-		f->cls = by_name;
-		f->cls_source = "name";
-	} else if (t->mid_run) {
-		f->cls = TFC_TRAIN;	/* traced before the attach: a step unless told otherwise */
-		f->cls_source = "assumed";
+		tell(t, f, by_name, "name");
+	} else if (!t->mid_run) {
+		tell(t, f, TFC_EVAL, "no_gradient");	/* traced under observation, no gradient */
 	} else {
-		f->cls = TFC_EVAL;	/* traced under observation without a gradient */
-		f->cls_source = "no_gradient";
+		/* traced before the attach: a function of a Keras name told apart already, else
+		 * a stack read inside one of its calls tells (TFI_STACK); its calls wait */
+		for (int i = 0; i < t->nfns; i++)
+			if (&t->fns[i] != f && t->fns[i].cls != TFC_UNKNOWN)
+				pair_with(t, &t->fns[i]);
 	}
 }
 
@@ -144,18 +141,17 @@ static struct tf_function *function_of(struct tf_tree *t, const char *name)
 	return NULL;
 }
 
-bool tf_tree__wants_hint(const struct tf_tree *t, const char *name)
+bool tf_tree__wants_stack(const struct tf_tree *t)
 {
-	const struct tf_function *f;
-
-	if (!name || strncmp(name, INFERENCE_PREFIX, strlen(INFERENCE_PREFIX)) != 0)
-		return false;
-	f = function_of((struct tf_tree *)t, name);
-	/* an evaluation's first call: validation inside fit, or evaluate() on its own */
-	return !f || ((f->cls == TFC_EVAL || f->cls == TFC_PREDICT) && !t->eval);
+	if (t->eval && !t->eval_kind)
+		return true;
+	for (int i = 0; i < t->nfns; i++)
+		if (t->fns[i].cls == TFC_UNKNOWN)
+			return true;
+	return false;
 }
 
-static struct tf_function *learn(struct tf_tree *t, const char *name, int hint)
+static struct tf_function *learn(struct tf_tree *t, const char *name)
 {
 	struct tf_function *f = function_of(t, name);
 
@@ -167,8 +163,30 @@ static struct tf_function *learn(struct tf_tree *t, const char *name, int hint)
 	memset(f, 0, sizeof(*f));
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	stem_of(name, f->stem, sizeof(f->stem));
-	classify(t, f, hint);
+	classify(t, f);
 	return f;
+}
+
+/* What the stack reads that fell inside the call [start, end] say, or TFH_NONE. */
+static int read_within(struct tf_tree *t, uint64_t start, uint64_t end)
+{
+	int hint = TFH_NONE;
+
+	for (int i = 0; i < t->nobs; i++)
+		if (t->obs[i].ts >= start && t->obs[i].ts <= end && t->obs[i].hint != TFH_NONE)
+			hint = t->obs[i].hint;
+	return hint;
+}
+
+static void on_stack(struct tf_tree *t, const struct tf_event *ev)
+{
+	if (!ev->obj || ev->value == TFH_NONE)
+		return;		/* not inside a call: it says nothing about one */
+	if (t->nobs == TF_MAX_OBS)
+		memmove(&t->obs[0], &t->obs[1], sizeof(t->obs[0]) * --t->nobs);
+	t->obs[t->nobs].ts = ev->ts_ns;
+	t->obs[t->nobs].hint = ev->value;
+	t->nobs++;
 }
 
 struct tf_iterator *tf_tree__iterator(struct tf_tree *t, uint64_t it)
@@ -208,6 +226,33 @@ static void settle_gradients(struct tf_tree *t, int n)
 		t->grad_open = false;
 }
 
+/* The call of a function not told yet returned: a stack read inside it tells (then its
+ * spans are made, its batch's too), else it is left out (counted), and after
+ * TF_UNDECIDED_CALLS of them it is taken for a step. */
+static void untold_call_end(struct tf_tree *t, uint64_t ts)
+{
+	struct tf_function *f = t->call_fn;
+	enum tf_class cls = class_of_hint(read_within(t, t->call_start, ts));
+
+	if (cls == TFC_UNKNOWN && f->calls >= TF_UNDECIDED_CALLS)
+		tell(t, f, TFC_TRAIN, "assumed");
+	else if (cls != TFC_UNKNOWN)
+		tell(t, f, cls, "python_stack");
+	if (f->cls == TFC_UNKNOWN) {
+		t->calls_untold++;
+		t->call_fn = NULL;
+		t->pend_next = false;
+		return;
+	}
+	if (t->pend_next) {
+		t->next_iterator = t->pend_next_it;
+		tf_tree__call_next(t, t->pend_next_start, true);
+		tf_tree__call_next(t, t->pend_next_end, false);
+		t->pend_next = false;
+	}
+	tf_tree__call_end(t, ts);
+}
+
 static void on_call(struct tf_tree *t, const struct tf_event *ev)
 {
 	struct tf_function *f;
@@ -217,8 +262,19 @@ static void on_call(struct tf_tree *t, const struct tf_event *ev)
 	if (ev->tid != t->py_tid)
 		return;		/* a call from another thread (a py_function's): not a step */
 	if (ev->kind == TFI_CALL_EXIT) {
-		if (t->call_depth && !--t->call_depth && t->call_fn)
+		if (!t->call_depth || --t->call_depth || !t->call_fn)
+			return;
+		if (t->call_fn->cls == TFC_UNKNOWN)
+			untold_call_end(t, ev->ts_ns);
+		else
 			tf_tree__call_end(t, ev->ts_ns);
+		if (t->eval && !t->eval_kind) {	/* a stack read inside the call tells */
+			int h = read_within(t, t->call_start, ev->ts_ns);
+
+			if (h == TFH_VALIDATION || h == TFH_EVALUATE)
+				tf_tree__decide_eval(t, false, h == TFH_VALIDATION ? "validation"
+										  : "evaluate");
+		}
 		return;
 	}
 	if (t->call_depth++)
@@ -232,7 +288,7 @@ static void on_call(struct tf_tree *t, const struct tf_event *ev)
 		t->gradient_since_call = true;
 	}
 	settle_gradients(t, t->ngrads);
-	f = learn(t, ev->name, ev->value);
+	f = learn(t, ev->name);
 	if (f->cls == TFC_IGNORED)
 		return;
 	t->gradient_since_call = false;
@@ -241,8 +297,10 @@ static void on_call(struct tf_tree *t, const struct tf_event *ev)
 	t->call_start = ev->ts_ns;
 	t->call_placed = false;
 	t->call_batches = 0;
-	t->call_hint = (enum tf_hint)ev->value;
+	t->pend_next = false;
 	tf_tree__counters(t, t->call_counters);
+	if (f->cls == TFC_UNKNOWN)
+		return;		/* placed when told, at its return */
 	if (t->held) {		/* its batch was read before the call: its epoch is known */
 		if (f->cls == TFC_TRAIN)
 			tf_tree__place_train(t, t->held_next.iterator);
@@ -259,6 +317,11 @@ static void on_next(struct tf_tree *t, const struct tf_event *ev)
 		if (!t->next_open)
 			return;
 		t->next_open = false;
+		if (t->next_in_call && t->call_fn && t->call_fn->cls == TFC_UNKNOWN) {
+			if (!t->pend_next_end)
+				t->pend_next_end = ev->ts_ns;
+			return;
+		}
 		if (t->next_in_call) {
 			tf_tree__call_next(t, ev->ts_ns, false);
 			return;
@@ -280,8 +343,16 @@ static void on_next(struct tf_tree *t, const struct tf_event *ev)
 	t->next_start = ev->ts_ns;
 	t->next_iterator = ev->obj;
 	tf_tree__counters(t, t->next_counters);
-	if (in_call)
+	if (in_call && t->call_fn->cls == TFC_UNKNOWN) {
+		if (!t->pend_next) {	/* its first batch, made a span if it is told */
+			t->pend_next = true;
+			t->pend_next_start = ev->ts_ns;
+			t->pend_next_end = 0;
+			t->pend_next_it = ev->obj;
+		}
+	} else if (in_call) {
 		tf_tree__call_next(t, ev->ts_ns, true);
+	}
 }
 
 static void on_gradient(struct tf_tree *t, const struct tf_event *ev)
@@ -350,6 +421,9 @@ void tf_tree__feed(struct tf_tree *t, const struct tf_event *ev)
 	case TFI_LOST:
 		on_lost(t, ev);
 		break;
+	case TFI_STACK:
+		on_stack(t, ev);
+		break;
 	}
 }
 
@@ -376,7 +450,7 @@ void tf_tree__finish(struct tf_tree *t, bool clean_exit)
 	settle_gradients(t, t->ngrads);
 	if (t->held)
 		tf_tree__next_exhausted(t);
-	tf_tree__decide_eval(t, false);
+	tf_tree__decide_eval(t, false, NULL);
 	if (!clean_exit)
 		return;
 	tf_tree__close_eval(t, false);

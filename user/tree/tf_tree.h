@@ -21,8 +21,7 @@
  */
 
 enum tf_input {
-	TFI_CALL_ENTER,		/* a tf.function called: name (the op name, __inference_<fn>_<id>),
-				 * value: enum tf_class from the job's Python stack, or TFC_UNKNOWN */
+	TFI_CALL_ENTER,		/* a tf.function called: name (the op name, __inference_<fn>_<id>) */
 	TFI_CALL_EXIT,
 	TFI_GRADIENT_ENTER,	/* tape.gradient(): eager (a backward), or inside a trace */
 	TFI_GRADIENT_EXIT,
@@ -30,11 +29,14 @@ enum tf_input {
 	TFI_NEXT_EXIT,
 	TFI_ITERATOR,		/* an iterator made: obj = iterator resource, obj2 = its dataset */
 	TFI_LOST,		/* events of this process were dropped just before: value = count */
+	TFI_STACK,		/* the job's Python stack as the loader read it at ts: value = enum
+				 * tf_hint, obj = 1 when its innermost frame was calling a
+				 * tf.function (the call open at ts is that method's) */
 };
 
 /* What a tf.function does, as the tree learns it. */
 enum tf_class {
-	TFC_UNKNOWN = 0,
+	TFC_UNKNOWN = 0,	/* attached after its trace, nothing told yet: its calls wait */
 	TFC_TRAIN,		/* a training step: forward, backward and update in one graph */
 	TFC_EVAL,		/* an evaluation step (Keras's test function) */
 	TFC_PREDICT,		/* a prediction step */
@@ -64,13 +66,15 @@ struct tf_event {
 #define TF_MAX_ITERATORS 32
 #define TF_NAME_LEN 96
 #define TF_MAX_GRADS 8	/* gradients held undecided; more: the oldest was a backward */
+#define TF_MAX_OBS 16	/* stack reads kept until the call they fell in returns */
+#define TF_UNDECIDED_CALLS 64	/* calls of a function nothing told: then taken for a step */
 
 struct tf_function {
 	char name[TF_NAME_LEN];		/* the op name as called */
 	char stem[TF_NAME_LEN];		/* the Python function's name: multi_step_on_iterator */
 	enum tf_class cls;
-	const char *cls_source;		/* how it was told: python_stack, gradient_traced, name,
-					 * assumed */
+	const char *cls_source;		/* how it was told: gradient_traced, python_stack, name,
+					 * paired, assumed, no_gradient */
 	long calls;
 };
 
@@ -113,7 +117,14 @@ struct tf_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 	uint64_t call_counters[SESSION_NCOUNTERS];
 	bool call_placed;
 	int call_batches;
-	enum tf_hint call_hint;
+	/* the open call of a function not told yet: its first batch, placed once told */
+	bool pend_next;
+	uint64_t pend_next_start, pend_next_end, pend_next_it;
+	/* stack reads that found a tf.function's call under way (TFI_STACK) */
+	struct { uint64_t ts; int hint; } obs[TF_MAX_OBS];
+	int nobs;
+	uint64_t stack_read_ns;	/* the loader's: when it last read the stack for this tree */
+	long calls_untold;	/* calls left out while their function was not told */
 	/* the open batch read */
 	bool next_open, next_in_call;
 	uint64_t next_start, next_iterator;
@@ -136,9 +147,9 @@ struct tf_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 
 void tf_tree__init(struct tf_tree *t, struct session *s, long epoch_steps, bool mid_run);
 void tf_tree__feed(struct tf_tree *t, const struct tf_event *ev);
-/* Whether the caller should read the job's Python stack for this call (a function not
- * known yet, or an evaluation's first call): the read is the loader's, not the tree's. */
-bool tf_tree__wants_hint(const struct tf_tree *t, const char *name);
+/* Whether the loader should read the job's Python stack (TFI_STACK) now and then: a function
+ * is not told yet, or an evaluation run's kind. The read is the loader's, not the tree's. */
+bool tf_tree__wants_stack(const struct tf_tree *t);
 /* The innermost span open now, or NULL: where a mark the job prints belongs. */
 struct span *tf_tree__current(struct tf_tree *t, uint64_t ts);
 /* The epoch open, or NULL: where an end-of-epoch value belongs. */

@@ -26,8 +26,9 @@ void tf_tree__eager_backward(struct tf_tree *t, uint64_t start, uint64_t end);
 /* Ends the open eval run at its last call's end; training_follows: a training step begins
  * after it (an undecided run was fit's validation). */
 void tf_tree__close_eval(struct tf_tree *t, bool training_follows);
-/* Says what the open eval run was where its start could not (its kind), leaving it open. */
-void tf_tree__decide_eval(struct tf_tree *t, bool training_follows);
+/* Says what the open eval run was where its start could not (its kind: kind, or NULL by
+ * what follows it), leaving it open. */
+void tf_tree__decide_eval(struct tf_tree *t, bool training_follows, const char *kind);
 /* Ends the open step (eager steps end where the next thing begins). */
 void tf_tree__close_step(struct tf_tree *t, uint64_t ts);
 void tf_tree__close_epoch(struct tf_tree *t, uint64_t ts, bool training_follows);

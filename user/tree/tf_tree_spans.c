@@ -54,13 +54,13 @@ static void validation_seen(struct tf_tree *t)
 		t->val_dataset = t->eval_dataset;
 }
 
-void tf_tree__decide_eval(struct tf_tree *t, bool training_follows)
+void tf_tree__decide_eval(struct tf_tree *t, bool training_follows, const char *kind)
 {
 	if (t->eval && !t->eval_kind) {
-		/* undecided at its start: training after it makes it fit's validation; else it
-		 * was an evaluate() after a fit whose earlier epochs had none (a fit of one epoch
-		 * cannot tell: a validation) */
-		t->eval_kind = training_follows || t->epoch_index < 2 || t->val_dataset
+		/* undecided at its start: a stack read inside it says (kind); else training
+		 * after it makes it fit's validation; else it was an evaluate() after a fit
+		 * whose earlier epochs had none (a fit of one epoch cannot tell: a validation) */
+		t->eval_kind = kind ? kind : training_follows || t->epoch_index < 2 || t->val_dataset
 			       ? "validation" : "evaluate";
 		cJSON_AddStringToObject(t->eval->attrs, "kind", t->eval_kind);
 		if (!strcmp(t->eval_kind, "validation"))
@@ -72,7 +72,7 @@ void tf_tree__close_eval(struct tf_tree *t, bool training_follows)
 {
 	if (!t->eval)
 		return;
-	tf_tree__decide_eval(t, training_follows);
+	tf_tree__decide_eval(t, training_follows, NULL);
 	session__close_at(t->s, t->eval, t->eval_end, SPAN_OK, NULL);
 	t->eval = NULL;
 	t->eval_kind = NULL;
@@ -178,19 +178,16 @@ void tf_tree__place_train(struct tf_tree *t, uint64_t it)
 					"forward, backward, optimizer_step");
 }
 
-/* What an evaluation run is: what validations read before tells first, then the Python
- * stack's word where the loader read it (a moment late: a short evaluation may be over); an
- * evaluation with no training before it in its epoch is no validation; else NULL: what
- * follows it tells (tf_tree__close_eval). */
+/* What an evaluation run is: what validations read before tells first; an evaluation with no
+ * training before it in its epoch is no validation; else NULL: a stack read inside one of its
+ * calls tells (tf_tree__call_end), or what follows it (tf_tree__close_eval). */
 static const char *eval_kind(struct tf_tree *t, uint64_t dataset)
 {
-	if (t->call_fn->cls == TFC_PREDICT || t->call_hint == TFH_PREDICT)
+	if (t->call_fn->cls == TFC_PREDICT)
 		return "predict";
 	if (t->val_dataset && dataset)
 		return dataset == t->val_dataset ? "validation" : "evaluate";
-	if (t->call_hint == TFH_VALIDATION)
-		return "validation";
-	if (t->call_hint == TFH_EVALUATE || !t->epoch || !t->steps_in_epoch)
+	if (!t->epoch || !t->steps_in_epoch)
 		return "evaluate";
 	return NULL;
 }
@@ -213,15 +210,8 @@ void tf_tree__place_eval(struct tf_tree *t, uint64_t it)
 		tf_tree__close_eval(t, false);	/* another run: other data, or a prediction */
 	if (!t->eval) {
 		const char *kind = eval_kind(t, dataset);
-		struct span *parent = t->epoch;
 
-		if (kind && strcmp(kind, "validation") != 0 && t->call_hint != TFH_NONE &&
-		    t->epoch) {
-			/* evaluate() or predict() outside fit: fit's last epoch is over */
-			tf_tree__close_epoch(t, start, false);
-			parent = NULL;
-		}
-		t->eval = session__open_at(t->s, parent, "eval", t->eval_index++, start,
+		t->eval = session__open_at(t->s, t->epoch, "eval", t->eval_index++, start,
 					   t->held ? t->held_next.counters_start : t->call_counters);
 		t->eval_kind = kind;
 		t->eval_dataset = dataset;
