@@ -239,7 +239,15 @@ static void untold_call_end(struct tf_tree *t, uint64_t ts)
 	else if (cls != TFC_UNKNOWN)
 		tell(t, f, cls, "python_stack");
 	if (f->cls == TFC_UNKNOWN) {
-		t->calls_untold++;
+		cJSON *n = cJSON_GetObjectItemCaseSensitive(t->s->root->attrs, "tf_calls_left_out");
+
+		t->calls_untold++;	/* said on the session: nothing left out silently */
+		if (n)
+			cJSON_SetNumberValue(n, (double)t->calls_untold);
+		else
+			cJSON_AddNumberToObject(t->s->root->attrs, "tf_calls_left_out",
+						(double)t->calls_untold);
+		session__touch_root(t->s);
 		t->call_fn = NULL;
 		t->pend_next = false;
 		return;
