@@ -113,7 +113,11 @@ def test_keras3_fit_with_validation(h, tf):
     check_well_formed(s)
     check_root(s, "keras", "3.")
     check_epochs(s, 3, 5, 2, history(out))
-    assert s.health["uprobe_hits_per_step"] < 10, s.health
+    # TensorFlow's anchors, all calls (validation's and the start's too) over the steps: a
+    # handful a step (health's own figure also counts the dynamic linker's hits of a start)
+    tf_hits = sum(p["hits"] + p["return_hits"] for p in s.health["probes"]
+                  if p["group"] in ("tensorflow", "tensorflow_python") and p["attached"])
+    assert tf_hits / s.health["steps"] < 8, (tf_hits, s.health["steps"], s.health["probes"])
     f = children(s, named(s, "step")[0], "function")[0]
     assert f["attrs"]["function"] == "multi_step_on_iterator", f["attrs"]
     assert f["attrs"]["class_source"] == "gradient_traced", f["attrs"]
