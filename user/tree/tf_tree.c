@@ -5,11 +5,12 @@
 // evaluation, a prediction), told once per function; batches read outside a call and
 // gradients, held until what follows tells whose they are. The spans: tf_tree_spans.c.
 // - A function is a training step when a gradient was taken while it was traced (its
-//   trace runs right before its first call: GradientTape inside it); with Keras, the
-//   job's Python stack at its first call says so too (fit, evaluate, predict: read by the
-//   loader, target/py_stack.h). Attached to a running job, whose functions were traced
-//   before, the stack and then the name tell (Keras 3: multi_step_on_iterator for both
-//   train and test, so only the stack can).
+//   trace runs right before its first call: GradientTape inside it); traced without one, an
+//   evaluation (a prediction by its name). Attached to a running job, whose functions were
+//   traced before, the name tells, else the job's Python stack: the loader reads it now and
+//   then (TFI_STACK, target/py_stack.h), and a read made while a call ran says which Keras
+//   method made that call (Keras 3 names its train and test functions alike,
+//   multi_step_on_iterator; told one, the other is its pair). Until then its calls wait.
 // - A gradient not followed by a new function's first call is an eager loop's backward.
 // - tf.function's own variable initializer, and ops an eager call ran through the slow path
 //   (their op name, no __inference_ prefix), are no steps.
