@@ -219,6 +219,8 @@ def test_attach_mid_run(h, tf):
         ev = children(s, e, "eval")
         assert len(ev) == 1 and ev[0]["attrs"]["kind"] == "validation"
         assert len(children(s, ev[0], "forward")) == 2
+        marks = epoch_marks(e)
+        assert {"loss", "accuracy", "val_loss", "val_accuracy"} <= set(marks), marks
     for f in named(s, "function"):
         assert f["attrs"]["function_class"] == "train", f["attrs"]
 
