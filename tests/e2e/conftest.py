@@ -138,6 +138,20 @@ def venv():
     return Path(r.stdout.strip().splitlines()[-1])
 
 
+TF_VENV_SCRIPT = ROOT / "tests" / "scripts" / "make-tf-venv.sh"
+
+
+@pytest.fixture(scope="session")
+def tf_venv():
+    """Builds once (cached outside the repo, keyed by its pinned requirements) and returns the
+    TensorFlow venv: pyenv's CPython 3.11 + tensorflow-cpu, Keras 3 and tf-keras
+    (tests/scripts/make-tf-venv.sh)."""
+    r = subprocess.run([str(TF_VENV_SCRIPT)], capture_output=True, text=True, timeout=1800)
+    if r.returncode != 0:
+        unavailable(f"cannot build the TensorFlow venv: {r.stderr.strip()[-500:]}")
+    return Path(r.stdout.strip().splitlines()[-1])
+
+
 def venv_python_minor(venv):
     """The minor version of the venv's Python (its pyvenv.cfg): 11 for make-venv.sh's."""
     m = re.search(r"^version\s*=\s*3\.(\d+)", (venv / "pyvenv.cfg").read_text(), re.M)

@@ -240,6 +240,40 @@ static void test_keras3_progress(void)
 		   "loss=1.0668:S mae=0.7908:S val_loss=0.8993:S val_mae=0.8367:S", "keras");
 }
 
+/* Keras on TensorFlow (tensorflow-cpu 2.21): TensorFlow's own log lines (absl's prefix: a
+ * source file and line, `port.cc:153]`) are no metric; tf-keras 2.21's verbose=2 epoch line
+ * puts its times last, Keras 3's first. */
+static void test_keras_tensorflow_lines(void)
+{
+	struct got g = lines(
+		"I0000 00:00:1796180794.177528   20575 port.cc:153] oneDNN custom operations are on."
+		" You may see slightly different numerical results.\n"
+		"4/4 - 1s - loss: 0.7880 - accuracy: 0.4297 - val_loss: 0.8341 - "
+		"val_accuracy: 0.4531 - 846ms/epoch - 212ms/step\n"
+		"4/4 - 0s - 29ms/step - loss: 0.5154 - mae: 0.5698 - val_loss: 0.5186 - "
+		"val_mae: 0.5804\n");
+
+	got_is(&g, "loss=0.788:S accuracy=0.4297:S val_loss=0.8341:S val_accuracy=0.4531:S "
+		   "loss=0.5154:S mae=0.5698:S val_loss=0.5186:S val_mae=0.5804:S", "tensorflow");
+}
+
+/* Keras 3's bar (verbose=1), epoch after epoch: each epoch's bar is a new one after its
+ * "Epoch N/M" line, so a value equal to the last epoch's is the new epoch's all the same. */
+static void test_keras_bars_epoch_after_epoch(void)
+{
+	struct marks_stream st = {0};
+	struct got g = feed_text(&st,
+		"Epoch 1/2\n"
+		"\r1/2 - 0s 9ms/step - loss: 0.7000\b\b\b\b"
+		"\r2/2 - 0s 9ms/step - loss: 0.6000 - val_acc: 0.5000 - val_loss: 0.6500\n"
+		"Epoch 2/2\n"
+		"\r1/2 - 0s 9ms/step - loss: 0.6000\b\b\b\b"
+		"\r2/2 - 0s 9ms/step - loss: 0.5000 - val_acc: 0.5000 - val_loss: 0.6000\n", NULL);
+
+	got_is(&g, "loss=0.7 loss=0.6:S val_acc=0.5:S val_loss=0.65:S "
+		   "loss=0.6 loss=0.5:S val_acc=0.5:S val_loss=0.6:S", "two epochs");
+}
+
 /* Lightning 2.6 with TQDMProgressBar: one bar redrawn with \r, the validation bar below it;
  * the epoch's values join the postfix. A terminal narrower than the postfix cuts it. */
 static void test_lightning_tqdm(void)
@@ -465,6 +499,8 @@ int main(void)
 	RUN_TEST(test_hf5_quoted_dicts);
 	RUN_TEST(test_scalar_reprs);
 	RUN_TEST(test_keras3_progress);
+	RUN_TEST(test_keras_tensorflow_lines);
+	RUN_TEST(test_keras_bars_epoch_after_epoch);
 	RUN_TEST(test_lightning_tqdm);
 	RUN_TEST(test_rich_live);
 	RUN_TEST(test_prints_and_logging);

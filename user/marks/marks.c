@@ -103,6 +103,7 @@ static void end_line(struct marks_stream *st, enum line_end how, const struct ma
 		     struct marks_counts *c, marks_fn fn, void *ctx)
 {
 	bool blank = true;
+	uint64_t marks = c->marks;
 
 	for (size_t i = 0; i < st->len && blank; i++)
 		blank = st->line[i] == ' ';
@@ -116,6 +117,13 @@ static void end_line(struct marks_stream *st, enum line_end how, const struct ma
 				  ctx);
 	} else if (how == END_NEWLINE) {
 		st->pending[0] = 0;
+	}
+	if (how == END_NEWLINE && !st->redraw && !blank && !st->skip && c->marks == marks) {
+		/* a line of its own with no value ("Epoch 2/3"): the bar drawn next is a new one,
+		 * its values new even where they equal the last bar's (Keras's, epoch after
+		 * epoch); a line with values (tqdm.write's) leaves the bar as it was */
+		st->nlast = 0;
+		st->next_last = 0;
 	}
 	if (how == END_NEWLINE) {
 		st->redraw = st->redraw_rows > 0;

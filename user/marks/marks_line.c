@@ -252,6 +252,8 @@ static void parse_pairs(const char *line, const char *s, bool ended, struct foun
 		s = val.end;
 		if (!sep && (val.integer || !marks_words__metric_like(k, klen)))
 			continue;
+		if (sep == ':' && val.integer && memchr(k, '.', klen))
+			continue;	/* port.cc:153] (TensorFlow's log lines), train.py:42: a line */
 		if (val.integer && (start != k || marks_words__counts_things(val.end)))
 			continue;	/* Total params: 610; using: 0 TPU cores */
 		add(f, start, (size_t)(k + klen - start), val.v, false, val.end);

@@ -89,8 +89,10 @@ void attrs__device(struct target *t)
 {
 	cJSON *a = t->session->root->attrs;
 
-	/* torch without a CUDA runtime mapped is a CPU build (CUDA builds load it at import) */
-	if (t->cuda.count < 0 && has_group(t, "libtorch") && !has_group(t, "cudart")) {
+	/* torch or TensorFlow without a CUDA runtime mapped is a CPU build or a job that found
+	 * no CUDA (CUDA builds load it at import) */
+	if (t->cuda.count < 0 && (has_group(t, "libtorch") || has_group(t, "tensorflow")) &&
+	    !has_group(t, "cudart")) {
 		t->cuda.count = 0;
 		t->cuda.count_no_runtime = true;
 	}
@@ -318,19 +320,21 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 	/* The cost paid by the training job per step, in steady state: hits and steps counted
 	 * from the first batch that saw a step (imports and the first steps trap more), or
 	 * since attach while fewer than 10 steps followed it. */
-	if (t->tree.step_index > 0) {
-		long steps = t->tree.step_index - t->report.steps_at_base;
+	long step_index = t->tf.active ? t->tf.step_index : t->tree.step_index;
+
+	if (step_index > 0) {
+		long steps = step_index - t->report.steps_at_base;
 		uint64_t hits = hits_total - t->report.hits_at_base;
 
 		if (!t->report.steps_at_base) {
-			t->report.steps_at_base = t->tree.step_index;
+			t->report.steps_at_base = step_index;
 			t->report.hits_at_base = hits_total;
 		}
 		if (steps < 10) {
-			steps = t->tree.step_index;
+			steps = step_index;
 			hits = hits_total;
 		}
-		cJSON_AddNumberToObject(h, "steps", (double)t->tree.step_index);
+		cJSON_AddNumberToObject(h, "steps", (double)step_index);
 		cJSON_AddNumberToObject(h, "uprobe_hits_per_step", (double)hits / (double)steps);
 	}
 	if (o->opts->python_frames != PYF_OFF && t->py.why[0] &&

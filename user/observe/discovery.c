@@ -126,7 +126,7 @@ int discovery__start(struct observer *o)
 		return EXIT_FAILURE_RUNTIME;
 	}
 	sessions__tag_launchers(o);
-	ilog("watching for processes that load torch or the CUDA runtime (%zu dynamic linkers "
+	ilog("watching for processes that load torch, TensorFlow or the CUDA runtime (%zu dynamic linkers "
 	     "probed); %d running now", o->watch.nldsos, n);
 	return 0;
 }

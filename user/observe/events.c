@@ -13,6 +13,7 @@
 #include "common/test_hooks.h"
 #include "observe/attrs.h"
 #include "observe/events.h"
+#include "observe/tf_events.h"
 #include "pyobj/cpython.h"
 #include "pyobj/grad_caller.h"
 #include "snap/snapshots.h"
@@ -239,6 +240,9 @@ static void to_training(void *ctx, const struct tree_event *ev)
  * (a request's region), else to the training tree's (tree/infer_tree.h). */
 static void route(struct target *t, const struct tree_event *ev)
 {
+	if (t->tf.active)	/* both loaded: the TensorFlow job's tree is TensorFlow's (the
+				 * SDK's precedence, transformers > tensorflow > torch) */
+		return;
 	if (!infer_tree__feed(&t->infer, ev, to_training, t))
 		torch_tree__feed(&t->tree, ev);
 }
@@ -292,6 +296,10 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 		lost.value = (int)e->lost_before;
 		route(t, &lost);
 		t->py.calls.depth = t->py.calls.module_depth = t->py.calls.compile_depth = 0;
+	}
+	if (tf_events__handles(r->def->meaning)) {	/* TensorFlow's tree */
+		tf_events__anchor(o, t, r, e, name);
+		return;
 	}
 	switch (r->def->meaning) {
 	case MEAN_SCOPE:

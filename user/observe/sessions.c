@@ -214,6 +214,7 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	attrs__libraries(o, t);
 	torch_tree__init(&t->tree, t->session, o->opts->epoch_steps);
 	infer_tree__init(&t->infer, t->session);
+	tf_tree__init(&t->tf, t->session, o->opts->epoch_steps, t->mid_run);
 	t->tree.frames_always = o->opts->python_frames == PYF_ALWAYS;
 	t->infer.frames = t->tree.frames_always;
 	versions__detect(o->syms, t);
@@ -296,6 +297,7 @@ void sessions__end(struct observer *o, struct target *t, const char *cause)
 	attrs__cuda(o, t);	/* before the root's stdout line is printed */
 	infer_tree__finish(&t->infer, now);
 	torch_tree__finish(&t->tree, clean);
+	tf_tree__finish(&t->tf, clean);
 	if (seen && WIFSIGNALED(t->exit_status)) {
 		cJSON_AddNumberToObject(a, "exit_signal", WTERMSIG(t->exit_status));
 		cJSON_AddStringToObject(a, "exit_signal_name",

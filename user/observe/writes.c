@@ -21,8 +21,11 @@ static void add_mark(void *ctx, const char *name, double value, bool summary)
 {
 	struct mark_ctx *m = ctx;
 	struct torch_tree *tr = &m->t->tree;
-	struct span *cur = torch_tree__current(tr, m->ts_ns);
-	struct span *sp = summary && tr->epoch ? tr->epoch : cur;
+	bool tf = m->t->tf.active;	/* a TensorFlow job (tftree/tf_tree.h) */
+	struct span *cur = tf ? tf_tree__current(&m->t->tf, m->ts_ns)
+			      : torch_tree__current(tr, m->ts_ns);
+	struct span *epoch = tf ? tf_tree__epoch(&m->t->tf) : tr->epoch;
+	struct span *sp = summary && epoch ? epoch : cur;
 	cJSON *j;
 
 	if (!m->t->session)

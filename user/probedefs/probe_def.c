@@ -49,6 +49,10 @@ static const char *const meaning_names[MEAN__COUNT] = {
 	[MEAN_TOKEN_PICK] = "token_pick",
 	[MEAN_WAIT_COUNTER] = "wait_counter",
 	[MEAN_WAIT_COUNTER_STOP] = "wait_counter_stop",
+	[MEAN_TF_CALL] = "tf_call",
+	[MEAN_TF_GRADIENT] = "tf_gradient",
+	[MEAN_TF_NEXT] = "tf_next",
+	[MEAN_TF_ITERATOR] = "tf_iterator",
 };
 
 const char *probe_meaning__name(enum probe_meaning m)
@@ -354,7 +358,8 @@ int probe_def__parse(const cJSON *p, struct probe_def *d, const char *origin)
 		if (m < 0) {
 			elog("%s: %s: unknown meaning (want scope, scope_enter, scope_exit, "
 			     "backward, grad_mode, autocast, grad_scaler, py_call, compiled, "
-			     "inference_enter or inference_exit)",
+			     "inference_enter, inference_exit, wait_counter, wait_counter_stop, "
+			     "token_pick, tf_call, tf_gradient, tf_next or tf_iterator)",
 			     origin, d->symbol);
 			return -EINVAL;
 		}

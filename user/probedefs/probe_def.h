@@ -32,6 +32,11 @@ enum probe_meaning {
 	MEAN_WAIT_COUNTER_STOP,	/* ... stopped: args[0] the handle */
 	MEAN_TOKEN_PICK,	/* an op that picks a generation's next token (argmax,
 				 * multinomial): scope_name names it */
+	MEAN_TF_CALL,		/* TensorFlow: a tf.function called (str = its op name), entry and
+				 * exit (tftree/tf_tree.h) */
+	MEAN_TF_GRADIENT,	/* TensorFlow: tape.gradient(), entry and exit */
+	MEAN_TF_NEXT,		/* TensorFlow: a tf.data batch read, args[0] = the iterator */
+	MEAN_TF_ITERATOR,	/* TensorFlow: an iterator made, args[0] = it, args[1] = dataset */
 	MEAN__COUNT,
 };
 

@@ -17,6 +17,7 @@
 #include "tree/hang.h"
 #include "tree/infer_tree.h"
 #include "tree/session.h"
+#include "tftree/tf_tree.h"
 #include "tree/torch_tree.h"
 
 struct bpf_link;
@@ -129,6 +130,7 @@ struct target {
 	struct session *session;	/* NULL until a non-loader probe group matches */
 	struct torch_tree tree;		/* training structure, fed by the torch anchors */
 	struct infer_tree infer;	/* requests of an inference process (infer_tree.h) */
+	struct tf_tree tf;		/* a TensorFlow job's training (tf_tree.h) */
 	/* the parts */
 	struct target_anchor anchor;	/* observe/events.c */
 	struct target_cuda cuda;

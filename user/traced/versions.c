@@ -57,11 +57,20 @@ static void attrs_set(cJSON *a, const char *key, const char *v)
 		cJSON_AddStringToObject(a, key, v);
 }
 
+static bool has_group(const struct target *t, const char *name)
+{
+	for (size_t i = 0; i < t->nprobes; i++)
+		if (t->probes[i].id && !strcmp(t->probes[i].group->name, name))
+			return true;
+	return false;
+}
+
+/* torch_version wherever libtorch is mapped; framework=torch where nothing else names one. */
 static void detect_torch(struct target *t, cJSON *a)
 {
 	char v[64];
 
-	if (cJSON_GetObjectItemCaseSensitive(a, "framework"))
+	if (cJSON_GetObjectItemCaseSensitive(a, "torch_version"))
 		return;
 	for (size_t i = 0; i < t->nprobes; i++) {
 		const struct probe_result *r = &t->probes[i];
@@ -70,7 +79,8 @@ static void detect_torch(struct target *t, cJSON *a)
 			continue;
 		if (versions__torch_from_path(t->files[r->file].host_path, v, sizeof(v)))
 			snprintf(v, sizeof(v), "unknown");
-		cJSON_AddStringToObject(a, "framework", "torch");
+		if (!cJSON_GetObjectItemCaseSensitive(a, "framework"))
+			cJSON_AddStringToObject(a, "framework", "torch");
 		cJSON_AddStringToObject(a, "torch_version", v);
 		return;
 	}
@@ -144,11 +154,83 @@ static void detect_framework(struct sym_cache *syms, struct target *t, cJSON *a)
 	}
 }
 
+/* TensorFlow (its probe groups attached): framework=tensorflow, or transformers when that is
+ * imported too (the SDK's precedence: transformers > tensorflow > torch), tensorflow_version
+ * and, once Keras is imported, keras_version and keras_package (keras: Keras 3; tf_keras:
+ * Keras 2, TF_USE_LEGACY_KERAS=1; the first imported of the two, tf_keras first). */
+static void detect_tensorflow(struct sym_cache *syms, struct target *t, cJSON *a)
+{
+	static const char *const fw[] = { "transformers", "tensorflow" };
+	static const char *const keras[] = { "tf_keras", "keras" };
+	char v[64];
+
+	const cJSON *named = cJSON_GetObjectItemCaseSensitive(a, "framework");
+	bool ours = cJSON_IsString(named) && (!strcmp(named->valuestring, "tensorflow") ||
+					      !strcmp(named->valuestring, "transformers"));
+
+	if ((t->py.framework_found && ours) || t->py.framework_unsupported ||
+	    clock__wall_ns() - t->session->root->start_ns > FRAMEWORK_WINDOW_NS)
+		return;
+	if (!ours) {	/* named by the torch side before TensorFlow's tree took the session */
+		t->py.framework_found = false;
+		t->py.modules_used = 0;
+		cJSON_DeleteItemFromObjectCaseSensitive(a, "framework_version");
+		attrs_set(a, "framework", "tensorflow");
+	}
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct mapped_file *f = &t->files[i];
+		uint32_t hex;
+		int k;
+
+		if (!strstr(f->path, "python") || cpython__version(syms, t->pid, f, &hex))
+			continue;
+		if (!cJSON_GetObjectItemCaseSensitive(a, "tensorflow_version")) {
+			k = cpython__imported(syms, t->pid, f, hex, fw, 2, v, sizeof(v), NULL);
+			if (k == -ENOTSUP) {
+				t->py.framework_unsupported = true;
+				return;
+			}
+			if (k < 0)
+				continue;
+			attrs_set(a, "framework", fw[k]);
+			if (k == 0) {
+				attrs_set(a, "framework_version", v[0] ? v : "unknown");
+				if (cpython__imported(syms, t->pid, f, hex, fw + 1, 1, v, sizeof(v),
+						      NULL) < 0)
+					continue;
+			}
+			if (!v[0])
+				continue;	/* its __version__ comes later in its import */
+			attrs_set(a, "tensorflow_version", v);
+			session__touch_root(t->session);
+		}
+		/* Keras comes after TensorFlow, if at all: walked again only when sys.modules
+		 * changed size since the last walk that found neither */
+		k = cpython__imported(syms, t->pid, f, hex, keras, 2, v, sizeof(v),
+				      &t->py.modules_used);
+		if (k >= 0 && v[0]) {
+			attrs_set(a, "keras_version", v);
+			attrs_set(a, "keras_package", keras[k]);
+			t->py.framework_found = true;
+			session__touch_root(t->session);
+		}
+		return;
+	}
+}
+
 void versions__detect(struct sym_cache *syms, struct target *t)
 {
 	if (!t->session)
 		return;
+	/* TensorFlow names the job where it trains, or where no torch is loaded (a job of both
+	 * that trains with torch and reads its data with tf.data is torch's) */
+	bool tf = (has_group(t, "tensorflow") || has_group(t, "tensorflow_python")) &&
+		  (t->tf.active || !has_group(t, "libtorch"));
+
+	if (tf)
+		detect_tensorflow(syms, t, t->session->root->attrs);
 	detect_torch(t, t->session->root->attrs);
 	detect_python(syms, t, t->session->root->attrs);
-	detect_framework(syms, t, t->session->root->attrs);
+	if (!tf)
+		detect_framework(syms, t, t->session->root->attrs);
 }
