@@ -18,6 +18,8 @@
 // - torch_tree_compile.c: torch.compile's compiles (issue 26). torch_tree_amp.c: GradScaler's
 //   skipped optimizer steps (issue 26). torch_tree_recompute.c: inside a backward: activation
 //   checkpointing's nested backwards and recomputed forwards (issue 26).
+// - torch_tree_phases.c: evaluation phases (no_grad after the update) of loops without a
+//   DataLoader, which end their epochs (issue 44).
 // - torch_tree_steps.c: steps, epochs and the spans' bookkeeping, over tree/session.h.
 // The files share torch_tree_internal.h. Inference processes have a tree of their own
 // (infer_tree.h), beside this one, over the same session.h.
@@ -35,6 +37,7 @@ void torch_tree__init(struct torch_tree *t, struct session *s, long epoch_steps)
 	t->replay = dispatch;
 	t->epoch_steps = epoch_steps > 0 ? epoch_steps : 1000;
 	t->grad_enabled = true;
+	t->regions_per_step = -1;
 }
 
 /* Events were dropped: scopes, forward and backward may never see their ends. End them
@@ -168,6 +171,8 @@ void torch_tree__finish(struct torch_tree *t, bool clean_exit)
 	torch_tree__settle_unconfirmed(t, 0, NULL);
 	torch_tree__place_compiles(t, NULL, NULL);
 	t->last_data_end_ns = 0;
+	if (clean_exit)	/* an evaluation after the last step */
+		torch_tree__phase_decide(t, true);
 	/* A clean exit ends the last step and epoch with the last thing seen: the loop ran
 	 * to completion. After a crash or a detach they stay as they are (open). */
 	if (clean_exit && t->last_ts_ns)
@@ -185,6 +190,8 @@ struct span *torch_tree__current(struct torch_tree *t, uint64_t ts)
 	if (sp == t->step && t->pending && t->pending_end && t->epoch &&
 	    torch_tree__step_done(t))
 		return t->epoch;
+	if ((sp == t->step || sp == t->eval) && torch_tree__phase_current(t))
+		return t->epoch;	/* an evaluation (without a DataLoader) is under way or over */
 
 	if (t->forward && t->forward->status == SPAN_OPEN && (sp == t->step || sp == t->epoch))
 		return t->forward;
