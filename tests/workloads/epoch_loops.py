@@ -5,15 +5,17 @@
 PyTorch: nothing here knows the observer.
 
     epoch_loops.py --loop gan|sliced [--epochs E] [--batches B] [--val-batches V]
-                   [--workers W] [--persistent] [--optimizer sgd] [--step-sleep MS]
-                   [--epochs-forever]
+                   [--workers W] [--persistent] [--data tensor|sqlite] [--optimizer sgd]
+                   [--step-sleep MS] [--epochs-forever]
 
 gan:    an adversarial pair over a DataLoader (shuffled, W loader workers, `enumerate(loader,
         0)`): per batch the critic learns from a real batch and a generated one (two
         backwards before its optimizer steps), then the generator (a third backward, a second
         optimizer); at each epoch's first batch a picture of the generator's output is
         written (a forward with grad on and no backward, then a no_grad dump to a PGM file);
-        between epochs both state dicts are saved (torch.save).
+        between epochs both state dicts are saved (torch.save). --data sqlite: the pictures
+        live in an SQLite file (made beforehand by a separate process), which each loader
+        worker opens on its first item: its C library loads in the worker, after its fork.
 sliced: no DataLoader: batches sliced from one tensor; forward, backward, clip_grad_norm_,
         parameters updated by hand under no_grad (or --optimizer sgd: an SGD step); after
         each epoch a validation of V batches under torch.no_grad() and model.eval(), then
@@ -40,6 +42,7 @@ ap.add_argument("--batches", type=int, default=4)
 ap.add_argument("--val-batches", type=int, default=3)
 ap.add_argument("--workers", type=int, default=2)
 ap.add_argument("--persistent", action="store_true")
+ap.add_argument("--data", choices=["tensor", "sqlite"], default="tensor")
 ap.add_argument("--optimizer", choices=["hand", "sgd"], default="hand")
 ap.add_argument("--step-sleep", type=float, default=0)
 ap.add_argument("--batch-size", type=int, default=16)
@@ -74,10 +77,36 @@ def dump_picture(images, path):
         f.write(pix.numpy().tobytes())
 
 
+class SqlitePictures(torch.utils.data.Dataset):
+    """Pictures stored as float32 blobs in an SQLite file, opened lazily (a connection does not
+    survive a fork: each worker opens its own, as such datasets do)."""
+    PREP = ("import sqlite3, struct, random, sys; random.seed(0); db = sqlite3.connect(sys.argv[1]);"
+            "db.execute('create table p (i integer primary key, v blob)');"
+            "db.executemany('insert into p values (?, ?)', [(i, struct.pack('16f', *[random.gauss(0, 1)"
+            " for _ in range(16)])) for i in range(int(sys.argv[2]))]); db.commit()")
+
+    def __init__(self, n):
+        import subprocess
+        import sys
+        self.path, self.n, self.db = os.path.join(out_dir, "pictures.db"), n, None
+        subprocess.run([sys.executable, "-c", self.PREP, self.path, str(n)], check=True)
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if self.db is None:
+            import sqlite3
+            self.db = sqlite3.connect(self.path)
+        (blob,) = self.db.execute("select v from p where i = ?", (i,)).fetchone()
+        return (torch.frombuffer(bytearray(blob), dtype=torch.float32),)
+
+
 def gan():
     z_dim, img = 8, 16
-    real_data = torch.randn(args.batches * bs, img)
-    loader = DataLoader(TensorDataset(real_data), batch_size=bs, shuffle=True,
+    data = TensorDataset(torch.randn(args.batches * bs, img)) if args.data == "tensor" \
+        else SqlitePictures(args.batches * bs)
+    loader = DataLoader(data, batch_size=bs, shuffle=True,
                         num_workers=args.workers,
                         persistent_workers=args.persistent and args.workers > 0)
     gen = nn.Sequential(nn.Linear(z_dim, 32), nn.ReLU(), nn.Linear(32, img), nn.Tanh())

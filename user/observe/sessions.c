@@ -14,6 +14,7 @@
 #include "sink/log_sink.h"
 #include "sink/metrics.h"
 #include "sink/stdout_sink.h"
+#include "target/forks.h"
 #include "target/procfs.h"
 #include "target/versions.h"
 
@@ -85,6 +86,8 @@ void sessions__tag_launchers(struct observer *o)
  *     its cache (each loads libtorch), its compile worker pool (compile_worker/__main__.py, or
  *     the binary that replaces it, with --parent= and --torch-key=);
  *   dataloader: a DataLoader worker torch named (pt_data_worker);
+ *   fork: any other process that runs the job's image, forked and not exec'd (torch 1.x's
+ *     DataLoader workers, which it does not name; a fork context's pool), target/forks.h;
  *   multiprocessing: a worker a multiprocessing context started with a new interpreter
  *     (spawn, forkserver: DataLoader workers with such a context, pools), or its forkserver;
  *     one that then trains (torch.multiprocessing.spawn's ranks) becomes a job
@@ -107,6 +110,8 @@ static const char *helper_kind(int pid)
 	procfs__comm(pid, comm, sizeof(comm));
 	if (!strncmp(comm, "pt_data_worker", 14))
 		return "dataloader";
+	if (forks__parent_image(pid))
+		return "fork";
 	if (strstr(cmd, "from multiprocessing.spawn import spawn_main") ||
 	    strstr(cmd, "from multiprocessing.forkserver import main") ||
 	    strstr(cmd, " --multiprocessing-fork"))
@@ -122,7 +127,9 @@ static const char *helper_kind(int pid)
 	return NULL;
 }
 
-/* The traced job above pid (its nearest traced ancestor that is no helper). */
+/* The traced job above pid (its nearest traced ancestor that is no helper): one with a session,
+ * or one being attached whose session starts after its children's (attach -p, which takes the
+ * processes under the job first). */
 static struct target *job_above(struct observer *o, int pid)
 {
 	int ppid;
@@ -132,7 +139,7 @@ static struct target *job_above(struct observer *o, int pid)
 		struct target *t = targets__find(o, ppid);
 
 		pid = ppid;
-		if (t && t->session && !t->helper)
+		if (t && (t->session || target__has_signal_source(t)) && !t->helper)
 			return t;
 	}
 	return NULL;
@@ -220,15 +227,16 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	return 0;
 }
 
-/* A multiprocessing worker that trains (torch.multiprocessing.spawn's ranks, not a
- * DataLoader's workers) was a job after all: its root says so from the next batch on. */
+/* A multiprocessing worker or a fork that trains (torch.multiprocessing.spawn's ranks, a
+ * fork context's, not a DataLoader's workers) was a job after all: its root says so from the next batch on. */
 static void unhelp_if_training(struct target *t)
 {
 	cJSON *a = t->session->root->attrs;
 	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(a, "helper");
 
 	if (!t->helper || t->tree.step_index <= 0 || !cJSON_IsString(kind) ||
-	    strcmp(kind->valuestring, "multiprocessing") != 0)
+	    (strcmp(kind->valuestring, "multiprocessing") != 0 &&
+	     strcmp(kind->valuestring, "fork") != 0))
 		return;
 	t->helper = false;
 	t->ranked = procfs__env_long(t->pid, "RANK", -1) >= 0;
