@@ -21,7 +21,9 @@ sliced: no DataLoader: batches sliced from one tensor; forward, backward, clip_g
         each epoch a validation of V batches under torch.no_grad() and model.eval(), then
         model.train().
 Prints "EPOCH e steps=S forwards=F backwards=K opt_steps=O val_forwards=V" after each epoch
-and "DONE steps=... val_forwards=..." at the end (the counts the tests compare with the tree).
+(sliced: "VAL e start_ns=... end_ns=..." before it, the wall clock just inside the validation's
+no_grad block) and "DONE steps=... val_forwards=..." at the end (what the tests compare with
+the tree).
 --epochs-forever: epochs until killed (attach tests); --step-sleep: milliseconds slept per
 step (so an attach lands mid-run).
 """
@@ -176,10 +178,13 @@ def sliced():
         model.eval()
         correct = 0
         with torch.no_grad():
+            val_start = time.time_ns()
             for i in range(args.val_batches):
                 out = model(vx[i * bs:(i + 1) * bs])
                 correct += int((out.argmax(1) == vy[i * bs:(i + 1) * bs]).sum())
                 val_forwards += 1
+            val_end = time.time_ns()
+        print(f"VAL {epoch} start_ns={val_start} end_ns={val_end}", flush=True)
         print(f"EPOCH {epoch} steps={args.batches} forwards={args.batches} "
               f"backwards={args.batches} opt_steps={args.batches if opt else 0} "
               f"val_forwards={args.val_batches} val_acc={correct / (args.val_batches * bs):.3f}",
