@@ -18,6 +18,7 @@
 #include "python.bpf.h"
 #include "exits.bpf.h"
 #include "ldso.bpf.h"
+#include "tensor.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -49,6 +50,7 @@ static __always_inline void read_args(struct pt_regs *ctx, const struct probe_sp
 {
 	for (int i = 0; i < CIRRON_NARGS; i++)
 		args[i] = read_arg(ctx, spec->arg_src[i]);
+	tensor_args(spec, args);
 }
 
 static __always_inline int on_entry(struct pt_regs *ctx)

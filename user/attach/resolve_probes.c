@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "target/cpython.h"
 #include "target/elf_syms.h"
+#include "target/tensor_dims.h"
 #include "target/versions.h"
 #include "tree/clock.h"
 
@@ -323,6 +324,8 @@ int resolve__group(struct observer *o, struct target *t, size_t fi,
 			}
 			aux = f->bias + q[n + i].vaddr + d->aux_offset;
 		}
+		if (memchr(d->arg_deref[arch], DEREF_TENSOR_LAST_DIM, CIRRON_NARGS))
+			aux = tensor_dims__sizes_offset(f->host_path);	/* 0: not read */
 		r->err = attach_one(o, t, r, aux);
 		tried[i] = true;
 		/* a later entry for the same function (by version) stands aside */

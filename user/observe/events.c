@@ -360,6 +360,12 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 		te.kind = TI_TOKEN_PICK;
 		te.name = r->def->scope_name;
 		break;
+	case MEAN_TOKEN_IDS:	/* how many new tokens a model call embeds (0: unknown) */
+		if (!entry || !e->args[0] || e->args[0] > INT32_MAX)
+			return;
+		te.kind = TI_MODEL_TOKENS;
+		te.value = (int)e->args[0];
+		break;
 	case MEAN_COMPILED:
 		if (!entry)
 			return;

@@ -31,6 +31,8 @@ enum probe_meaning {
 	MEAN_WAIT_COUNTER_STOP,	/* ... stopped: args[0] the handle */
 	MEAN_TOKEN_PICK,	/* an op that picks a generation's next token (argmax,
 				 * multinomial): scope_name names it */
+	MEAN_TOKEN_IDS,		/* a model embeds its token ids (at::embedding): args[0] how
+				 * many new tokens (the ids' last dimension), 0 unknown */
 	MEAN__COUNT,
 };
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tree/infer_tree.h"
+#include "tree/tree_debug.h"
 
 void infer_tree__init(struct infer_tree *it, struct session *s)
 {
@@ -76,17 +77,27 @@ static void give_back(struct infer_tree *it)
 	it->nfwd = it->npicks = 0;
 }
 
-static void open_region(struct infer_tree *it, const struct tree_event *ev, const char *region)
+/* A request begins at ts (the region's start, or a prefill in it). */
+static void begin_request(struct infer_tree *it, uint64_t ts)
 {
-	it->open = true;
-	it->region = region;
-	it->start = ev->ts_ns;
+	it->start = ts;
 	snapshot(it, it->start_counters);
 	it->nfwd = it->npicks = 0;
 	it->pick_op = NULL;
 	it->calls = 0;
-	it->nstarters = 0;
 	it->fwd_open = false;
+	it->decoded = false;
+	it->prefill_ts = 0;
+	it->prefill_tokens = 0;
+}
+
+static void open_region(struct infer_tree *it, const struct tree_event *ev, const char *region)
+{
+	it->open = true;
+	it->region = region;
+	begin_request(it, ev->ts_ns);
+	it->nstarters = 0;
+	it->split = false;
 	it->nheld = 0;
 }
 
@@ -185,6 +196,10 @@ static void request_attrs(const struct infer_tree *it, struct span *req, uint64_
 	uint64_t first_end, decode_start, decode_end;
 
 	cJSON_AddStringToObject(a, "region", it->region);
+	if (it->split)	/* one of several in its region */
+		cJSON_AddStringToObject(a, "begun_by", "prefill");
+	if (it->prefill_tokens > 1)
+		cJSON_AddNumberToObject(a, "prefill_tokens", (double)it->prefill_tokens);
 	if (n)	/* seen with Python frames only */
 		cJSON_AddNumberToObject(a, "forwards", (double)n);
 	if (it->calls != n)
@@ -246,13 +261,22 @@ static void pick_spans(struct infer_tree *it, struct span *req)
 	}
 }
 
-/* Makes the request and its forwards; end 0: still open (the session's end settles it). */
+/* Makes the request and its forwards; end 0: still open (the session's end settles it). A
+ * request of a region that holds several ends with its last token. */
 static void emit_request(struct infer_tree *it, uint64_t end)
 {
+	const uint64_t *end_counters = NULL;
 	uint64_t c[SESSION_NCOUNTERS];
 	struct span *req, *sp;
 	cJSON *root = it->s->root->attrs;
 
+	if (end && it->split && it->npicks) {
+		end = it->picks[it->npicks - 1].ts;
+		end_counters = it->picks[it->npicks - 1].c;
+	} else if (end && it->split && it->nfwd && !it->fwd_open) {
+		end = it->fwd[it->nfwd - 1].end;
+		end_counters = it->fwd[it->nfwd - 1].c1;
+	}
 	req = session__open_at(it->s, NULL, "request", it->requests, it->start, it->start_counters);
 	if (!req)
 		return;
@@ -274,7 +298,7 @@ static void emit_request(struct infer_tree *it, uint64_t end)
 	}
 	if (end) {
 		snapshot(it, c);
-		session__close_at(it->s, req, end, SPAN_OK, c);
+		session__close_at(it->s, req, end, SPAN_OK, end_counters ? end_counters : c);
 	}
 	if (!cJSON_GetObjectItemCaseSensitive(root, "kind"))
 		cJSON_AddStringToObject(root, "kind", "inference");
@@ -283,6 +307,51 @@ static void emit_request(struct infer_tree *it, uint64_t end)
 	it->open = it->fwd_open = false;
 	it->nfwd = it->npicks = 0;
 	it->nheld = 0;
+}
+
+/* A model call embeds n new tokens (its token ids' last dimension). One is a decode step's; more
+ * than one a prefill (two embeddings a forward, tokens and positions, say the same): after a
+ * token was made in this request, the next request's. The request ends with its last token,
+ * the next begins at this call (its model call, already open with Python frames, goes with
+ * it); the first request of such a region begins at its own prefill, not at the region's
+ * start. A prefill in chunks (no token between them) stays one. */
+static void model_tokens(struct infer_tree *it, const struct tree_event *ev)
+{
+	struct infer_forward moved = { 0 };
+	bool move;
+
+	if (ev->value <= 1) {
+		it->decoded = true;
+		return;
+	}
+	if (it->decoded && (it->npicks || it->nfwd)) {
+		move = it->fwd_open && it->nfwd > 0;
+		if (move) {	/* this prefill's own model call */
+			moved = it->fwd[--it->nfwd];
+			it->fwd_open = false;
+			it->calls--;
+		}
+		if (!it->split && it->prefill_ts) {	/* the region's first request */
+			it->start = it->prefill_ts;
+			memcpy(it->start_counters, it->prefill_counters, sizeof(it->start_counters));
+		}
+		it->split = true;
+		emit_request(it, ev->ts_ns);
+		it->open = true;	/* the region goes on */
+		begin_request(it, move ? moved.start : ev->ts_ns);
+		if (move) {
+			memcpy(it->start_counters, moved.c0, sizeof(it->start_counters));
+			it->fwd[it->nfwd++] = moved;	/* room: the array held it */
+			it->fwd_open = true;
+			it->calls = 1;
+		}
+	}
+	if (!it->prefill_ts) {
+		it->prefill_ts = it->nfwd && it->fwd_open ? it->fwd[it->nfwd - 1].start : ev->ts_ns;
+		snapshot(it, it->prefill_counters);
+		it->prefill_tokens = ev->value;
+	}
+	it->decoded = false;
 }
 
 /* Grad switches and inference_mode: a region is open while either is off/on. */
@@ -326,8 +395,10 @@ bool infer_tree__feed(struct infer_tree *it, const struct tree_event *ev, infer_
 {
 	it->back = back;
 	it->back_ctx = ctx;
+	tree_debug__input("ITREE", it->s ? it->s->pid : 0, ev);
 	if (it->trains)	/* the training tree has no use for these */
-		return ev->kind == TI_INFERENCE_MODE || ev->kind == TI_TOKEN_PICK;
+		return ev->kind == TI_INFERENCE_MODE || ev->kind == TI_TOKEN_PICK ||
+		       ev->kind == TI_MODEL_TOKENS;
 	if (trains(ev)) {	/* from now on every event is the training tree's */
 		it->trains = true;
 		give_back(it);
@@ -349,8 +420,14 @@ bool infer_tree__feed(struct infer_tree *it, const struct tree_event *ev, infer_
 		if (it->open && ev->tid == it->tid) {
 			hold(it, ev);
 			token_pick(it, ev);
+			it->decoded = true;
 		}
 		return true;	/* outside a request: nothing to the training tree */
+	}
+	if (ev->kind == TI_MODEL_TOKENS) {
+		if (it->open && ev->tid == it->tid)
+			model_tokens(it, ev);
+		return true;
 	}
 	if (ev->tid != it->tid)
 		return false;

@@ -23,10 +23,9 @@
 // - torch_tree_steps.c: steps, epochs and the spans' bookkeeping, over tree/session.h.
 // The files share torch_tree_internal.h. Inference processes have a tree of their own
 // (infer_tree.h), beside this one, over the same session.h.
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include "tree/torch_tree_internal.h"
+#include "tree/tree_debug.h"
 
 static void dispatch(struct torch_tree *t, const struct tree_event *ev);
 
@@ -108,32 +107,10 @@ static void dispatch(struct torch_tree *t, const struct tree_event *ev)
 	case TI_LOST:	/* handled above */
 	case TI_INFERENCE_MODE:	/* the inference tree's (infer_tree.h) */
 	case TI_TOKEN_PICK:
+	case TI_MODEL_TOKENS:
 		break;
 	}
 	t->last_event_ns = ev->ts_ns;
-}
-
-/* CIRRON_DEBUG_TREE=1: every input on stderr, one line each, before the rules see it (a run's
- * inputs, to replay through the rules: tests/unit/test_torch_tree_replay.c). */
-static void debug_input(const struct torch_tree *t, const struct tree_event *ev)
-{
-	static const char *const kinds[] = {
-		[TI_SCOPE_ENTER] = "SCOPE+", [TI_SCOPE_EXIT] = "SCOPE-",
-		[TI_BACKWARD_ENTER] = "BWD+", [TI_BACKWARD_EXIT] = "BWD-", [TI_GRAD_MODE] = "GRAD",
-		[TI_FORWARD_ENTER] = "FWD+", [TI_FORWARD_EXIT] = "FWD-", [TI_LOST] = "LOST",
-		[TI_COMPILE_ENTER] = "COMPILE+", [TI_COMPILE_EXIT] = "COMPILE-",
-		[TI_COMPILED] = "COMPILED", [TI_SCALER_UPDATE] = "SCALER",
-		[TI_INFERENCE_MODE] = "INFER", [TI_TOKEN_PICK] = "PICK",
-	};
-	static int on = -1;
-
-	if (on < 0)
-		on = getenv("CIRRON_DEBUG_TREE") != NULL;
-	if (!on || ev->kind > TI_TOKEN_PICK)
-		return;
-	fprintf(stderr, "TREE pid=%d tid=%u ts=%llu %s name=%s obj=%llx val=%d\n",
-		t->s ? t->s->pid : 0, ev->tid, (unsigned long long)ev->ts_ns, kinds[ev->kind],
-		ev->name && *ev->name ? ev->name : "-", (unsigned long long)ev->obj, ev->value);
 }
 
 /* Scopes only the training thread opens: the first one names it. */
@@ -145,9 +122,10 @@ static bool trains(int kind)
 
 void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 {
-	if (ev->kind == TI_INFERENCE_MODE || ev->kind == TI_TOKEN_PICK)
+	if (ev->kind == TI_INFERENCE_MODE || ev->kind == TI_TOKEN_PICK ||
+	    ev->kind == TI_MODEL_TOKENS)
 		return;	/* the inference tree's input; the rules here never see it */
-	debug_input(t, ev);
+	tree_debug__input("TREE", t->s ? t->s->pid : 0, ev);
 	if (ev->kind == TI_LOST) {	/* from any thread: the gap may hide the training one's */
 		torch_tree__decide_prefetch(t);
 		on_lost(t, ev);
