@@ -295,6 +295,7 @@ void sessions__end(struct observer *o, struct target *t, const char *cause)
 	bool clean = seen && WIFEXITED(t->exit_status) && !WEXITSTATUS(t->exit_status);
 
 	attrs__cuda(o, t);	/* before the root's stdout line is printed */
+	t->infer.exited = clean;
 	infer_tree__finish(&t->infer, now);
 	torch_tree__finish(&t->tree, clean);
 	if (seen && WIFSIGNALED(t->exit_status)) {

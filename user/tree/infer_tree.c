@@ -5,7 +5,7 @@
 // (infer_tree.h, docs/inference.md).
 #include <stdlib.h>
 #include <string.h>
-#include "tree/infer_tree.h"
+#include "tree/infer_tree_internal.h"
 #include "tree/tree_debug.h"
 
 void infer_tree__init(struct infer_tree *it, struct session *s)
@@ -23,7 +23,7 @@ void infer_tree__free(struct infer_tree *it)
 	it->nfwd = it->cap_fwd = it->npicks = it->cap_picks = 0;
 }
 
-static void snapshot(const struct infer_tree *it, uint64_t out[SESSION_NCOUNTERS])
+void infer_tree__snapshot(const struct infer_tree *it, uint64_t out[SESSION_NCOUNTERS])
 {
 	if (!it->s->counters || !it->s->counters(it->s->counters_ctx, out))
 		memset(out, 0, SESSION_NCOUNTERS * sizeof(out[0]));
@@ -47,7 +47,7 @@ static bool trains(const struct tree_event *ev)
 	return false;
 }
 
-static void hold(struct infer_tree *it, const struct tree_event *ev)
+void infer_tree__hold(struct infer_tree *it, const struct tree_event *ev)
 {
 	struct tree_buffered *b;
 
@@ -67,37 +67,38 @@ static void hold(struct infer_tree *it, const struct tree_event *ev)
 
 /* The open region was no request (no model ran in it, or it trains): its events go back to
  * the training tree, in order. */
-static void give_back(struct infer_tree *it)
+void infer_tree__give_back(struct infer_tree *it)
 {
-	if (it->open && it->back)
+	if ((it->open || it->pending_call) && it->back)
 		for (int i = 0; i < it->nheld; i++)
 			it->back(it->back_ctx, &it->held[i].ev);
-	it->open = it->fwd_open = false;
+	it->open = it->fwd_open = it->pending_call = false;
 	it->nheld = 0;
 	it->nfwd = it->npicks = 0;
 }
 
 /* A request begins at ts (the region's start, or a prefill in it). */
-static void begin_request(struct infer_tree *it, uint64_t ts)
+void infer_tree__begin_request(struct infer_tree *it, uint64_t ts)
 {
 	it->start = ts;
-	snapshot(it, it->start_counters);
+	infer_tree__snapshot(it, it->start_counters);
 	it->nfwd = it->npicks = 0;
 	it->pick_op = NULL;
 	it->calls = 0;
 	it->fwd_open = false;
-	it->decoded = false;
+	it->decoded = it->decode_call = false;
 	it->prefill_ts = 0;
 	it->prefill_tokens = 0;
 }
 
-static void open_region(struct infer_tree *it, const struct tree_event *ev, const char *region)
+void infer_tree__open_region(struct infer_tree *it, const struct tree_event *ev,
+			     const char *region)
 {
 	it->open = true;
 	it->region = region;
-	begin_request(it, ev->ts_ns);
+	infer_tree__begin_request(it, ev->ts_ns);
 	it->nstarters = 0;
-	it->split = false;
+	it->split = it->unseen = false;
 	it->nheld = 0;
 }
 
@@ -121,7 +122,7 @@ static bool begins_forward(struct infer_tree *it, const char *cls)
 	return true;
 }
 
-static void forward_enter(struct infer_tree *it, uint64_t ts, const char *cls)
+void infer_tree__forward_enter(struct infer_tree *it, uint64_t ts, const char *cls)
 {
 	struct infer_forward *f;
 
@@ -141,7 +142,7 @@ static void forward_enter(struct infer_tree *it, uint64_t ts, const char *cls)
 	}
 	f = &it->fwd[it->nfwd++];
 	f->start = f->end = ts;
-	snapshot(it, f->c0);
+	infer_tree__snapshot(it, f->c0);
 	memcpy(f->c1, f->c0, sizeof(f->c1));
 	it->fwd_open = true;
 }
@@ -154,7 +155,7 @@ static void forward_exit(struct infer_tree *it, uint64_t ts)
 		return;
 	f = &it->fwd[it->nfwd - 1];
 	f->end = ts;
-	snapshot(it, f->c1);
+	infer_tree__snapshot(it, f->c1);
 	it->fwd_open = false;
 }
 
@@ -173,7 +174,7 @@ static void token_pick(struct infer_tree *it, const struct tree_event *ev)
 	}
 	p = &it->picks[it->npicks++];
 	p->ts = ev->ts_ns;
-	snapshot(it, p->c);
+	infer_tree__snapshot(it, p->c);
 	if (!it->pick_op)
 		it->pick_op = ev->name && !strcmp(ev->name, "multinomial") ? "multinomial" : "argmax";
 }
@@ -263,7 +264,7 @@ static void pick_spans(struct infer_tree *it, struct span *req)
 
 /* Makes the request and its forwards; end 0: still open (the session's end settles it). A
  * request of a region that holds several ends with its last token. */
-static void emit_request(struct infer_tree *it, uint64_t end)
+void infer_tree__emit_request(struct infer_tree *it, uint64_t end)
 {
 	const uint64_t *end_counters = NULL;
 	uint64_t c[SESSION_NCOUNTERS];
@@ -297,7 +298,7 @@ static void emit_request(struct infer_tree *it, uint64_t end)
 		session__close_at(it->s, sp, f->end, SPAN_OK, f->c1);
 	}
 	if (end) {
-		snapshot(it, c);
+		infer_tree__snapshot(it, c);
 		session__close_at(it->s, req, end, SPAN_OK, end_counters ? end_counters : c);
 	}
 	if (!cJSON_GetObjectItemCaseSensitive(root, "kind"))
@@ -309,56 +310,13 @@ static void emit_request(struct infer_tree *it, uint64_t end)
 	it->nheld = 0;
 }
 
-/* A model call embeds n new tokens (its token ids' last dimension). One is a decode step's; more
- * than one a prefill (two embeddings a forward, tokens and positions, say the same): after a
- * token was made in this request, the next request's. The request ends with its last token,
- * the next begins at this call (its model call, already open with Python frames, goes with
- * it); the first request of such a region begins at its own prefill, not at the region's
- * start. A prefill in chunks (no token between them) stays one. */
-static void model_tokens(struct infer_tree *it, const struct tree_event *ev)
-{
-	struct infer_forward moved = { 0 };
-	bool move;
-
-	if (ev->value <= 1) {
-		it->decoded = true;
-		return;
-	}
-	if (it->decoded && (it->npicks || it->nfwd)) {
-		move = it->fwd_open && it->nfwd > 0;
-		if (move) {	/* this prefill's own model call */
-			moved = it->fwd[--it->nfwd];
-			it->fwd_open = false;
-			it->calls--;
-		}
-		if (!it->split && it->prefill_ts) {	/* the region's first request */
-			it->start = it->prefill_ts;
-			memcpy(it->start_counters, it->prefill_counters, sizeof(it->start_counters));
-		}
-		it->split = true;
-		emit_request(it, ev->ts_ns);
-		it->open = true;	/* the region goes on */
-		begin_request(it, move ? moved.start : ev->ts_ns);
-		if (move) {
-			memcpy(it->start_counters, moved.c0, sizeof(it->start_counters));
-			it->fwd[it->nfwd++] = moved;	/* room: the array held it */
-			it->fwd_open = true;
-			it->calls = 1;
-		}
-	}
-	if (!it->prefill_ts) {
-		it->prefill_ts = it->nfwd && it->fwd_open ? it->fwd[it->nfwd - 1].start : ev->ts_ns;
-		snapshot(it, it->prefill_counters);
-		it->prefill_tokens = ev->value;
-	}
-	it->decoded = false;
-}
-
 /* Grad switches and inference_mode: a region is open while either is off/on. */
 static bool on_switch(struct infer_tree *it, const struct tree_event *ev)
 {
 	bool was = it->grad_off || it->inference_on;
 
+	if (infer_tree__unseen_switch(it, ev))
+		return true;
 	if (ev->kind == TI_GRAD_MODE) {
 		if (ev->obj)	/* a C++ guard that restores the mode: no region */
 			return it->open;
@@ -367,26 +325,26 @@ static bool on_switch(struct infer_tree *it, const struct tree_event *ev)
 		it->inference_on = ev->value;
 	}
 	if (!was && (it->grad_off || it->inference_on)) {
-		open_region(it, ev, ev->kind == TI_GRAD_MODE ? "no_grad" : "inference_mode");
-		hold(it, ev);
+		infer_tree__open_region(it, ev, ev->kind == TI_GRAD_MODE ? "no_grad" : "inference_mode");
+		infer_tree__hold(it, ev);
 		return true;
 	}
 	if (was && !it->grad_off && !it->inference_on && it->open) {
-		hold(it, ev);
+		infer_tree__hold(it, ev);
 		if (!it->nfwd && !it->npicks &&
 		    (it->frames || strcmp(it->region, "inference_mode") != 0)) {
 			/* no model ran (or, without Python frames, a no_grad region), no token
 			 * was picked: a region of the job's own (weight init, a metric), not
 			 * a request. Without frames an inference_mode region is one: only code
 			 * that runs a model for its output opens one. */
-			give_back(it);
+			infer_tree__give_back(it);
 			return true;
 		}
-		emit_request(it, ev->ts_ns);
+		infer_tree__emit_request(it, ev->ts_ns);
 		return true;
 	}
 	if (it->open)
-		hold(it, ev);
+		infer_tree__hold(it, ev);
 	return it->open || ev->kind == TI_INFERENCE_MODE;
 }
 
@@ -401,13 +359,15 @@ bool infer_tree__feed(struct infer_tree *it, const struct tree_event *ev, infer_
 		       ev->kind == TI_MODEL_TOKENS;
 	if (trains(ev)) {	/* from now on every event is the training tree's */
 		it->trains = true;
-		give_back(it);
+		infer_tree__give_back(it);
 		return false;
 	}
 	if (ev->kind == TI_LOST) {
-		give_back(it);	/* its start or end may be gone */
+		infer_tree__give_back(it);	/* its start or end may be gone */
 		return false;
 	}
+	if (infer_tree__pending_call(it, ev))
+		return true;
 	if (ev->kind == TI_GRAD_MODE || ev->kind == TI_INFERENCE_MODE) {
 		if (!it->tid && ((ev->kind == TI_GRAD_MODE && !ev->value && !ev->obj) ||
 				 (ev->kind == TI_INFERENCE_MODE && ev->value)))
@@ -418,26 +378,23 @@ bool infer_tree__feed(struct infer_tree *it, const struct tree_event *ev, infer_
 	}
 	if (ev->kind == TI_TOKEN_PICK) {
 		if (it->open && ev->tid == it->tid) {
-			hold(it, ev);
+			infer_tree__hold(it, ev);
 			token_pick(it, ev);
 			it->decoded = true;
 		}
 		return true;	/* outside a request: nothing to the training tree */
 	}
-	if (ev->kind == TI_MODEL_TOKENS) {
-		if (it->open && ev->tid == it->tid)
-			model_tokens(it, ev);
-		return true;
-	}
+	if (ev->kind == TI_MODEL_TOKENS)
+		return infer_tree__model_tokens(it, ev);
 	if (ev->tid != it->tid)
 		return false;
 	if (ev->kind == TI_FORWARD_ENTER || ev->kind == TI_FORWARD_EXIT) {
 		bool enter = ev->kind == TI_FORWARD_ENTER;
 
 		if (it->open) {
-			hold(it, ev);
+			infer_tree__hold(it, ev);
 			if (enter)
-				forward_enter(it, ev->ts_ns, ev->name);
+				infer_tree__forward_enter(it, ev->ts_ns, ev->name);
 			else
 				forward_exit(it, ev->ts_ns);
 			return true;
@@ -452,15 +409,15 @@ bool infer_tree__feed(struct infer_tree *it, const struct tree_event *ev, infer_
 		return false;
 	}
 	if (it->open)
-		hold(it, ev);
+		infer_tree__hold(it, ev);
 	return it->open;
 }
 
 void infer_tree__finish(struct infer_tree *it, uint64_t ts)
 {
 	(void)ts;
-	if (!it->trains && it->open && (it->nfwd || it->npicks))
-		emit_request(it, 0);
+	if (!it->trains && it->open && (it->nfwd || it->npicks) && infer_tree__unseen_request(it))
+		infer_tree__emit_request(it, it->exited && it->split ? ts : 0);
 	if (it->loose_forwards) {
 		set_num(it->s->root->attrs, "forwards_outside_requests", (double)it->loose_forwards);
 		session__touch_root(it->s);

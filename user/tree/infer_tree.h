@@ -66,11 +66,19 @@ struct infer_tree {
 	/* Requests within one region */
 	bool decoded;		/* a token came since the last prefill: a pick, or a model call
 				 * over one new token */
+	bool decode_call;	/* a model call over one new token in the open request */
+	bool unseen;		/* the open region's opening switch was not seen (it began
+				 * before an attach, or torch does not show it): a prefill
+				 * opened it */
 	bool split;		/* the region holds several requests: each begins at its
 				 * prefill and ends with its last token */
 	uint64_t prefill_ts;	/* the open request's prefill began (0: none seen) */
 	uint64_t prefill_counters[SESSION_NCOUNTERS];
 	long prefill_tokens;	/* how many new tokens it took */
+	bool pending_call;	/* a model call outside any region, held (its events in held)
+				 * until it shows a prefill or ends (infer_requests.c) */
+	bool exited;		/* set by the caller: the process exited cleanly, so the last
+				 * request of such a region ends with its last token */
 	long requests;
 	long loose_forwards;	/* eval forwards outside any region once requests were seen */
 	struct tree_buffered held[INFER_MAX_HELD];
