@@ -95,23 +95,26 @@ void sessions__tag_launchers(struct observer *o)
  *   tool: a program that is no Python interpreter (nvidia-smi, which transformers runs; a
  *     CUDA client), which maps a probed library.
  * A Python child of a job that is none of these (a training script the job runs) is a job. */
-static const char *helper_kind(int pid)
+static const char *helper_kind(int pid, bool forked)
 {
 	char cmd[4096], comm[64] = "", exe[PATH_MAX], path[64];
+	bool have_cmd = !procfs__cmdline(pid, cmd, sizeof(cmd));
 	const char *base;
 	ssize_t n;
 
-	if (procfs__cmdline(pid, cmd, sizeof(cmd)))
-		return NULL;
-	if ((strstr(cmd, " -c ") && strstr(cmd, "cdll.LoadLibrary(")) ||
-	    strstr(cmd, "torch/_inductor/compile_worker/__main__.py") ||
-	    (strstr(cmd, " --parent=") && strstr(cmd, " --torch-key=")))
+	if (have_cmd && ((strstr(cmd, " -c ") && strstr(cmd, "cdll.LoadLibrary(")) ||
+			 strstr(cmd, "torch/_inductor/compile_worker/__main__.py") ||
+			 (strstr(cmd, " --parent=") && strstr(cmd, " --torch-key="))))
 		return "inductor";
 	procfs__comm(pid, comm, sizeof(comm));
 	if (!strncmp(comm, "pt_data_worker", 14))
 		return "dataloader";
-	if (forks__parent_image(pid))
+	/* a fork seen, or one that runs its parent's image: whatever /proc says of it now (a
+	 * worker that exits as its session starts is a zombie with no command line) */
+	if (forked || forks__parent_image(pid))
 		return "fork";
+	if (!have_cmd)
+		return NULL;
 	if (strstr(cmd, "from multiprocessing.spawn import spawn_main") ||
 	    strstr(cmd, "from multiprocessing.forkserver import main") ||
 	    strstr(cmd, " --multiprocessing-fork"))
@@ -197,7 +200,10 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	 * job of its own; launcher: see tag_launcher; helper: see helper_kind */
 	t->ranked = rank >= 0;
 	job = job_above(o, t->pid);
-	kind = job ? helper_kind(t->pid) : NULL;
+	if (!job && t->forked_from && (job = targets__find(o, t->forked_from)) &&
+	    (job->helper || !(job->session || target__has_signal_source(job))))
+		job = NULL;	/* its parent, gone from /proc's view of it (it exits) */
+	kind = job ? helper_kind(t->pid, t->forked_from != 0) : NULL;
 	t->helper = kind != NULL;
 	if (t->helper) {
 		t->ranked = false;
