@@ -58,6 +58,9 @@ enum arg_deref {
 	DEREF_NONE = 0,
 	DEREF_STDSTRING,	/* value is a libstdc++ std::string *: copy its text into str */
 	DEREF_CSTRING,		/* value is a char *: copy the text into str */
+	DEREF_TENSOR_LAST_DIM,	/* value is an at::Tensor *: becomes the size of its last
+				 * dimension (aux: the offset of its TensorImpl's sizes), 0 when
+				 * not known */
 };
 
 #define PROBE_F_RETURN		(1u << 0)	/* a return probe is attached too */
@@ -129,6 +132,8 @@ struct probe_spec {
 	__u8 arg_deref[CIRRON_NARGS];	/* enum arg_deref */
 	__u32 image;		/* PROBE_F_IMAGE: the process's exec count (images) when linked */
 	__u64 aux;		/* action specific: ACT_DL_STATE = address of r_debug.r_state;
+				 * an argument read as DEREF_TENSOR_LAST_DIM: the offset of
+				 * c10::SizesAndStrides in the build's TensorImpl (0: unknown);
 				 * ACT_CUDA_MEMCPY with PROBE_F_DRIVER: the cudaMemcpyKind the
 				 * entry point implies (0: other) */
 	struct py_obj_layout py;	/* PROBE_F_PY_CALL */

@@ -19,6 +19,7 @@
 #include "exits.bpf.h"
 #include "ldso.bpf.h"
 #include "gpu.bpf.h"
+#include "tensor.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -50,6 +51,7 @@ static __always_inline void read_args(struct pt_regs *ctx, const struct probe_sp
 {
 	for (int i = 0; i < CIRRON_NARGS; i++)
 		args[i] = read_arg(ctx, spec->arg_src[i]);
+	tensor_args(spec, args);
 }
 
 static __always_inline int on_entry(struct pt_regs *ctx)

@@ -43,12 +43,13 @@ def main():
         t0 = time.time()
         total = 0.0
         for i, (xb, yb) in enumerate(train):
+            if i % args.accumulate == 0:
+                opt.zero_grad()     # before the step's backwards: after it, .grad holds them
             loss = loss_fn(model(xb), yb) / args.accumulate
             loss.backward()
             total += loss.item()
             if (i + 1) % args.accumulate == 0:
                 opt.step()
-                opt.zero_grad()
         model.eval()
         correct = 0
         with torch.no_grad():

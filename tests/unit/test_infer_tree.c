@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 //
-// The inference tree (tree/infer_tree.h, issue 36) beside the training tree, events routed
+// The inference tree (infer/infer_tree.h, issue 36) beside the training tree, events routed
 // as observe/events.c routes them: requests, prefill and decode, regions that are no request,
 // and a process that trains.
-#include "tree/infer_tree.h"
+#include "infer/infer_tree.h"
 #include "torch_tree_world.h"
 
 struct iworld {

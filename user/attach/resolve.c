@@ -16,8 +16,9 @@
 #include "attach/probe_links.h"
 #include "attach/resolve.h"
 #include "common/log.h"
-#include "pyobj/cpython.h"
 #include "proc/elf_syms.h"
+#include "pyobj/cpython.h"
+#include "traced/tensor_dims.h"
 #include "traced/versions.h"
 #include "tree/clock.h"
 
@@ -328,6 +329,8 @@ int resolve__group(struct observer *o, struct target *t, size_t fi,
 			if (d->action == ACT_GPU_BATCH)	/* the USDT semaphore the uprobe raises */
 				r->ref_ctr_offset = q[n + i].file_offset;
 		}
+		if (memchr(d->arg_deref[arch], DEREF_TENSOR_LAST_DIM, CIRRON_NARGS))
+			aux = tensor_dims__sizes_offset(f->host_path);	/* 0: not read */
 		r->err = attach_one(o, t, r, aux);
 		tried[i] = true;
 		/* a later entry for the same function (by version) stands aside */

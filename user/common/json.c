@@ -52,3 +52,23 @@ void json__format_value(const cJSON *v, char *out, int size)
 		cJSON_free(s);
 	}
 }
+
+void json__set_num(cJSON *o, const char *key, double v)
+{
+	cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (it && cJSON_IsNumber(it))
+		cJSON_SetNumberValue(it, v);
+	else if (it)
+		cJSON_ReplaceItemInObjectCaseSensitive(o, key, cJSON_CreateNumber(v));
+	else
+		cJSON_AddNumberToObject(o, key, v);
+}
+
+void json__set_str(cJSON *o, const char *key, const char *v)
+{
+	if (cJSON_GetObjectItemCaseSensitive(o, key))
+		cJSON_ReplaceItemInObjectCaseSensitive(o, key, cJSON_CreateString(v));
+	else
+		cJSON_AddStringToObject(o, key, v);
+}

@@ -13,4 +13,8 @@ void json__add_double(cJSON *o, const char *key, double v);
 /* An attribute value as the stdout line shows it: 12, 0.5234, text, true, {"a":1}. */
 void json__format_value(const cJSON *v, char *out, int size);
 
+/* Sets key to a number or a string, in place where o has it (its order kept), else added. */
+void json__set_num(cJSON *o, const char *key, double v);
+void json__set_str(cJSON *o, const char *key, const char *v);
+
 #endif

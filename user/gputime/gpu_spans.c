@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/demangle.h"
+#include "common/json.h"
 #include "gputime/gpu_spans.h"
 
 enum acc_mode { MODE_NONE, MODE_CUPTI, MODE_BOUND };
@@ -267,18 +268,6 @@ static int by_ns(const void *x, const void *y)
 	return a->ns > b->ns ? -1 : a->ns < b->ns;
 }
 
-static void set_num(cJSON *o, const char *key, double v)
-{
-	cJSON_DeleteItemFromObjectCaseSensitive(o, key);
-	cJSON_AddNumberToObject(o, key, v);
-}
-
-static void set_str(cJSON *o, const char *key, const char *v)
-{
-	cJSON_DeleteItemFromObjectCaseSensitive(o, key);
-	cJSON_AddStringToObject(o, key, v);
-}
-
 /* The step's kernels with the most GPU time, by demangled name; the rest as "other". */
 static void top_kernels(struct gpu_acc *a, const struct gpu_join *j)
 {
@@ -339,19 +328,19 @@ static void write_cupti(struct gpu_acc *a, const struct gpu_spans *g, const stru
 			return;
 		if (bound_known(a, g))	/* the bound, then, labelled as one */
 			write_bound(a, g, src);
-		set_num(at, "gpu_time_coverage", 0);
-		set_str(at, "gpu_time_note", src->note ? src->note : a->cut_short ?
+		json__set_num(at, "gpu_time_coverage", 0);
+		json__set_str(at, "gpu_time_note", src->note ? src->note : a->cut_short ?
 			"its records had not come when the observer left" :
 			"none of its launches has a record (made before the companion was on, "
 			"or lost)");
 		return;
 	}
-	set_str(at, "gpu_time_source", "cupti");
-	set_num(at, "gpu_busy_ns", (double)gpu_union__busy(&a->u));
-	set_num(at, "gpu_ns", (double)(a->u.last_end - a->u.first_start));
-	set_num(at, "gpu_time_coverage", (double)(int)(cov * 10000 + 0.5) / 10000);
+	json__set_str(at, "gpu_time_source", "cupti");
+	json__set_num(at, "gpu_busy_ns", (double)gpu_union__busy(&a->u));
+	json__set_num(at, "gpu_ns", (double)(a->u.last_end - a->u.first_start));
+	json__set_num(at, "gpu_time_coverage", (double)(int)(cov * 10000 + 0.5) / 10000);
 	if (a->share && dur)
-		set_num(at, "gpu_busy_share",
+		json__set_num(at, "gpu_busy_share",
 			(double)(int)((double)gpu_union__busy(&a->u) / (double)dur * 10000 + 0.5) /
 			10000);
 	if (a->top && a->nk && src->join)
@@ -363,13 +352,13 @@ static void write_bound(struct gpu_acc *a, const struct gpu_spans *g, const stru
 	cJSON *at = a->sp->attrs;
 
 	if (!bound_known(a, g)) {
-		set_str(at, "gpu_time_note", "no synchronize call after its last launch: no bound");
+		json__set_str(at, "gpu_time_note", "no synchronize call after its last launch: no bound");
 		return;
 	}
-	set_str(at, "gpu_time_source", "launch_to_sync");
-	set_num(at, "gpu_ns_upper", (double)(g->sync_return - a->start));
+	json__set_str(at, "gpu_time_source", "launch_to_sync");
+	json__set_num(at, "gpu_ns_upper", (double)(g->sync_return - a->start));
 	if (src->note)
-		set_str(at, "gpu_time_note", src->note);
+		json__set_str(at, "gpu_time_note", src->note);
 }
 
 static bool ready(const struct gpu_acc *a, const struct gpu_spans *g, uint64_t watermark,

@@ -15,31 +15,12 @@
 #include "common/bpf_maps.h"
 #include "attach/link_reaper.h"
 #include "attach/py_sample.h"
+#include "common/json.h"
 #include "observe/attrs.h"
 #include "observe/gpu_time.h"
 #include "sink/s3_upload.h"
 #include "proc/gpus.h"
 #include "snap/snapshots.h"
-
-void attrs__set_num(cJSON *o, const char *key, double v)
-{
-	cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	if (it && cJSON_IsNumber(it))
-		cJSON_SetNumberValue(it, v);
-	else if (it)
-		cJSON_ReplaceItemInObjectCaseSensitive(o, key, cJSON_CreateNumber(v));
-	else
-		cJSON_AddNumberToObject(o, key, v);
-}
-
-void attrs__set_str(cJSON *o, const char *key, const char *v)
-{
-	if (cJSON_GetObjectItemCaseSensitive(o, key))
-		cJSON_ReplaceItemInObjectCaseSensitive(o, key, cJSON_CreateString(v));
-	else
-		cJSON_AddStringToObject(o, key, v);
-}
 
 static bool has_group(const struct target *t, const char *name)
 {
@@ -76,9 +57,9 @@ static void attrs__gpus(struct target *t, cJSON *a)
 	}
 	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "gpus", list))
 		cJSON_AddItemToObject(a, "gpus", list);
-	attrs__set_str(a, "gpus_source", "open /dev/nvidiaN files, /proc/driver/nvidia/gpus");
+	json__set_str(a, "gpus_source", "open /dev/nvidiaN files, /proc/driver/nvidia/gpus");
 	if (g.visible_set)
-		attrs__set_str(a, "cuda_visible_devices", g.visible);
+		json__set_str(a, "cuda_visible_devices", g.visible);
 	if (t->cuda.count < 0) {
 		t->cuda.count = g.n;
 		t->cuda.count_from_files = true;
@@ -99,10 +80,10 @@ void attrs__device(struct target *t)
 	if (t->cuda.count != 0)
 		attrs__gpus(t, a);
 
-	attrs__set_str(a, "device", t->cuda.count > 0 ? "cuda" : t->cuda.count == 0 ? "cpu" : "unknown");
+	json__set_str(a, "device", t->cuda.count > 0 ? "cuda" : t->cuda.count == 0 ? "cpu" : "unknown");
 	if (t->cuda.count >= 0) {
-		attrs__set_num(a, "cuda_count", (double)t->cuda.count);
-		attrs__set_str(a, "cuda_count_source", t->cuda.count_from_files
+		json__set_num(a, "cuda_count", (double)t->cuda.count);
+		json__set_str(a, "cuda_count_source", t->cuda.count_from_files
 			       ? "GPUs the process holds open" : t->cuda.count_no_runtime
 			       ? "no CUDA runtime mapped" : "cudaGetDeviceCount");
 	} else if (!cJSON_GetObjectItemCaseSensitive(a, "cuda_count")) {
@@ -143,9 +124,9 @@ void attrs__libraries(const struct observer *o, struct target *t)
 	}
 	if (!cJSON_ReplaceItemInObjectCaseSensitive(a, "libraries", libs))
 		cJSON_AddItemToObject(a, "libraries", libs);
-	attrs__set_str(a, "python_frames", python_frames_state(o, t));
+	json__set_str(a, "python_frames", python_frames_state(o, t));
 	if (!strcmp(python_frames_state(o, t), "unavailable") && t->py.why[0])
-		attrs__set_str(a, "python_frames_reason", t->py.why);
+		json__set_str(a, "python_frames_reason", t->py.why);
 	attrs__device(t);
 	session__touch_root(t->session);
 }
@@ -197,7 +178,7 @@ void attrs__cuda(struct observer *o, struct target *t)
 		if (cuda_totals[i].off == offsetof(struct cuda_counts, reserved_bytes) &&
 		    !c.reserved_peak_bytes)
 			continue;
-		attrs__set_num(a, cuda_totals[i].name, (double)v);
+		json__set_num(a, cuda_totals[i].name, (double)v);
 	}
 	if (off) {
 		session__touch_root(t->session);
@@ -218,14 +199,14 @@ void attrs__cuda(struct observer *o, struct target *t)
 		if (keys[i].func & KERNEL_KEY_GRAPH) {	/* a graph: no name, its handle */
 			snprintf(addr, sizeof(addr), "graph 0x%llx",
 				 (unsigned long long)(keys[i].func & ~KERNEL_KEY_GRAPH));
-			attrs__set_num(graphs, addr, (double)count);
+			json__set_num(graphs, addr, (double)count);
 			continue;
 		}
 		name = target__kernel_name(t, keys[i].func, addr, sizeof(addr));
 		{	/* keys that name one kernel (its handle, its CUfunction) add up */
 			const cJSON *had = cJSON_GetObjectItemCaseSensitive(kernels, name);
 
-			attrs__set_num(kernels, name, (double)count +
+			json__set_num(kernels, name, (double)count +
 				       (cJSON_IsNumber(had) ? had->valuedouble : 0));
 		}
 	}

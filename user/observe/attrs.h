@@ -9,8 +9,6 @@ struct observer;
 struct target;
 
 /* The root span's attributes and each batch's health. */
-void attrs__set_num(cJSON *o, const char *key, double v);
-void attrs__set_str(cJSON *o, const char *key, const char *v);
 void attrs__device(struct target *t);		/* device, cuda_count */
 void attrs__libraries(const struct observer *o, struct target *t);	/* + python_frames */
 void attrs__cuda(struct observer *o, struct target *t);	/* CUDA totals, launches per kernel */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "attach/observer.h"
 #include "attach/py_sample.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/test_hooks.h"
 #include "observe/attrs.h"
@@ -44,7 +45,7 @@ void events__device_count(struct target *t, const struct event *e)
 	if (t->session) {
 		attrs__device(t);
 		if (e->ret)
-			attrs__set_num(t->session->root->attrs, "cuda_error", (double)e->ret);
+			json__set_num(t->session->root->attrs, "cuda_error", (double)e->ret);
 		session__touch_root(t->session);
 	}
 }
@@ -237,7 +238,7 @@ static void to_training(void *ctx, const struct tree_event *ev)
 }
 
 /* Each kind of process has its tree: an event goes to the inference tree's rules first
- * (a request's region), else to the training tree's (tree/infer_tree.h). */
+ * (a request's region), else to the training tree's (infer/infer_tree.h). */
 static void route(struct target *t, const struct tree_event *ev)
 {
 	if (t->tf.active)	/* both loaded: the TensorFlow job's tree is TensorFlow's (the
@@ -363,6 +364,12 @@ void events__anchor(struct observer *o, struct target *t, const struct probe_res
 			return;
 		te.kind = TI_TOKEN_PICK;
 		te.name = r->def->scope_name;
+		break;
+	case MEAN_TOKEN_IDS:	/* how many new tokens a model call embeds (0: unknown) */
+		if (!entry || !e->args[0] || e->args[0] > INT32_MAX)
+			return;
+		te.kind = TI_MODEL_TOKENS;
+		te.value = (int)e->args[0];
 		break;
 	case MEAN_COMPILED:
 		if (!entry)

@@ -84,5 +84,6 @@ void lifecycle__fork(struct observer *o, const struct event *e)
 	if (t) {
 		t->follow = true;
 		t->stop_on_load = parent->stop_on_load;
+		t->forked_from = parent->pid;	/* a helper of its job if it ever is a session */
 	}
 }

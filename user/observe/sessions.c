@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "attach/observer.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "observe/attrs.h"
 #include "observe/gpu_time.h"
@@ -19,6 +20,7 @@
 #include "sink/log_sink.h"
 #include "sink/metrics.h"
 #include "sink/stdout_sink.h"
+#include "proc/forks.h"
 #include "proc/procfs.h"
 #include "snap/snapshots.h"
 #include "traced/versions.h"
@@ -65,12 +67,12 @@ static void tag_launcher(struct observer *o, struct target *worker)
 		pid = ppid;
 		if (!t || !t->session || t->ranked)
 			continue;
-		attrs__set_num(worker->session->root->attrs, "launcher_pid", t->pid);
+		json__set_num(worker->session->root->attrs, "launcher_pid", t->pid);
 		session__touch_root(worker->session);
 		if (t->launcher)
 			return;
 		t->launcher = true;
-		attrs__set_str(t->session->root->attrs, "role", "launcher");
+		json__set_str(t->session->root->attrs, "role", "launcher");
 		session__touch_root(t->session);
 		ilog("pid %d launches ranks (pid %d is rank %ld): not a rank itself", t->pid,
 		     worker->pid, worker->session->rank);
@@ -91,6 +93,8 @@ void sessions__tag_launchers(struct observer *o)
  *     its cache (each loads libtorch), its compile worker pool (compile_worker/__main__.py, or
  *     the binary that replaces it, with --parent= and --torch-key=);
  *   dataloader: a DataLoader worker torch named (pt_data_worker);
+ *   fork: any other process that runs the job's image, forked and not exec'd (torch 1.x's
+ *     DataLoader workers, which it does not name; a fork context's pool), proc/forks.h;
  *   multiprocessing: a worker a multiprocessing context started with a new interpreter
  *     (spawn, forkserver: DataLoader workers with such a context, pools), or its forkserver;
  *     one that then trains (torch.multiprocessing.spawn's ranks) becomes a job
@@ -98,21 +102,26 @@ void sessions__tag_launchers(struct observer *o)
  *   tool: a program that is no Python interpreter (nvidia-smi, which transformers runs; a
  *     CUDA client), which maps a probed library.
  * A Python child of a job that is none of these (a training script the job runs) is a job. */
-static const char *helper_kind(int pid)
+static const char *helper_kind(int pid, bool forked)
 {
 	char cmd[4096], comm[64] = "", exe[PATH_MAX], path[64];
+	bool have_cmd = !procfs__cmdline(pid, cmd, sizeof(cmd));
 	const char *base;
 	ssize_t n;
 
-	if (procfs__cmdline(pid, cmd, sizeof(cmd)))
-		return NULL;
-	if ((strstr(cmd, " -c ") && strstr(cmd, "cdll.LoadLibrary(")) ||
-	    strstr(cmd, "torch/_inductor/compile_worker/__main__.py") ||
-	    (strstr(cmd, " --parent=") && strstr(cmd, " --torch-key=")))
+	if (have_cmd && ((strstr(cmd, " -c ") && strstr(cmd, "cdll.LoadLibrary(")) ||
+			 strstr(cmd, "torch/_inductor/compile_worker/__main__.py") ||
+			 (strstr(cmd, " --parent=") && strstr(cmd, " --torch-key="))))
 		return "inductor";
 	procfs__comm(pid, comm, sizeof(comm));
 	if (!strncmp(comm, "pt_data_worker", 14))
 		return "dataloader";
+	/* a fork seen, or one that runs its parent's image: whatever /proc says of it now (a
+	 * worker that exits as its session starts is a zombie with no command line) */
+	if (forked || forks__parent_image(pid))
+		return "fork";
+	if (!have_cmd)
+		return NULL;
 	if (strstr(cmd, "from multiprocessing.spawn import spawn_main") ||
 	    strstr(cmd, "from multiprocessing.forkserver import main") ||
 	    strstr(cmd, " --multiprocessing-fork"))
@@ -128,7 +137,9 @@ static const char *helper_kind(int pid)
 	return NULL;
 }
 
-/* The traced job above pid (its nearest traced ancestor that is no helper). */
+/* The traced job above pid (its nearest traced ancestor that is no helper): one with a session,
+ * or one being attached whose session starts after its children's (attach -p, which takes the
+ * processes under the job first). */
 static struct target *job_above(struct observer *o, int pid)
 {
 	int ppid;
@@ -138,7 +149,7 @@ static struct target *job_above(struct observer *o, int pid)
 		struct target *t = registry__find(o, ppid);
 
 		pid = ppid;
-		if (t && t->session && !t->helper)
+		if (t && (t->session || target__has_signal_source(t)) && !t->helper)
 			return t;
 	}
 	return NULL;
@@ -196,7 +207,10 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	 * job of its own; launcher: see tag_launcher; helper: see helper_kind */
 	t->ranked = rank >= 0;
 	job = job_above(o, t->pid);
-	kind = job ? helper_kind(t->pid) : NULL;
+	if (!job && t->forked_from && (job = registry__find(o, t->forked_from)) &&
+	    (job->helper || !(job->session || target__has_signal_source(job))))
+		job = NULL;	/* its parent, gone from /proc's view of it (it exits) */
+	kind = job ? helper_kind(t->pid, t->forked_from != 0) : NULL;
 	t->helper = kind != NULL;
 	if (t->helper) {
 		t->ranked = false;
@@ -228,19 +242,20 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	return 0;
 }
 
-/* A multiprocessing worker that trains (torch.multiprocessing.spawn's ranks, not a
- * DataLoader's workers) was a job after all: its root says so from the next batch on. */
+/* A multiprocessing worker or a fork that trains (torch.multiprocessing.spawn's ranks, a
+ * fork context's, not a DataLoader's workers) was a job after all: its root says so from the next batch on. */
 static void unhelp_if_training(struct target *t)
 {
 	cJSON *a = t->session->root->attrs;
 	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(a, "helper");
 
 	if (!t->helper || t->tree.step_index <= 0 || !cJSON_IsString(kind) ||
-	    strcmp(kind->valuestring, "multiprocessing") != 0)
+	    (strcmp(kind->valuestring, "multiprocessing") != 0 &&
+	     strcmp(kind->valuestring, "fork") != 0))
 		return;
 	t->helper = false;
 	t->ranked = procfs__env_long(t->pid, "RANK", -1) >= 0;
-	attrs__set_str(a, "role", t->ranked ? "rank" : "process");
+	json__set_str(a, "role", t->ranked ? "rank" : "process");
 	cJSON_DeleteItemFromObjectCaseSensitive(a, "helper");
 	cJSON_DeleteItemFromObjectCaseSensitive(a, "helper_of");
 	session__touch_root(t->session);
@@ -295,6 +310,7 @@ void sessions__end(struct observer *o, struct target *t, const char *cause)
 	bool clean = seen && WIFEXITED(t->exit_status) && !WEXITSTATUS(t->exit_status);
 
 	attrs__cuda(o, t);	/* before the root's stdout line is printed */
+	t->infer.exited = clean;
 	infer_tree__finish(&t->infer, now);
 	torch_tree__finish(&t->tree, clean);
 	tf_tree__finish(&t->tf, clean);

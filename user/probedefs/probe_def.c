@@ -47,6 +47,7 @@ static const char *const meaning_names[MEAN__COUNT] = {
 	[MEAN_INFERENCE_ENTER] = "inference_enter",
 	[MEAN_INFERENCE_EXIT] = "inference_exit",
 	[MEAN_TOKEN_PICK] = "token_pick",
+	[MEAN_TOKEN_IDS] = "token_ids",
 	[MEAN_WAIT_COUNTER] = "wait_counter",
 	[MEAN_WAIT_COUNTER_STOP] = "wait_counter_stop",
 	[MEAN_TF_CALL] = "tf_call",
@@ -128,7 +129,8 @@ static int parse_action(const char *s)
 /* "reg0".."reg5" ("reg6", "reg7": aarch64's x6 and x7, where x86-64 has stack slots),
  * "stack1".."stack4" (the first stack slots at entry: the 7th argument on x86-64, the 9th on
  * aarch64), "ret", "retaddr" (who called: the entry's return address), optionally
- * ":stdstring" or ":cstring". nregs: the architecture's argument registers, 6 (x86-64, or a
+ * ":stdstring", ":cstring" or ":tensor_last_dim" (an at::Tensor *: the size of its last
+ * dimension, read in BPF where the build's tensor layout is known). nregs: the architecture's argument registers, 6 (x86-64, or a
  * list for every architecture) or 8. */
 static int parse_arg(const char *s, int nregs, __u8 *src, __u8 *deref)
 {
@@ -141,6 +143,8 @@ static int parse_arg(const char *s, int nregs, __u8 *src, __u8 *deref)
 		*deref = DEREF_STDSTRING;
 	else if (colon && !strcmp(colon + 1, "cstring"))
 		*deref = DEREF_CSTRING;
+	else if (colon && !strcmp(colon + 1, "tensor_last_dim"))
+		*deref = DEREF_TENSOR_LAST_DIM;
 	else if (colon)
 		return -EINVAL;
 	if (len == 4 && !strncmp(s, "reg", 3) && (n = s[3] - '0') >= 0 && n < nregs)
@@ -254,7 +258,7 @@ static int parse_arg_list(const cJSON *list, int arch, struct probe_def *d, cons
 		if (i == CIRRON_NARGS || !cJSON_IsString(a) ||
 		    parse_arg(a->valuestring, nregs, &src, &deref)) {
 			elog("%s: %s: bad %s argument #%d (want reg0-%d, stack1-4, ret or retaddr, "
-			     "optionally :stdstring or :cstring; at most %d)", origin, d->symbol,
+			     "optionally :stdstring, :cstring or :tensor_last_dim; at most %d)", origin, d->symbol,
 			     arch < 0 ? "" : probe_arch__name(arch), i, nregs - 1, CIRRON_NARGS);
 			return -EINVAL;
 		}

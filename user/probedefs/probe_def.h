@@ -37,6 +37,8 @@ enum probe_meaning {
 	MEAN_TF_GRADIENT,	/* TensorFlow: tape.gradient(), entry and exit */
 	MEAN_TF_NEXT,		/* TensorFlow: a tf.data batch read, args[0] = the iterator */
 	MEAN_TF_ITERATOR,	/* TensorFlow: an iterator made, args[0] = it, args[1] = dataset */
+	MEAN_TOKEN_IDS,		/* a model embeds its token ids (at::embedding): args[0] how
+				 * many new tokens (the ids' last dimension), 0 unknown */
 	MEAN__COUNT,
 };
 

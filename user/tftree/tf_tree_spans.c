@@ -15,6 +15,7 @@
 //   under its epoch (evaluate and predict outside fit: under the session, where the job's
 //   Python stack said so), each call a `forward {mode=eval}` with its data_load.
 #include <string.h>
+#include "common/json.h"
 #include "tftree/tf_tree_internal.h"
 
 static const char *const CLASS_NAMES[] = {
@@ -35,16 +36,6 @@ struct tf_iterator *tf_tree__iterator(struct tf_tree *t, uint64_t it)
 		if (t->its[i].obj == it)
 			return &t->its[i];
 	return NULL;
-}
-
-static void set_num(cJSON *o, const char *key, double v)
-{
-	cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	if (it)
-		cJSON_SetNumberValue(it, v);
-	else
-		cJSON_AddNumberToObject(o, key, v);
 }
 
 static void close_span(struct tf_tree *t, struct span **sp, uint64_t ts)
@@ -281,7 +272,7 @@ void tf_tree__call_end(struct tf_tree *t, uint64_t ts)
 	} else {
 		t->eval_end = ts;
 		if (t->eval)
-			set_num(t->eval->attrs, "batches", ++t->eval_batches);
+			json__set_num(t->eval->attrs, "batches", ++t->eval_batches);
 	}
 }
 

@@ -15,7 +15,7 @@
 #include "traced/kernel_names.h"
 #include "traced/span_kernels.h"
 #include "tree/hang.h"
-#include "tree/infer_tree.h"
+#include "infer/infer_tree.h"
 #include "tree/session.h"
 #include "tftree/tf_tree.h"
 #include "tree/torch_tree.h"
@@ -112,6 +112,7 @@ struct target {
 	bool ranked;		/* RANK is in its environment: one rank of a distributed job */
 	bool launcher;		/* tagged role=launcher: it started ranks */
 	bool helper;		/* tagged role=helper: a job's helper process (inductor's) */
+	int forked_from;	/* a fork seen (not exec'd since): its parent's pid, else 0 */
 	bool mid_run;		/* found running (attach, watch's first scan), not at its start */
 	bool unannounced;	/* its session started and is not armed yet: not logged yet */
 	uint64_t start_ticks;	/* its start time (/proc): a later process with its pid is not it */

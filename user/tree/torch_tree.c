@@ -18,13 +18,14 @@
 // - torch_tree_compile.c: torch.compile's compiles (issue 26). torch_tree_amp.c: GradScaler's
 //   skipped optimizer steps (issue 26). torch_tree_recompute.c: inside a backward: activation
 //   checkpointing's nested backwards and recomputed forwards (issue 26).
+// - torch_tree_phases.c: evaluation phases (no_grad after the update) of loops without a
+//   DataLoader, which end their epochs (issue 44).
 // - torch_tree_steps.c: steps, epochs and the spans' bookkeeping, over tree/session.h.
 // The files share torch_tree_internal.h. Inference processes have a tree of their own
 // (infer_tree.h), beside this one, over the same session.h.
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include "tree/torch_tree_internal.h"
+#include "tree/tree_debug.h"
 
 static void dispatch(struct torch_tree *t, const struct tree_event *ev);
 
@@ -35,6 +36,7 @@ void torch_tree__init(struct torch_tree *t, struct session *s, long epoch_steps)
 	t->replay = dispatch;
 	t->epoch_steps = epoch_steps > 0 ? epoch_steps : 1000;
 	t->grad_enabled = true;
+	t->regions_per_step = -1;
 }
 
 /* Events were dropped: scopes, forward and backward may never see their ends. End them
@@ -105,32 +107,10 @@ static void dispatch(struct torch_tree *t, const struct tree_event *ev)
 	case TI_LOST:	/* handled above */
 	case TI_INFERENCE_MODE:	/* the inference tree's (infer_tree.h) */
 	case TI_TOKEN_PICK:
+	case TI_MODEL_TOKENS:
 		break;
 	}
 	t->last_event_ns = ev->ts_ns;
-}
-
-/* CIRRON_DEBUG_TREE=1: every input on stderr, one line each, before the rules see it (a run's
- * inputs, to replay through the rules: tests/unit/test_torch_tree_replay.c). */
-static void debug_input(const struct torch_tree *t, const struct tree_event *ev)
-{
-	static const char *const kinds[] = {
-		[TI_SCOPE_ENTER] = "SCOPE+", [TI_SCOPE_EXIT] = "SCOPE-",
-		[TI_BACKWARD_ENTER] = "BWD+", [TI_BACKWARD_EXIT] = "BWD-", [TI_GRAD_MODE] = "GRAD",
-		[TI_FORWARD_ENTER] = "FWD+", [TI_FORWARD_EXIT] = "FWD-", [TI_LOST] = "LOST",
-		[TI_COMPILE_ENTER] = "COMPILE+", [TI_COMPILE_EXIT] = "COMPILE-",
-		[TI_COMPILED] = "COMPILED", [TI_SCALER_UPDATE] = "SCALER",
-		[TI_INFERENCE_MODE] = "INFER", [TI_TOKEN_PICK] = "PICK",
-	};
-	static int on = -1;
-
-	if (on < 0)
-		on = getenv("CIRRON_DEBUG_TREE") != NULL;
-	if (!on || ev->kind > TI_TOKEN_PICK)
-		return;
-	fprintf(stderr, "TREE pid=%d tid=%u ts=%llu %s name=%s obj=%llx val=%d\n",
-		t->s ? t->s->pid : 0, ev->tid, (unsigned long long)ev->ts_ns, kinds[ev->kind],
-		ev->name && *ev->name ? ev->name : "-", (unsigned long long)ev->obj, ev->value);
 }
 
 /* Scopes only the training thread opens: the first one names it. */
@@ -142,9 +122,10 @@ static bool trains(int kind)
 
 void torch_tree__feed(struct torch_tree *t, const struct tree_event *ev)
 {
-	if (ev->kind == TI_INFERENCE_MODE || ev->kind == TI_TOKEN_PICK)
+	if (ev->kind == TI_INFERENCE_MODE || ev->kind == TI_TOKEN_PICK ||
+	    ev->kind == TI_MODEL_TOKENS)
 		return;	/* the inference tree's input; the rules here never see it */
-	debug_input(t, ev);
+	tree_debug__input("TREE", t->s ? t->s->pid : 0, ev);
 	if (ev->kind == TI_LOST) {	/* from any thread: the gap may hide the training one's */
 		torch_tree__decide_prefetch(t);
 		on_lost(t, ev);
@@ -168,6 +149,8 @@ void torch_tree__finish(struct torch_tree *t, bool clean_exit)
 	torch_tree__settle_unconfirmed(t, 0, NULL);
 	torch_tree__place_compiles(t, NULL, NULL);
 	t->last_data_end_ns = 0;
+	if (clean_exit)	/* an evaluation after the last step */
+		torch_tree__phase_decide(t, true);
 	/* A clean exit ends the last step and epoch with the last thing seen: the loop ran
 	 * to completion. After a crash or a detach they stay as they are (open). */
 	if (clean_exit && t->last_ts_ns)
@@ -185,6 +168,8 @@ struct span *torch_tree__current(struct torch_tree *t, uint64_t ts)
 	if (sp == t->step && t->pending && t->pending_end && t->epoch &&
 	    torch_tree__step_done(t))
 		return t->epoch;
+	if ((sp == t->step || sp == t->eval) && torch_tree__phase_current(t))
+		return t->epoch;	/* an evaluation (without a DataLoader) is under way or over */
 
 	if (t->forward && t->forward->status == SPAN_OPEN && (sp == t->step || sp == t->epoch))
 		return t->forward;

@@ -19,6 +19,7 @@
 #define TREE_MAX_BUFFERED 256	/* events held back until they are decided */
 #define TREE_MAX_COMPILES 64	/* compiles held until their batch is decided */
 #define TREE_MAX_CODES 64	/* frames compiled so far, told apart for recompilations */
+#define TREE_MAX_PHASE_REGIONS 8	/* no_grad regions a step has after its update, at most */
 
 /* A DataLoader __next__ that ended and was followed at once by another one. */
 struct tree_batch {
@@ -118,6 +119,26 @@ struct torch_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 	struct tree_buffered buffered[TREE_MAX_BUFFERED];
 	int nbuffered;
 	bool replaying;
+	/* Backwards a batch runs before its first optimizer step (a GAN's critic learns from a
+	 * real and a generated batch: 2), learned from batches fetched alone, so that a run's
+	 * backwards count its batches (torch_tree_prefetch.c); 0: not known yet */
+	int backwards_per_batch;
+	int batch_backwards;	/* since the last training batch was confirmed */
+	bool batch_alone;	/* that batch was fetched alone, its count not learned yet */
+	/* Evaluation phases of loops without a DataLoader (torch_tree_phases.c, issue 44): the
+	 * no_grad regions the job opens after a step's update, until it trains again */
+	bool data_seen;		/* a DataLoader __next__ came: its iterators tell epochs */
+	bool phase_epochs;	/* evaluations ended epochs: --epoch-steps no longer does */
+	bool phase_open;	/* such a region is open */
+	int phase_regions;	/* regions since the step's update */
+	int regions_per_step;	/* what every step has after its update; -1: not known yet */
+	uint64_t phase_start[TREE_MAX_PHASE_REGIONS];
+	uint64_t phase_start_counters[TREE_MAX_PHASE_REGIONS][SESSION_NCOUNTERS];
+	uint64_t phase_end;	/* the last region's end */
+	uint64_t phase_end_counters[SESSION_NCOUNTERS];
+	struct span *eval;	/* an evaluation phase open (a model call in it: Python frames) */
+	int eval_first;		/* its first region, counted since the update */
+	long eval_forwards;
 	/* Mixed precision (torch_tree_amp.c): GradScaler skips the optimizer step of a batch
 	 * whose gradients hold inf/nan, and update() shows it */
 	bool step_skipped;

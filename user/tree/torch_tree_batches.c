@@ -68,6 +68,9 @@ void torch_tree__confirm_batch(struct torch_tree *t)
 	if (!t->pending)
 		return;
 	t->pending = t->pending_nograd = t->nograd_undecided = t->pending_eval = false;
+	/* fetched alone (not one of a run being decided): its backwards count a batch's */
+	t->batch_alone = !t->replaying && !t->nprefetch;
+	t->batch_backwards = 0;
 	/* a held __next__ before a trained batch: its loop's end */
 	torch_tree__release_held(t, true);
 	t->unconfirmed_run = 0;

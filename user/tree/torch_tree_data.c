@@ -12,6 +12,8 @@ void torch_tree__on_data_enter(struct torch_tree *t, const struct tree_event *ev
 	struct span *sp;
 	bool ahead;
 
+	torch_tree__learn_batch(t);
+	torch_tree__phase_data(t);
 	torch_tree__end_inferred_forward(t, ev->ts_ns);
 	t->grad_calls = 0;	/* no autograd.grad call spans a __next__ either */
 	/* no compile spans a __next__: a callback's return may have been left out (the end of

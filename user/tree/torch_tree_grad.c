@@ -30,6 +30,8 @@ void torch_tree__on_grad_mode(struct torch_tree *t, const struct tree_event *ev)
 		 * (torch_tree__settle_unconfirmed). */
 		bool undecidable = after_training && !torch_tree__forwards_measured(t);
 
+		torch_tree__phase_region(t, ev->ts_ns, true);	/* before it updates the step */
+
 		if (t->pending && t->pending_end && !t->pending_nograd && !t->pending_eval) {
 			/* A batch loaded with grad on, then no_grad: the model call of an
 			 * evaluation loop (HF Trainer), or validation after the loop's end.
@@ -53,6 +55,7 @@ void torch_tree__on_grad_mode(struct torch_tree *t, const struct tree_event *ev)
 			t->step_updated = true;	/* or an update by hand */
 	}
 	if (!guard && ev->value && !t->grad_enabled && !t->nscopes) {
+		torch_tree__phase_region(t, ev->ts_ns, false);
 		if (t->pending_nograd && !t->nograd_end) {
 			t->nograd_end = ev->ts_ns;	/* decided by what follows */
 			torch_tree__snapshot(t, t->nograd_end_counters);

@@ -82,6 +82,8 @@ void torch_tree__inferred_eval_forward(struct torch_tree *t, uint64_t start,
 /* torch_tree_prefetch.c: runs of back-to-back __next__ calls */
 /* Settles the run and replays the events held back after it (none: nothing to do). */
 void torch_tree__decide_prefetch(struct torch_tree *t);
+/* Learns how many backwards a batch runs (at an optimizer step or the next __next__). */
+void torch_tree__learn_batch(struct torch_tree *t);
 /* Returns true when ev was held back (it runs later, from decide_prefetch). */
 bool torch_tree__hold_back(struct torch_tree *t, const struct tree_event *ev);
 
@@ -99,6 +101,17 @@ void torch_tree__place_compiles(struct torch_tree *t, struct span *fwd, struct s
 /* torch_tree_recompute.c: inside a backward. Each returns true when it took the event. */
 bool torch_tree__nested_backward(struct torch_tree *t, const struct tree_event *ev, bool enter);
 bool torch_tree__recompute_forward(struct torch_tree *t, const struct tree_event *ev, bool enter);
+
+/* torch_tree_phases.c: evaluation phases of loops without a DataLoader */
+void torch_tree__phase_region(struct torch_tree *t, uint64_t ts, bool start);
+void torch_tree__phase_model_call(struct torch_tree *t);
+void torch_tree__phase_train_call(struct torch_tree *t, const struct tree_event *ev);
+void torch_tree__phase_zero_grad(struct torch_tree *t);
+/* new_step: a step begins (or the session ends cleanly): the regions since the last update
+ * are known. */
+void torch_tree__phase_decide(struct torch_tree *t, bool new_step);
+void torch_tree__phase_data(struct torch_tree *t);
+bool torch_tree__phase_current(const struct torch_tree *t);
 
 /* torch_tree_amp.c: GradScaler */
 void torch_tree__on_scaler_update(struct torch_tree *t, const struct tree_event *ev);

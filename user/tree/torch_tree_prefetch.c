@@ -5,12 +5,25 @@
 // on: HF Trainer's get_batch_samples; wrappers that fetch one ahead) stay undecided, and the
 // events after the last are held back, until the next __next__ or optimizer step: the run's
 // last m calls, m the batches trained on meanwhile, are the step's; the ones before are
-// settled one by one (torch_tree_batches.c).
+// settled one by one (torch_tree_batches.c). A loop that runs several backwards on one batch
+// before its optimizer steps (a GAN's critic: a real and a generated batch) counts its
+// batches by the backwards a batch fetched alone ran (issue 44): the epoch's StopIteration
+// __next__ and the next epoch's first batch, back to back, are then a loop's end and a batch.
 #include <stdio.h>
 #include <string.h>
 #include "tree/torch_tree_internal.h"
 
-/* Batches trained on among the held-back events: backwards, else training forwards. */
+/* A batch fetched alone ran its backwards up to its first optimizer step or the next
+ * __next__: that many a batch, from now on (the last such batch's count). */
+void torch_tree__learn_batch(struct torch_tree *t)
+{
+	if (t->batch_alone && t->batch_backwards > 0 && !t->replaying)
+		t->backwards_per_batch = t->batch_backwards;
+	t->batch_alone = false;
+}
+
+/* Batches trained on among the held-back events: backwards (as many a batch as a batch
+ * fetched alone ran), else training forwards. */
 static int trained_in_buffer(const struct torch_tree *t)
 {
 	bool grad = t->grad_enabled;
@@ -26,6 +39,8 @@ static int trained_in_buffer(const struct torch_tree *t)
 		else if (ev->kind == TI_FORWARD_ENTER && grad && ev->value != 0)
 			forwards++;
 	}
+	if (backwards && t->backwards_per_batch > 1)
+		return (backwards + t->backwards_per_batch - 1) / t->backwards_per_batch;
 	return backwards ? backwards : forwards;
 }
 

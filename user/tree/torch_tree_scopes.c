@@ -72,14 +72,20 @@ void torch_tree__on_scope_enter(struct torch_tree *t, const struct tree_event *e
 	}
 	if (t->pending && t->grad_enabled && kind != SK_COLLECTIVE)
 		torch_tree__confirm_batch(t);
+	if (kind == SK_ZERO_GRAD)
+		torch_tree__phase_zero_grad(t);
 	if (kind == SK_OPTIMIZER) {
 		const char *hash = strchr(ev->name, '#');
+		bool opens;
 
+		torch_tree__learn_batch(t);
 		torch_tree__end_inferred_forward(t, ev->ts_ns);
 		torch_tree__infer_forward(t, ev->ts_ns, false);
 		/* without a batch to tell by, each optimizer.step call is a step (LBFGS) */
-		if (!t->step || (t->step_had_optimizer && !t->step_from_data &&
-				 !torch_tree__open_optimizer(t)))
+		opens = !t->step || (t->step_had_optimizer && !t->step_from_data &&
+				     !torch_tree__open_optimizer(t));
+		torch_tree__phase_decide(t, opens);
+		if (opens)
 			torch_tree__open_step(t, ev->ts_ns, NULL, "optimizer_step");
 		t->step_had_optimizer = true;
 		t->optimizer_since_update = true;
@@ -151,6 +157,8 @@ void torch_tree__on_scope_exit(struct torch_tree *t, const struct tree_event *ev
 
 void torch_tree__on_backward(struct torch_tree *t, const struct tree_event *ev, bool enter)
 {
+	bool opens;
+
 	/* torch.autograd.grad (value 1: it accumulates no .grad): the backward AOTAutograd
 	 * traces while torch.compile compiles (before the compile is known at the default
 	 * level), a gradient penalty: not the step's backward, and what runs in it (grad
@@ -182,15 +190,18 @@ void torch_tree__on_backward(struct torch_tree *t, const struct tree_event *ev, 
 	/* A loop without DataLoader: a backward after an optimizer step begins the next step,
 	 * and so does every backward while no optimizer step has been seen. A backward inside
 	 * an open optimizer step (a closure) is part of it. */
-	if (!t->step || (!torch_tree__open_optimizer(t) && !t->step_from_data &&
-			 (t->step_had_optimizer || t->step_skipped ||
-			  (!t->optimizer_steps && t->step_had_backward))))
+	opens = !t->step || (!torch_tree__open_optimizer(t) && !t->step_from_data &&
+			     (t->step_had_optimizer || t->step_skipped ||
+			      (!t->optimizer_steps && t->step_had_backward)));
+	torch_tree__phase_decide(t, opens);	/* an evaluation since the last update */
+	if (opens)
 		torch_tree__open_step(t, t->last_boundary_ns ? t->last_boundary_ns : ev->ts_ns,
 			  t->last_boundary_ns ? t->boundary_counters : NULL, "backward");
 	torch_tree__infer_forward(t, ev->ts_ns, true);
 	torch_tree__close_span(t, &t->backward, ev->ts_ns, NULL);
 	t->backward = session__open(t->s, torch_tree__innermost(t), "backward", -1, ev->ts_ns);
 	t->step_had_backward = true;
+	t->batch_backwards++;
 }
 
 void torch_tree__on_forward(struct torch_tree *t, const struct tree_event *ev, bool enter)
@@ -205,6 +216,8 @@ void torch_tree__on_forward(struct torch_tree *t, const struct tree_event *ev, b
 	}
 	if (t->forward)
 		return;	/* a nested module call */
+	torch_tree__phase_model_call(t);	/* an evaluation without a DataLoader */
+	torch_tree__phase_train_call(t, ev);
 	t->forward_end_inferred = false;
 	if (ev->name)
 		t->exact_forwards = true;

@@ -87,7 +87,8 @@ void torch_tree__open_step(struct torch_tree *t, uint64_t ts, const uint64_t *co
 			   const char *boundary)
 {
 	torch_tree__close_step(t, ts, counters);
-	if (!t->epoch || (!t->train_iter && t->steps_in_epoch >= t->epoch_steps))
+	if (!t->epoch ||
+	    (!t->train_iter && !t->phase_epochs && t->steps_in_epoch >= t->epoch_steps))
 		torch_tree__open_epoch(t, ts, counters);
 	t->step = session__open_at(t->s, t->epoch, "step", t->step_index++, ts, counters);
 	t->steps_in_epoch++;
@@ -137,6 +138,8 @@ struct span *torch_tree__innermost(struct torch_tree *t)
 	sp = later(sp, t->recompute);
 	if (sp)
 		return sp;
+	if (t->eval)	/* an evaluation without a DataLoader: its forwards */
+		return t->eval;
 	if (t->step)
 		return t->step;
 	return t->epoch;

@@ -29,6 +29,8 @@ enum tree_input {
 				 * inference tree's only: the training tree ignores it */
 	TI_TOKEN_PICK,		/* argmax or multinomial called (name): a generation picked its
 				 * next token; the inference tree's only */
+	TI_MODEL_TOKENS,	/* a model embeds value new tokens (its token ids' last
+				 * dimension): more than one is a prefill; the inference tree's */
 };
 
 struct tree_event {

@@ -1,52 +1,21 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 //
-// Inference processes: a request per grad-off region, prefill and decode steps under it
-// (infer_tree.h, docs/inference.md).
+// Inference processes: the spans of a request (its region, its forwards, its token picks, its
+// attributes) and the events held while it is not known whose they are. infer_tree.c feeds
+// these; infer_requests.c calls them too; they call neither.
 #include <stdlib.h>
 #include <string.h>
-#include "tree/infer_tree.h"
+#include "common/json.h"
+#include "infer/infer_tree_internal.h"
 
-void infer_tree__init(struct infer_tree *it, struct session *s)
-{
-	memset(it, 0, sizeof(*it));
-	it->s = s;
-}
-
-void infer_tree__free(struct infer_tree *it)
-{
-	free(it->fwd);
-	free(it->picks);
-	it->fwd = NULL;
-	it->picks = NULL;
-	it->nfwd = it->cap_fwd = it->npicks = it->cap_picks = 0;
-}
-
-static void snapshot(const struct infer_tree *it, uint64_t out[SESSION_NCOUNTERS])
+void infer_tree__snapshot(const struct infer_tree *it, uint64_t out[SESSION_NCOUNTERS])
 {
 	if (!it->s->counters || !it->s->counters(it->s->counters_ctx, out))
 		memset(out, 0, SESSION_NCOUNTERS * sizeof(out[0]));
 }
 
-/* What only a training loop does: a backward that accumulates gradients (not
- * torch.autograd.grad), an optimizer's scopes, a DataLoader's batches, a grad scaler. */
-static bool trains(const struct tree_event *ev)
-{
-	static const char *const names[] = { "Optimizer.", "enumerate(DataLoader)" };
-
-	if (ev->kind == TI_BACKWARD_ENTER)
-		return ev->value == 0;
-	if (ev->kind == TI_SCALER_UPDATE)
-		return true;
-	if (ev->kind != TI_SCOPE_ENTER || !ev->name)
-		return false;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strncmp(ev->name, names[i], strlen(names[i])))
-			return true;
-	return false;
-}
-
-static void hold(struct infer_tree *it, const struct tree_event *ev)
+void infer_tree__hold(struct infer_tree *it, const struct tree_event *ev)
 {
 	struct tree_buffered *b;
 
@@ -66,27 +35,38 @@ static void hold(struct infer_tree *it, const struct tree_event *ev)
 
 /* The open region was no request (no model ran in it, or it trains): its events go back to
  * the training tree, in order. */
-static void give_back(struct infer_tree *it)
+void infer_tree__give_back(struct infer_tree *it)
 {
-	if (it->open && it->back)
+	if ((it->open || it->pending_call) && it->back)
 		for (int i = 0; i < it->nheld; i++)
 			it->back(it->back_ctx, &it->held[i].ev);
-	it->open = it->fwd_open = false;
+	it->open = it->fwd_open = it->pending_call = false;
 	it->nheld = 0;
 	it->nfwd = it->npicks = 0;
 }
 
-static void open_region(struct infer_tree *it, const struct tree_event *ev, const char *region)
+/* A request begins at ts (the region's start, or a prefill in it). */
+void infer_tree__begin_request(struct infer_tree *it, uint64_t ts)
 {
-	it->open = true;
-	it->region = region;
-	it->start = ev->ts_ns;
-	snapshot(it, it->start_counters);
+	it->start = ts;
+	infer_tree__snapshot(it, it->start_counters);
 	it->nfwd = it->npicks = 0;
 	it->pick_op = NULL;
 	it->calls = 0;
-	it->nstarters = 0;
 	it->fwd_open = false;
+	it->decoded = it->decode_call = false;
+	it->prefill_ts = 0;
+	it->prefill_tokens = 0;
+}
+
+void infer_tree__open_region(struct infer_tree *it, const struct tree_event *ev,
+			     const char *region)
+{
+	it->open = true;
+	it->region = region;
+	infer_tree__begin_request(it, ev->ts_ns);
+	it->nstarters = 0;
+	it->split = it->unseen = false;
 	it->nheld = 0;
 }
 
@@ -110,7 +90,7 @@ static bool begins_forward(struct infer_tree *it, const char *cls)
 	return true;
 }
 
-static void forward_enter(struct infer_tree *it, uint64_t ts, const char *cls)
+void infer_tree__forward_enter(struct infer_tree *it, uint64_t ts, const char *cls)
 {
 	struct infer_forward *f;
 
@@ -130,12 +110,12 @@ static void forward_enter(struct infer_tree *it, uint64_t ts, const char *cls)
 	}
 	f = &it->fwd[it->nfwd++];
 	f->start = f->end = ts;
-	snapshot(it, f->c0);
+	infer_tree__snapshot(it, f->c0);
 	memcpy(f->c1, f->c0, sizeof(f->c1));
 	it->fwd_open = true;
 }
 
-static void forward_exit(struct infer_tree *it, uint64_t ts)
+void infer_tree__forward_exit(struct infer_tree *it, uint64_t ts)
 {
 	struct infer_forward *f;
 
@@ -143,11 +123,11 @@ static void forward_exit(struct infer_tree *it, uint64_t ts)
 		return;
 	f = &it->fwd[it->nfwd - 1];
 	f->end = ts;
-	snapshot(it, f->c1);
+	infer_tree__snapshot(it, f->c1);
 	it->fwd_open = false;
 }
 
-static void token_pick(struct infer_tree *it, const struct tree_event *ev)
+void infer_tree__token_pick(struct infer_tree *it, const struct tree_event *ev)
 {
 	struct infer_pick *p;
 
@@ -162,15 +142,9 @@ static void token_pick(struct infer_tree *it, const struct tree_event *ev)
 	}
 	p = &it->picks[it->npicks++];
 	p->ts = ev->ts_ns;
-	snapshot(it, p->c);
+	infer_tree__snapshot(it, p->c);
 	if (!it->pick_op)
 		it->pick_op = ev->name && !strcmp(ev->name, "multinomial") ? "multinomial" : "argmax";
-}
-
-static void set_num(cJSON *o, const char *key, double v)
-{
-	cJSON_DeleteItemFromObjectCaseSensitive(o, key);
-	cJSON_AddNumberToObject(o, key, v);
 }
 
 /* The request's numbers. Tokens: one per token pick (argmax, multinomial) where any was
@@ -185,6 +159,10 @@ static void request_attrs(const struct infer_tree *it, struct span *req, uint64_
 	uint64_t first_end, decode_start, decode_end;
 
 	cJSON_AddStringToObject(a, "region", it->region);
+	if (it->split)	/* one of several in its region */
+		cJSON_AddStringToObject(a, "begun_by", "prefill");
+	if (it->prefill_tokens > 1)
+		cJSON_AddNumberToObject(a, "prefill_tokens", (double)it->prefill_tokens);
 	if (n)	/* seen with Python frames only */
 		cJSON_AddNumberToObject(a, "forwards", (double)n);
 	if (it->calls != n)
@@ -246,13 +224,22 @@ static void pick_spans(struct infer_tree *it, struct span *req)
 	}
 }
 
-/* Makes the request and its forwards; end 0: still open (the session's end settles it). */
-static void emit_request(struct infer_tree *it, uint64_t end)
+/* Makes the request and its forwards; end 0: still open (the session's end settles it). A
+ * request of a region that holds several ends with its last token. */
+void infer_tree__emit_request(struct infer_tree *it, uint64_t end)
 {
+	const uint64_t *end_counters = NULL;
 	uint64_t c[SESSION_NCOUNTERS];
 	struct span *req, *sp;
 	cJSON *root = it->s->root->attrs;
 
+	if (end && it->split && it->npicks) {
+		end = it->picks[it->npicks - 1].ts;
+		end_counters = it->picks[it->npicks - 1].c;
+	} else if (end && it->split && it->nfwd && !it->fwd_open) {
+		end = it->fwd[it->nfwd - 1].end;
+		end_counters = it->fwd[it->nfwd - 1].c1;
+	}
 	req = session__open_at(it->s, NULL, "request", it->requests, it->start, it->start_counters);
 	if (!req)
 		return;
@@ -273,12 +260,12 @@ static void emit_request(struct infer_tree *it, uint64_t end)
 		session__close_at(it->s, sp, f->end, SPAN_OK, f->c1);
 	}
 	if (end) {
-		snapshot(it, c);
-		session__close_at(it->s, req, end, SPAN_OK, c);
+		infer_tree__snapshot(it, c);
+		session__close_at(it->s, req, end, SPAN_OK, end_counters ? end_counters : c);
 	}
 	if (!cJSON_GetObjectItemCaseSensitive(root, "kind"))
 		cJSON_AddStringToObject(root, "kind", "inference");
-	set_num(root, "requests", (double)it->requests);
+	json__set_num(root, "requests", (double)it->requests);
 	session__touch_root(it->s);
 	it->open = it->fwd_open = false;
 	it->nfwd = it->npicks = 0;
@@ -286,106 +273,3 @@ static void emit_request(struct infer_tree *it, uint64_t end)
 }
 
 /* Grad switches and inference_mode: a region is open while either is off/on. */
-static bool on_switch(struct infer_tree *it, const struct tree_event *ev)
-{
-	bool was = it->grad_off || it->inference_on;
-
-	if (ev->kind == TI_GRAD_MODE) {
-		if (ev->obj)	/* a C++ guard that restores the mode: no region */
-			return it->open;
-		it->grad_off = !ev->value;
-	} else {
-		it->inference_on = ev->value;
-	}
-	if (!was && (it->grad_off || it->inference_on)) {
-		open_region(it, ev, ev->kind == TI_GRAD_MODE ? "no_grad" : "inference_mode");
-		hold(it, ev);
-		return true;
-	}
-	if (was && !it->grad_off && !it->inference_on && it->open) {
-		hold(it, ev);
-		if (!it->nfwd && !it->npicks &&
-		    (it->frames || strcmp(it->region, "inference_mode") != 0)) {
-			/* no model ran (or, without Python frames, a no_grad region), no token
-			 * was picked: a region of the job's own (weight init, a metric), not
-			 * a request. Without frames an inference_mode region is one: only code
-			 * that runs a model for its output opens one. */
-			give_back(it);
-			return true;
-		}
-		emit_request(it, ev->ts_ns);
-		return true;
-	}
-	if (it->open)
-		hold(it, ev);
-	return it->open || ev->kind == TI_INFERENCE_MODE;
-}
-
-bool infer_tree__feed(struct infer_tree *it, const struct tree_event *ev, infer_giveback_fn back,
-		      void *ctx)
-{
-	it->back = back;
-	it->back_ctx = ctx;
-	if (it->trains)	/* the training tree has no use for these */
-		return ev->kind == TI_INFERENCE_MODE || ev->kind == TI_TOKEN_PICK;
-	if (trains(ev)) {	/* from now on every event is the training tree's */
-		it->trains = true;
-		give_back(it);
-		return false;
-	}
-	if (ev->kind == TI_LOST) {
-		give_back(it);	/* its start or end may be gone */
-		return false;
-	}
-	if (ev->kind == TI_GRAD_MODE || ev->kind == TI_INFERENCE_MODE) {
-		if (!it->tid && ((ev->kind == TI_GRAD_MODE && !ev->value && !ev->obj) ||
-				 (ev->kind == TI_INFERENCE_MODE && ev->value)))
-			it->tid = ev->tid;
-		if (ev->tid != it->tid)
-			return ev->kind == TI_INFERENCE_MODE;
-		return on_switch(it, ev);
-	}
-	if (ev->kind == TI_TOKEN_PICK) {
-		if (it->open && ev->tid == it->tid) {
-			hold(it, ev);
-			token_pick(it, ev);
-		}
-		return true;	/* outside a request: nothing to the training tree */
-	}
-	if (ev->tid != it->tid)
-		return false;
-	if (ev->kind == TI_FORWARD_ENTER || ev->kind == TI_FORWARD_EXIT) {
-		bool enter = ev->kind == TI_FORWARD_ENTER;
-
-		if (it->open) {
-			hold(it, ev);
-			if (enter)
-				forward_enter(it, ev->ts_ns, ev->name);
-			else
-				forward_exit(it, ev->ts_ns);
-			return true;
-		}
-		/* An eval forward between requests (a region begun before an attach): not the
-		 * training tree's once the process is known to serve requests. */
-		if (it->requests && (enter ? ev->value == 0 : it->fwd_open)) {
-			it->fwd_open = enter;
-			it->loose_forwards += enter;
-			return true;
-		}
-		return false;
-	}
-	if (it->open)
-		hold(it, ev);
-	return it->open;
-}
-
-void infer_tree__finish(struct infer_tree *it, uint64_t ts)
-{
-	(void)ts;
-	if (!it->trains && it->open && (it->nfwd || it->npicks))
-		emit_request(it, 0);
-	if (it->loose_forwards) {
-		set_num(it->s->root->attrs, "forwards_outside_requests", (double)it->loose_forwards);
-		session__touch_root(it->s);
-	}
-}

@@ -18,7 +18,10 @@
  * frames, the token picks bound them instead (prefill: the region's start to the first pick,
  * a decode step: one pick to the next). Spans are made when the region ends: only then is it known to be a request (a
  * DataLoader or backward inside it makes it part of a training loop instead, and its events
- * go back to the training tree). It shares only span bookkeeping (session.h) with the
+ * go back to the training tree). A region may hold many requests (a serving loop inside one
+ * inference_mode block): a model call over more than one new token after a token was made
+ * (a prefill after a decode step, told by the token ids it embeds) ends the request there and
+ * begins the next. It shares only span bookkeeping (session.h) with the
  * training tree: the dispatcher routes each event to one of them.
  */
 #define INFER_MAX_HELD 256	/* events of an open region, given back if it trains */
@@ -60,6 +63,22 @@ struct infer_tree {
 	const char *pick_op;	/* the first pick's op (argmax, multinomial) */
 	char starters[2][INFER_CLASS_LEN];	/* classes whose calls begin a forward */
 	int nstarters;
+	/* Requests within one region */
+	bool decoded;		/* a token came since the last prefill: a pick, or a model call
+				 * over one new token */
+	bool decode_call;	/* a model call over one new token in the open request */
+	bool unseen;		/* the open region's opening switch was not seen (it began
+				 * before an attach, or torch does not show it): a prefill
+				 * opened it */
+	bool split;		/* the region holds several requests: each begins at its
+				 * prefill and ends with its last token */
+	uint64_t prefill_ts;	/* the open request's prefill began (0: none seen) */
+	uint64_t prefill_counters[SESSION_NCOUNTERS];
+	long prefill_tokens;	/* how many new tokens it took */
+	bool pending_call;	/* a model call outside any region, held (its events in held)
+				 * until it shows a prefill or ends (infer_requests.c) */
+	bool exited;		/* set by the caller: the process exited cleanly, so the last
+				 * request of such a region ends with its last token */
 	long requests;
 	long loose_forwards;	/* eval forwards outside any region once requests were seen */
 	struct tree_buffered held[INFER_MAX_HELD];
