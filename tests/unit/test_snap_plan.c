@@ -56,18 +56,48 @@ static void kept_at_an_end(void)
 {
 	struct snap_read none = {}, cand = rd(12, 4, SNAP_AHEAD), step = rd(12, 4, SNAP_AHEAD);
 
-	ASSERT_EQ(snap_plan__kept_at_end(&cand, &none, 12, 4, false), SNAP_KEPT_CAND,
+	ASSERT_EQ(snap_plan__kept_at_end(&cand, &none, &none, 12, 4, false), SNAP_KEPT_CAND,
 		  "read right after the last step");
 	cand = rd(14, 4, SNAP_AHEAD);	/* a zero_grad began since: replaced */
-	ASSERT_EQ(snap_plan__kept_at_end(&cand, &step, 12, 4, false), SNAP_KEPT_STEP_READ,
+	ASSERT_EQ(snap_plan__kept_at_end(&cand, &step, &none, 12, 4, false), SNAP_KEPT_STEP_READ,
 		  "the step's read, kept apart");
-	ASSERT_EQ(snap_plan__kept_at_end(&cand, &none, 12, 4, false), SNAP_KEPT_NONE,
+	ASSERT_EQ(snap_plan__kept_at_end(&cand, &none, &none, 12, 4, false), SNAP_KEPT_NONE,
 		  "seen at the loop's end: a later read is not the end's");
-	ASSERT_EQ(snap_plan__kept_at_end(&cand, &none, 12, 4, true), SNAP_KEPT_LATER_GRADS,
+	ASSERT_EQ(snap_plan__kept_at_end(&cand, &none, &none, 12, 4, true), SNAP_KEPT_LATER_GRADS,
 		  "seen late: the weights are still the step's");
 	cand = rd(16, 5, SNAP_AHEAD);	/* the next step ran */
-	ASSERT_EQ(snap_plan__kept_at_end(&cand, &none, 12, 4, true), SNAP_KEPT_NONE,
+	ASSERT_EQ(snap_plan__kept_at_end(&cand, &none, &none, 12, 4, true), SNAP_KEPT_NONE,
 		  "after the next step: nothing of that state");
+}
+
+/* A straight-on loop under load: the loader came late to the epoch's last step, a zero_grad
+ * of the next epoch had begun, but no optimizer step: the weights are read alone, and they
+ * hold the epoch's end where nothing exact does (its grads torn). */
+static void weights_while_grads_change(void)
+{
+	struct snap_read none = {}, later = rd(14, 5, SNAP_AHEAD), w = rd(13, 4, SNAP_AHEAD);
+
+	ASSERT_TRUE(snap_plan__weights_exact(24, 24, 0, 0, true), "no optimizer step began");
+	ASSERT_FALSE(snap_plan__weights_exact(24, 25, 0, 0, true), "the next step began");
+	ASSERT_FALSE(snap_plan__weights_exact(24, 24, 0, 1, true), "events lost");
+	ASSERT_FALSE(snap_plan__weights_exact(24, 24, 0, 0, false), "objects freed");
+	ASSERT_TRUE(snap_plan__candidate(24, 16, 8), "an epoch's length after the last end");
+	ASSERT_FALSE(snap_plan__candidate(25, 16, 8), "mid-epoch");
+	ASSERT_FALSE(snap_plan__candidate(24, 16, 0), "no wakeups: no candidate");
+	ASSERT_TRUE(snap_plan__weights_read_due(24, false, true, -1, false), "a candidate's weights");
+	ASSERT_FALSE(snap_plan__weights_read_due(24, true, true, -1, false), "inside its step");
+	ASSERT_FALSE(snap_plan__weights_read_due(24, false, true, -1, true), "read already");
+	ASSERT_TRUE(snap_plan__weights_read_due(24, false, false, 24, false), "the waiting epoch's");
+	ASSERT_FALSE(snap_plan__weights_read_due(25, false, false, 24, false), "a step later: gone");
+	w.exact = false;
+	w.weights_exact = true;
+	ASSERT_EQ(snap_plan__kept_at_end(&later, &none, &w, 12, 4, true), SNAP_KEPT_WEIGHTS,
+		  "the end known late: its weights, grads torn");
+	ASSERT_EQ(snap_plan__kept_at_end(&later, &none, &w, 12, 6, true), SNAP_KEPT_NONE,
+		  "another step's weights are not this end's");
+	w.weights_exact = false;
+	ASSERT_EQ(snap_plan__kept_at_end(&later, &none, &w, 12, 4, true), SNAP_KEPT_NONE,
+		  "a step began during that read: nothing");
 }
 
 /* The record of an epoch that waits, from what there is. */
@@ -172,6 +202,7 @@ int main(void)
 	RUN_TEST(last_step_of_an_epoch_seen_late);
 	RUN_TEST(exact_reads);
 	RUN_TEST(kept_at_an_end);
+	RUN_TEST(weights_while_grads_change);
 	RUN_TEST(settling);
 	RUN_TEST(reads_for_an_epoch);
 	RUN_TEST(looks);

@@ -21,6 +21,11 @@
 
 /* A record read after the epoch's last optimizer step, before the next began, once another
  * update had begun: the weights are the step's, the gradients may be a zero_grad's. */
+/* A record whose weights were read after the epoch's last step, before the next optimizer
+ * step began, while a later zero_grad or backward changed the gradients. */
+#define SNAP_NOTE_TORN_GRADS "the weights are those after the epoch's last optimizer step (no " \
+	"optimizer step began before the read ended); the gradients are torn: read while a " \
+	"later update ran (zero_grad, a backward)"
 #define SNAP_NOTE_LATER_GRADS "read after the epoch's last optimizer step, once a later " \
 	"update had begun (zero_grad, a backward): the weights are those after that step, the " \
 	"gradients may not be"
@@ -97,6 +102,9 @@ struct snap_ctl {
 	 * epoch whose end is known only later holds, when later reads (after a zero_grad, in
 	 * the next epoch) replaced cand */
 	struct snap_read step_read;
+	/* the newest read of the weights after an optimizer step made while a later update
+	 * (zero_grad, a backward) ran: its grads are torn, its weights are that step's */
+	struct snap_read weights_read;
 	uint32_t last_read_seq;
 	bool read_any;
 	double read_ms_last;

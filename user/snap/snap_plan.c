@@ -38,8 +38,21 @@ bool snap_plan__read_exact(uint32_t seen_before, uint32_t updates_after, uint64_
 	return updates_after == seen_before && drops_after == drops_before && objects_alive;
 }
 
+bool snap_plan__weights_exact(uint64_t steps_before, uint64_t steps_after, uint64_t drops_before,
+			      uint64_t drops_after, bool objects_alive)
+{
+	return steps_after == steps_before && drops_after == drops_before && objects_alive;
+}
+
+bool snap_plan__weights_read_due(long step, bool in_step, bool candidate, long waiting_step,
+				 bool have_it)
+{
+	return step > 0 && !in_step && !have_it && (candidate || step == waiting_step);
+}
+
 enum snap_kept snap_plan__kept_at_end(const struct snap_read *cand,
-				      const struct snap_read *step_read, uint32_t end_seq,
+				      const struct snap_read *step_read,
+				      const struct snap_read *weights_read, uint32_t end_seq,
 				      long last_step, bool late)
 {
 	if (cand->valid && cand->seq == end_seq)
@@ -51,6 +64,9 @@ enum snap_kept snap_plan__kept_at_end(const struct snap_read *cand,
 	 * backward's later (the update count does not tell which update began). */
 	if (late && cand->valid && cand->seq > end_seq && cand->after_step == last_step)
 		return SNAP_KEPT_LATER_GRADS;
+	if (weights_read->valid && weights_read->weights_exact &&
+	    weights_read->after_step == last_step)
+		return SNAP_KEPT_WEIGHTS;
 	return SNAP_KEPT_NONE;
 }
 
@@ -100,14 +116,19 @@ uint64_t snap_plan__retry_ns(uint64_t last_retry_ns, bool found)
 	return last_retry_ns * 2 > FIND_RETRY_MAX_NS ? FIND_RETRY_MAX_NS : last_retry_ns * 2;
 }
 
+bool snap_plan__candidate(long step, long prev_end_steps, uint64_t every)
+{
+	long since = step - prev_end_steps;
+
+	return step > 0 && every && since > 0 && since % (long)every == 0;
+}
+
 bool snap_plan__ahead_due(long steps, long prev_end_steps, uint64_t every, bool read_any,
 			  uint32_t last_read_seq, uint32_t seen)
 {
-	long since = steps - prev_end_steps;
-
-	if (steps <= 0 || !every || (read_any && last_read_seq == seen))
+	if (read_any && last_read_seq == seen)
 		return false;
-	return since > 0 && since % (long)every == 0;
+	return snap_plan__candidate(steps, prev_end_steps, every);
 }
 
 struct snap_wake_plan snap_plan__wakeups(struct snap_pace *p, bool end_seen, long epoch_len,

@@ -61,6 +61,8 @@ struct snap_read {
 	cJSON *records, *model_attr;
 	uint64_t bytes;
 	double ms;
+	bool exact;		/* nothing changed while it ran: weights and grads are a state */
+	bool weights_exact;	/* its weights are the state after after_step (exact or not) */
 };
 
 /* An optimizer step's end: its wall time (as the tree's spans), the update count then, and
@@ -95,6 +97,18 @@ bool snap_plan__ended_unseen(uint64_t prev_epoch, uint64_t ended_epoch, long las
 bool snap_plan__read_exact(uint32_t seen_before, uint32_t updates_after, uint64_t drops_before,
 			   uint64_t drops_after, bool objects_alive);
 
+/* A read's weights are exact, even where its grads are not (a zero_grad or a backward ran
+ * meanwhile), when no optimizer step began while it ran: the job's weights change only in
+ * its optimizer steps (a job that updates them by hand is never read so). */
+bool snap_plan__weights_exact(uint64_t steps_before, uint64_t steps_after, uint64_t drops_before,
+			      uint64_t drops_after, bool objects_alive);
+/* Whether to read the weights alone now, an update under way (the grads changing): no
+ * optimizer step is open, the last one (step, in the tree's count) may end an epoch (a
+ * candidate, snap_plan__candidate) or is the one whose epoch waits for its record, and no
+ * read of its weights is kept (have_it). */
+bool snap_plan__weights_read_due(long step, bool in_step, bool candidate, long waiting_step,
+				 bool have_it);
+
 /* Which read holds an epoch's state when its end is known (end_seq after last_step steps): */
 enum snap_kept {
 	SNAP_KEPT_NONE,
@@ -102,9 +116,12 @@ enum snap_kept {
 	SNAP_KEPT_STEP_READ,	/* the exact read made right after that step, since replaced */
 	SNAP_KEPT_LATER_GRADS,	/* known late: the newest read, after that step but once
 				 * another update began (its grads may be a later update's) */
+	SNAP_KEPT_WEIGHTS,	/* a read of that step's weights made while a later update ran:
+				 * its grads are torn */
 };
 enum snap_kept snap_plan__kept_at_end(const struct snap_read *cand,
-				      const struct snap_read *step_read, uint32_t end_seq,
+				      const struct snap_read *step_read,
+				      const struct snap_read *weights_read, uint32_t end_seq,
 				      long last_step, bool late);
 
 /* The record of the epoch that waits, from what there is: */
@@ -137,8 +154,10 @@ bool snap_plan__look_due(enum snap_models m, bool training, uint64_t now_ns,
  * second; 0 after one that found some (a refresh comes FIND_REFRESH_NS later). */
 uint64_t snap_plan__retry_ns(uint64_t last_retry_ns, bool found);
 
+/* A step that may end an epoch: every `every` steps since the last end (0: none are). */
+bool snap_plan__candidate(long step, long prev_end_steps, uint64_t every);
 /* Whether a read now would be one made ahead: right after an optimizer step that may end an
- * epoch (every `every` steps since the last end), not at an update count read already. */
+ * epoch (snap_plan__candidate), not at an update count read already. */
 bool snap_plan__ahead_due(long steps, long prev_end_steps, uint64_t every, bool read_any,
 			  uint32_t last_read_seq, uint32_t seen);
 

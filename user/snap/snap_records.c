@@ -173,6 +173,8 @@ void snap_records__from(const struct snap_env *e, struct target *t, uint64_t spa
 		cJSON *rec = record_head(e, span_id, epoch), *it;
 
 		cJSON_AddStringToObject(rec, "consistency", exact ? "exact" : "torn");
+		if (!exact && rd->weights_exact)
+			cJSON_AddBoolToObject(rec, "weights_exact", true);
 		cJSON_AddNumberToObject(rec, "after_step", (double)rd->after_step);
 		cJSON_AddNumberToObject(rec, "epoch_last_step", (double)last_step);
 		cJSON_AddNumberToObject(rec, "attempts", attempts);
@@ -227,8 +229,8 @@ void snap_records__settle(const struct snap_env *e, struct target *t, const char
 				   p->attempts ? p->attempts : 1, NULL);
 		break;
 	case SNAP_SETTLE_KEPT:
-		snap_records__from(e, t, p->span_id, p->epoch, p->last_step, &p->kept, true,
-				   p->attempts + 1, p->kept_note);
+		snap_records__from(e, t, p->span_id, p->epoch, p->last_step, &p->kept,
+				   p->kept.exact, p->attempts + 1, p->kept_note);
 		break;
 	case SNAP_SETTLE_TORN:
 		snap_records__from(e, t, p->span_id, p->epoch, p->last_step, &p->torn, false,

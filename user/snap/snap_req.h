@@ -38,7 +38,9 @@ struct snap_req {
 	double sample_rate;
 	uint64_t max_bytes;
 	char dir[4096];		/* sampled / full: the files' directory, "" for none */
-	uint32_t s0;		/* the update count the loader had seen, BPF's too at start */
+	uint32_t s0;		/* the update count the loader had seen, BPF's too at start (not
+				 * for a read of the weights alone: an update is under way) */
+	uint64_t steps0;	/* BPF's optimizer steps begun at start (none open) */
 	uint64_t drops0;	/* ring-buffer drops then */
 	int states_fd, stats_fd;	/* BPF maps: snap_states, stats */
 };
@@ -50,6 +52,8 @@ struct snap_result {
 	cJSON *records;		/* READ: one object per model: model, found_by, params, ... */
 	cJSON *model_attr;	/* READ: the inventory for the session's `model` attribute */
 	bool exact;		/* READ: no update began before the read ended */
+	bool weights_exact;	/* READ: no optimizer step began before it ended (the weights are
+				 * those after steps0; the grads may be a later update's) */
 	bool refused;		/* a tensor failed the layout's checks: no more snapshots */
 	uint64_t bytes;
 	double ms;

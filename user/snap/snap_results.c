@@ -55,6 +55,12 @@ static void epoch_read(const struct snap_env *e, struct target *t, struct snap_r
 	struct snap_pending *p = &c->pend;
 
 	p->attempts++;
+	if (!exact && rd.weights_exact && rd.after_step == p->last_step && !p->kept.valid) {
+		p->kept = rd;	/* its weights are the end's, its grads torn: as good as it gets */
+		p->kept_note = SNAP_NOTE_TORN_GRADS;
+		snap_records__settle(e, t, NULL);
+		return;
+	}
 	switch (snap_plan__after_epoch_read(exact, rd.seq, p->end_seq, p->kept.valid,
 					    p->attempts)) {
 	case SNAP_OUT_SETTLE:	/* this read, or the one kept from the step's end */
@@ -108,6 +114,8 @@ static void collect_read(const struct snap_env *e, struct target *t)
 	rd.model_attr = r->model_attr;
 	rd.bytes = r->bytes;
 	rd.ms = r->ms;
+	rd.exact = r->exact;
+	rd.weights_exact = r->weights_exact;
 	r->records = r->model_attr = NULL;
 	if (!rd.model_attr) {	/* a tensor could not be read (the records say why), or the
 				 * models moved: look again */
@@ -134,6 +142,9 @@ static void collect_read(const struct snap_env *e, struct target *t)
 			snap_read__free(&c->step_read);
 			c->step_read = snap_read__dup(&rd);
 		}
+	} else if (r->weights_exact) {	/* that step's weights, grads torn */
+		snap_read__free(&c->weights_read);
+		c->weights_read = snap_read__dup(&rd);
 	}
 	if (!for_epoch) {	/* made ahead */
 		if (!r->exact)

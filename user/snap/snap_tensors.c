@@ -391,10 +391,15 @@ void snap_tensors__read(struct snap_worker *w)
 	}
 	/* nothing began to change the parameters since the loader looked, and they are still
 	 * there (a process that ends frees them without an update): an exact read */
-	r->exact = !bpf_map_lookup_elem(q->states_fd, &q->pid, &st) &&
-		   snap_plan__read_exact(q->s0, (uint32_t)st.updates, q->drops0,
-					 bpf_maps__percpu_sum(q->stats_fd, STAT_RB_DROPS),
-					 models_alive(w));
+	if (!bpf_map_lookup_elem(q->states_fd, &q->pid, &st)) {
+		uint64_t drops = bpf_maps__percpu_sum(q->stats_fd, STAT_RB_DROPS);
+		bool alive = models_alive(w);
+
+		r->exact = snap_plan__read_exact(q->s0, (uint32_t)st.updates, q->drops0, drops,
+						 alive);
+		r->weights_exact = snap_plan__weights_exact(q->steps0, st.steps, q->drops0, drops,
+							    alive);
+	}
 	if (ok) {
 		r->model_attr = cJSON_CreateObject();
 		cJSON_AddNumberToObject(r->model_attr, "parameters", nparams);

@@ -149,8 +149,10 @@ static void look(const struct snap_env *e, struct target *t)
 	snap_worker__submit(&c->w);
 }
 
-/* Starts a read of the state as of update count seq, after the tree's optimizer steps. */
-static void read_now(const struct snap_env *e, struct target *t, uint32_t seq)
+/* Starts a read of the state as of update count seq, after step optimizer steps (BPF's
+ * count: steps0, none open). */
+static void read_now(const struct snap_env *e, struct target *t, uint32_t seq, long step,
+		     uint64_t steps0)
 {
 	struct snap_ctl *c = t->snap;
 	struct snap_req *q = &c->w.req;
@@ -162,13 +164,14 @@ static void read_now(const struct snap_env *e, struct target *t, uint32_t seq)
 	q->sample_rate = op->sample_rate;
 	q->max_bytes = op->snapshot_max_bytes;
 	q->s0 = seq;
+	q->steps0 = steps0;
 	q->drops0 = bpf_maps__percpu_sum(e->stats_fd, STAT_RB_DROPS);
 	q->dir[0] = 0;
 	if (files && snap_ctl__waiting(c))
 		snprintf(q->dir, sizeof(q->dir), "%s/snapshots/%llu", op->path,
 			 (unsigned long long)c->pend.span_id);
 	c->read_seq = seq;
-	c->read_after_step = t->tree.optimizer_steps;
+	c->read_after_step = step;
 	c->read_purpose = snap_ctl__waiting(c) ? SNAP_FOR_EPOCH : SNAP_AHEAD;
 	c->last_read_seq = seq;
 	c->read_any = true;
@@ -215,7 +218,8 @@ static void epoch_ended(const struct snap_env *e, struct target *t, uint64_t spa
 	p->attempts = 0;
 	snap_read__free(&p->kept);
 	p->kept_note = NULL;
-	switch (snap_plan__kept_at_end(&c->cand, &c->step_read, end_seq, last_step, late)) {
+	switch (snap_plan__kept_at_end(&c->cand, &c->step_read, &c->weights_read, end_seq,
+				       last_step, late)) {
 	case SNAP_KEPT_CAND:	/* read right after the last step */
 		p->kept = snap_read__dup(&c->cand);
 		break;
@@ -225,6 +229,10 @@ static void epoch_ended(const struct snap_env *e, struct target *t, uint64_t spa
 	case SNAP_KEPT_LATER_GRADS:
 		p->kept = snap_read__dup(&c->cand);
 		p->kept_note = SNAP_NOTE_LATER_GRADS;
+		break;
+	case SNAP_KEPT_WEIGHTS:	/* its weights, read while the grads changed */
+		p->kept = snap_read__dup(&c->weights_read);
+		p->kept_note = SNAP_NOTE_TORN_GRADS;
 		break;
 	case SNAP_KEPT_NONE:
 		break;
@@ -272,6 +280,30 @@ void snapshots__after_event(const struct snap_env *e, struct target *t, bool loo
 		epoch_ended(e, t, ep->id, ep->index, c->seen, t->tree.optimizer_steps, false);
 }
 
+/* An update is under way (zero_grad, a backward): the grads are changing, but the weights are
+ * still those after the last optimizer step until the next one begins. Where that step may
+ * end an epoch, or is the one whose epoch waits, its weights are read now (BPF's count of
+ * steps begun says none began). Not for a job that updates its weights by hand. */
+static void read_weights(const struct snap_env *e, struct target *t, const struct snap_state *st)
+{
+	struct snap_ctl *c = t->snap;
+	long step = (long)st->steps - c->steps_offset;
+	bool candidate = e->opts->snapshots == SNAP_STATS &&
+			 snap_plan__candidate(step, c->prev_end_steps, c->wake.every);
+	bool have = (c->cand.valid && c->cand.after_step == step) ||
+		    (c->weights_read.valid && c->weights_read.after_step == step);
+	long waiting_step = snap_ctl__waiting(c) && !c->pend.kept.valid ? c->pend.last_step : -1;
+
+	if (t->tree.optimizer_steps <= 0 ||
+	    !snap_plan__weights_read_due(step, st->flags & SNAP_S_IN_STEP, candidate,
+					 waiting_step, have))
+		return;
+	c->counts.wakeups = st->wakes;
+	read_now(e, t, c->seen, step, st->steps);
+	if (c->busy && atomic_load(&c->w.done))
+		snap_results__collect(e, t);	/* read here and now */
+}
+
 static void decide(const struct snap_env *e, struct target *t)
 {
 	struct snap_ctl *c = t->snap;
@@ -292,24 +324,28 @@ static void decide(const struct snap_env *e, struct target *t)
 			snap_records__settle(e, t, NULL);	/* no model: its record says so */
 		return;
 	}
-	if (snap_ctl__waiting(c) && c->pend.kept.valid && c->seen_valid && c->seen != c->pend.end_seq) {
+	if (snap_ctl__waiting(c) && c->pend.kept.valid && c->seen_valid &&
+	    c->seen != c->pend.end_seq) {
 		snap_records__settle(e, t, NULL);	/* moved on: the read from the step's end */
 		return;
 	}
-	if (!c->seen_valid || torch_tree__updating(&t->tree))
+	if (!c->seen_valid || bpf_map_lookup_elem(e->states_fd, &pid, &st))
 		return;
+	if (torch_tree__updating(&t->tree) || (uint32_t)st.updates != c->seen) {
+		read_weights(e, t, &st);	/* an update is under way */
+		return;
+	}
 	if (!snap_ctl__waiting(c) && (e->opts->snapshots != SNAP_STATS ||
-			    !snap_plan__ahead_due(t->tree.optimizer_steps, c->prev_end_steps,
-						  c->wake.every, c->read_any, c->last_read_seq,
-						  c->seen))) {
+				      !snap_plan__ahead_due(t->tree.optimizer_steps,
+							    c->prev_end_steps, c->wake.every,
+							    c->read_any, c->last_read_seq,
+							    c->seen))) {
 		snap_wakes__plan(e, t, c->prev_end_steps);
 		return;
 	}
-	if (bpf_map_lookup_elem(e->states_fd, &pid, &st) || (uint32_t)st.updates != c->seen)
-		return;	/* an update began that the events have not told yet */
 	c->steps_offset = (long)st.steps - t->tree.optimizer_steps;
 	c->counts.wakeups = st.wakes;
-	read_now(e, t, c->seen);
+	read_now(e, t, c->seen, t->tree.optimizer_steps, st.steps);
 	if (c->busy && atomic_load(&c->w.done))
 		snap_results__collect(e, t);	/* read here and now */
 }
@@ -365,6 +401,7 @@ static void reset(struct snap_ctl *c)
 
 	snap_read__free(&c->cand);
 	snap_read__free(&c->step_read);
+	snap_read__free(&c->weights_read);
 	snap_read__free(&c->pend.torn);
 	snap_read__free(&c->pend.kept);
 	cJSON_Delete(c->held);
