@@ -72,6 +72,10 @@ struct options {
 	/* issue 35: the spool off the node */
 	const char *s3_url;		/* --output ...,s3://BUCKET/PREFIX: batches uploaded too */
 	const char *source;		/* read-back: the s3:// URL that path is a copy of, or NULL */
+	/* issue 42: a fleet's spans */
+	const char *job;		/* --job: the sessions' job (attach, run, watch); the job to
+					 * read (trace --ranks) */
+	const char *otlp_url;		/* --output ...,otlp[=URL]: "" for the environment's */
 };
 
 #endif

@@ -22,7 +22,7 @@
 #include "observe/observe.h"
 #include "sink/log_sink.h"
 #include "sink/metrics.h"
-#include "sink/s3_upload.h"
+#include "sink/ship_outputs.h"
 #include "target/procfs.h"
 #include "target/sysstat.h"
 
@@ -79,8 +79,8 @@ void observer__free_common(struct observer *o)
 	probe_set__free(&o->probes);
 	sym_cache__free(o->syms);
 	/* after the final batches: they go too, if the store takes them in time */
-	s3_upload__stop(o->upload, UPLOAD_DRAIN_S);
-	o->upload = NULL;
+	ship_outputs__stop(o->ship, UPLOAD_DRAIN_S);
+	o->ship = NULL;
 	spool__close(&o->spool);
 }
 
@@ -214,30 +214,18 @@ static bool done(struct observer *o)
 	return !o->targets;
 }
 
-/* --output s3://: the upload thread, on the spool just opened. */
+/* --output s3://, otlp: their shippers, on the spool just opened. */
 static int start_upload(struct observer *o, const struct options *opts)
 {
-	struct s3_config cfg;
-	struct s3_url url;
 	char why[600];
 
-	if (s3__parse_url(opts->s3_url, &url, why, sizeof(why)) ||
-	    s3__config_load(&cfg, why, sizeof(why))) {
-		elog("--output %s: %s", opts->s3_url, why);	/* cli.c checked: not seen */
-		return EXIT_USAGE;
-	}
-	o->upload = s3_upload__start(&url, &cfg, o->host, opts->path, o->spool.dirfd, why,
-				     sizeof(why));
-	if (o->upload)
-		ilog("uploading spool batches to %s/%s/ (credentials: %s)", opts->s3_url, o->host,
-		     cfg.creds_from);
-	explicit_bzero(&cfg, sizeof(cfg));
-	if (!o->upload) {
-		elog("--output %s: %s", opts->s3_url, why);
+	o->ship = ship_outputs__start(opts, o->host, o->spool.dirfd, why, sizeof(why));
+	if (!o->ship) {
+		elog("--output: %s", why);
 		return EXIT_FAILURE_RUNTIME;
 	}
-	o->spool.on_written = s3_upload__written;
-	o->spool.on_written_ctx = o->upload;
+	o->spool.on_written = ship_outputs__written;
+	o->spool.on_written_ctx = o->ship;
 	return 0;
 }
 
@@ -279,7 +267,7 @@ int observer__main(const struct options *opts)
 			goto out;
 		}
 	}
-	if (opts->s3_url) {
+	if (opts->s3_url || opts->otlp_url) {
 		err = start_upload(o, opts);
 		if (err)
 			goto out;

@@ -13,7 +13,7 @@
 #include "attach/link_reaper.h"
 #include "attach/py_sample.h"
 #include "observe/observe.h"
-#include "sink/s3_upload.h"
+#include "sink/ship_outputs.h"
 #include "target/gpus.h"
 
 void attrs__set_num(cJSON *o, const char *key, double v)
@@ -378,8 +378,7 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 		cJSON_AddNumberToObject(h, "spool_max_bytes", (double)o->spool.cap.max_bytes);
 	cJSON_AddNumberToObject(h, "control_drops",
 				(double)sum_percpu(o->stats_fd, STAT_CONTROL_DROPS));
-	if (o->upload)	/* --output s3:// */
-		cJSON_AddItemToObject(h, "upload", s3_upload__health(o->upload));
+	ship_outputs__health(o->ship, h);	/* --output s3://, otlp */
 	if (o->opts->cmd == CMD_WATCH)
 		cJSON_AddItemToObject(h, "agent", agent_health(o));
 	cJSON_AddItemToObject(h, "probes", probes);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "common/log.h"
 #include "observe/observe.h"
+#include "observe/session_job.h"
 #include "sink/log_sink.h"
 #include "sink/metrics.h"
 #include "sink/stdout_sink.h"
@@ -201,6 +202,7 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 		cJSON_AddStringToObject(a, "role", t->ranked ? "rank" : "process");
 	}
 	cJSON_AddStringToObject(a, "host", o->host);
+	session_job__set(o, t);
 	cJSON_AddStringToObject(a, "comm", comm);
 	cJSON_AddBoolToObject(a, "attached_mid_run", t->mid_run);
 	/* Epoch and step indices are counted by the observer, not read from the target. */

@@ -3,29 +3,36 @@
 #ifndef __CIRRON_S3_UPLOAD_H
 #define __CIRRON_S3_UPLOAD_H
 
-#include <cjson/cJSON.h>
-#include <stdint.h>
 #include "common/s3.h"
+#include "sink/shipper.h"
 
-/* --output ...,s3://BUCKET/PREFIX: each spool batch, once written, is also sent to
- * PREFIX/<host>/<batch file name>, by a thread of its own (requests never wait on the event
- * loop, nor it on them). The spool stays the buffer: a batch the store did not take is retried,
- * oldest first, with backoff, for as long as the spool (--max-spool-mb) keeps it.
- * What was sent is appended to <root>/s3-sent.log ("s3://BUCKET/KEY BYTES"): a later start
- * with the same root sends what is left, and nothing twice. */
-struct s3_upload;
+/* --output ...,s3://BUCKET/PREFIX: each spool batch, as written, is sent to
+ * PREFIX/<host>/<batch file name> (the spool's copy that `trace s3://` reads back), by a shipper
+ * (shipper.h) whose state log is <root>/s3-sent.log ("BUCKET/PREFIX/HOST/NAME BYTES"). */
+#define S3_SENT_LOG "s3-sent.log"
 
-/* Reads the state log, queues the spool's batches the log does not name. spool_dirfd: the
- * spool directory (dup'd). Returns NULL with why filled. */
-struct s3_upload *s3_upload__start(const struct s3_url *url, const struct s3_config *cfg,
-				   const char *host, const char *root, int spool_dirfd,
-				   char *why, size_t why_size);
-/* A batch file was written under the spool (spool__write's hook). */
-void s3_upload__written(void *u, const char *name, uint64_t bytes);
-/* The health block's "upload" object: sent, failed, retries, backlog. */
-cJSON *s3_upload__health(struct s3_upload *u);
-/* Sends what is queued for up to drain_s more seconds, then stops the thread and frees u;
- * what is left is said on stderr (the next start sends it). NULL is a no-op. */
-void s3_upload__stop(struct s3_upload *u, double drain_s);
+/* Returns NULL with why filled. */
+struct shipper *s3_upload__start(const struct s3_url *url, const struct s3_config *cfg,
+				 const char *host, const char *root, int spool_dirfd,
+				 char *why, size_t why_size);
+
+/* What the S3 destinations share: the store, the keys, a cancel flag for their requests. */
+struct s3_dest {
+	struct s3_url url;
+	struct s3_config cfg;
+	char host[256];		/* one path level: '/' and control bytes as '_' */
+	int cancel;
+};
+struct s3_dest *s3_dest__new(const struct s3_url *url, const struct s3_config *cfg,
+			     const char *host);
+void s3_dest__free(void *d);
+void s3_dest__cancel(void *d);
+/* Before the first PUT: S3 says "no such bucket" to a listing (some stores make the bucket
+ * at a PUT instead, or answer 500). */
+enum ship_result s3_dest__check(void *d, struct ship_answer *a, char *why, size_t size);
+/* One PUT of body under key. */
+enum ship_result s3_dest__put(struct s3_dest *d, const char *key, const char *content_type,
+			      const void *body, size_t len, struct ship_answer *a, char *why,
+			      size_t size);
 
 #endif

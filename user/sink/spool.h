@@ -16,7 +16,7 @@ struct spool {
 	uint64_t bytes_written;
 	uint64_t files_written;
 	struct spool_cap cap;		/* --max-spool-mb */
-	/* told of each batch file once it is in place (the S3 upload, s3_upload__written) */
+	/* told of each batch file once it is in place (the shippers, ship_outputs__written) */
 	void (*on_written)(void *ctx, const char *name, uint64_t bytes);
 	void *on_written_ctx;
 };
