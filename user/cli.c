@@ -422,8 +422,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error(state, "invalid --metrics-grace: %s", arg);
 		break;
 	case ARGP_KEY_ARG:
-		if (reads_spool(o->cmd) && state->arg_num == 0 && *arg) {
-			o->path = arg;	/* trace [DIR] */
+		if ((reads_spool(o->cmd) || o->cmd == CMD_SHIP) && state->arg_num == 0 && *arg) {
+			o->path = arg;	/* trace [DIR], ship [DIR] */
 			break;
 		}
 		if (o->cmd != CMD_RUN)
@@ -480,6 +480,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error(state, "--output otlp is for attach, run and watch");
 		if (o->otlp_url)
 			check_otlp_config(state, o->otlp_url);
+		if (o->cmd == CMD_SHIP && !o->s3_url && !o->otlp_url)
+			usage_error(state, "ship needs --output s3://BUCKET/PREFIX and/or otlp[=URL]");
+		if (o->cmd == CMD_SHIP && (o->sinks & ~SINK_SPOOL))
+			usage_error(state, "ship sends a spool: --output takes s3:// and otlp only");
 		if (o->job && reads_spool(o->cmd) && !o->ranks)
 			usage_error(state, "--job reads one job: it is for trace --ranks");
 		if (reads_spool(o->cmd) && s3__is_url(o->path))
@@ -526,7 +530,7 @@ int cli__parse(int argc, char **argv, struct options *o)
 		argp.doc = cli_commands[i].doc;
 		argp.options = cli_commands[i].options;
 		argp.args_doc = o->cmd == CMD_RUN ? "-- CMD [ARGS...]" :
-				reads_spool(o->cmd) ? "[DIR]" : NULL;
+				reads_spool(o->cmd) || o->cmd == CMD_SHIP ? "[DIR]" : NULL;
 		/* argp names the program after the argv[0] it parses (our argv[1]): make that
 		 * "cirron-probe attach", so messages read "cirron-probe attach: ..." */
 		snprintf(prog, sizeof(prog), "cirron-probe %s", cli_commands[i].name);

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 enum command { CMD_NONE, CMD_ATTACH, CMD_RUN, CMD_WATCH, CMD_DOCTOR, CMD_TRACE, CMD_HEALTH,
-	       CMD_REPORT };
+	       CMD_REPORT, CMD_SHIP };
 enum trace_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_PERFETTO };
 
 #define SINK_SPOOL	(1u << 0)
