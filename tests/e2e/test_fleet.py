@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Copyright (c) 2026 cirron-probe authors
+"""A fleet's spans on the engines fleets run (docs/fleet.md): OTLP/HTTP to a real receiver
+(MLflow's tracking server, PyPI, pinned in tests/scripts/fleet-requirements.txt) read back
+through its API, otel_traces rows in a real S3 store (SeaweedFS) read in place by chdb and
+DuckDB with the cookbook's own SQL (taken out of docs/fleet.md), and the job identity that
+ties a job's ranks together across nodes. Two nodes are two UTS namespaces (unshare -u) with
+host names of their own. Tests wait for what they check, never for a time."""
+import gzip
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import BIN, ROOT, read_spool
+from fleet_util import MLflow, Store, fleet_venv, run_queries
+from test_s3 import symcache, torch_bpf, weed_bin, wait_until, WAIT_S  # noqa: F401 (fixtures)
+
+LAUNCH = ["/usr/bin/python3", ROOT / "tests/workloads/launch_ranks.py"]
+DDP = ROOT / "tests/workloads/ddp_train.py"
+TRAIN = ["/usr/bin/python3", ROOT / "tests/workloads/train.py"]
+ENGINES = ("clickhouse", "duckdb")
+
+
+@pytest.fixture(scope="module")
+def venv():
+    return fleet_venv()
+
+
+@pytest.fixture(scope="module")
+def receiver(venv, tmp_path_factory):
+    m = MLflow(venv, tmp_path_factory.mktemp("receiver"))
+    m.start()
+    yield m
+    m.stop()
+
+
+@pytest.fixture
+def store(weed_bin, tmp_path):
+    s = Store(weed_bin, tmp_path)
+    s.start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def spool_spans(root):
+    """{session id: {span id: span}} of a spool, merged as the readers merge it."""
+    return {sid: {sp["span_id"]: sp for sp in s.spans.values()} if isinstance(s.spans, dict)
+            else {sp["span_id"]: sp for sp in s.spans}
+            for sid, s in read_spool(root, expect_final=False).items()}
+
+
+def rows_of(store, bucket, prefix):
+    """Every row of the store's span rows, with the key it came from."""
+    out = []
+    for key in store.rows(bucket, prefix):
+        for line in gzip.decompress(store.get(bucket, key)).decode().splitlines():
+            out.append((key, json.loads(line)))
+    return out
+
+
+@pytest.mark.timeout(240)
+def test_ddp_job_on_two_nodes_one_slowed(h, store, receiver, venv, symcache, torch_bpf):
+    """The CI's 'done when': 4 ranks on two nodes, rank 3 slowed, traced with
+    --output spool,s3://...,otlp=...: the receiver holds every rank's steps, and chdb and
+    DuckDB, reading the store in place with the cookbook's queries, name the slowed rank."""
+    bucket, job = store.bucket(), f"ddp-{os.getpid()}"
+    port = subprocess.run(["/usr/bin/python3", "-c", "import socket; s=socket.socket(); "
+                           "s.bind(('127.0.0.1',0)); print(s.getsockname()[1])"],
+                          capture_output=True, text=True).stdout.strip()
+    h.cache_dir = symcache
+    nodes = []
+    for k, node in enumerate(("node-a", "node-b")):
+        root = h.spool_root()
+        env = {**store.env(), **receiver.env(), "TORCHELASTIC_RUN_ID": job}
+        argv = [BIN, "run", "--path", root, "--cache-dir", symcache, "--flush-interval", "0.5",
+                "--output", f"spool,s3://{bucket}/fleet,otlp={receiver.url}", "--",
+                *LAUNCH, "--nproc", "2", "--nnodes", "2", "--node-rank", str(k), "--port",
+                port, DDP, "--epochs", "3", "--batches", "8", "--slow-rank", "3",
+                "--slow-ms", "40"]
+        nodes.append((h.start(["unshare", "--uts", "sh", "-c",
+                               f'hostname {node} && exec "$@"', "sh", *argv], env=env),
+                      root, node))
+    for p, _, _ in nodes:
+        assert p.finish(180) == 0, p.err.text[-3000:]
+    sessions = {}
+    for _, root, node in nodes:
+        for sid, s in read_spool(root).items():
+            assert s.root["attrs"]["job"] == job, s.root["attrs"]
+            assert s.root["attrs"]["job_source"] == "TORCHELASTIC_RUN_ID"
+            assert s.root["attrs"]["host"] == node
+            sessions[sid] = s
+    ranks = {s.root["attrs"]["rank"]: s for s in sessions.values()
+             if s.root["attrs"]["role"] == "rank"}
+    assert sorted(ranks) == [0, 1, 2, 3], sorted(ranks)
+    steps = {r: sum(1 for sp in s.spans.values() if sp["name"] == "step" and sp["status"] == "ok")
+             for r, s in ranks.items()}
+    assert all(n == 24 for n in steps.values()), steps
+    # the receiver holds every rank's steps: one trace per session, the root names its rank
+    want = {r: steps[r] for r in ranks}
+    got = {}
+    wait_until(lambda: got.update(receiver_steps(receiver, job)) or got == want,
+               f"the receiver's steps per rank to be {want}", timeout=90)
+    # the store, read in place by both engines with the cookbook's SQL
+    for eng in ENGINES:
+        res = run_queries(venv, eng, store, bucket, "fleet",
+                          ["step_time", "stragglers", "data_load_share", "slow_nodes"],
+                          job=job, earlier_job="none")
+        st = {int(r[0]): int(r[1]) for r in res["step_time"]["rows"]}
+        assert st == steps, (eng, st, steps)
+        assert [str(r[0]) for r in res["stragglers"]["rows"]] == ["3"], (eng, res["stragglers"])
+        assert str(res["data_load_share"]["rows"][0][0]) == "3", (eng, res["data_load_share"])
+        assert res["slow_nodes"]["rows"][0][0] == "node-b", (eng, res["slow_nodes"])
+    # trace --ranks reads the job's partition back, as one job
+    r = subprocess.run([BIN, "trace", "--ranks", "--job", job, f"s3://{bucket}/fleet"],
+                       capture_output=True, text=True, env=store.env(), timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"4 ranks (world size 4), 24 steps; job {job} "
+                               "(TORCHELASTIC_RUN_ID)"), r.stdout
+    assert "straggler: rank 3" in r.stdout, r.stdout
+
+
+def receiver_steps(receiver, job):
+    """{rank: closed steps} of the receiver's traces of this job."""
+    out = {}
+    for t in receiver.traces():
+        root = next((s for s in t["spans"] if s["parent_id"] is None), None)
+        if not root or root["attributes"].get("job") != job or \
+                root["attributes"].get("role") != "rank":
+            continue
+        out[root["attributes"]["rank"]] = sum(1 for s in t["spans"] if s["name"] == "step")
+    return out
