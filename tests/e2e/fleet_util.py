@@ -3,10 +3,12 @@
 """What the fleet tests share: a SeaweedFS store whose S3 gateway can be killed and brought
 back on its own (writable again within a second), MLflow's tracking server as the OTLP
 receiver, the engines (chdb, DuckDB) and the cookbook's SQL read out of docs/fleet.md."""
+import gzip
 import json
 import os
 import re
 import signal
+import socket
 import subprocess
 from pathlib import Path
 from string import Template
@@ -55,6 +57,20 @@ class Store(Weed):
             start_new_session=True)
         wait_until(lambda: self.curl("/", check=False)[0] == 200, "the S3 gateway's answer")
 
+    def hold_port(self, n):
+        """A store starting up: something takes connections on the S3 port and answers
+        nothing, until n requests hang there; then the real gateway takes the port over (the
+        held connections stay open, unanswered, until stop())."""
+        self.held = []
+        lsock = socket.socket()
+        lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        lsock.bind(("127.0.0.1", self.s3))
+        lsock.listen(64)
+        while len(self.held) < n:
+            c, _ = lsock.accept()
+            self.held.append(c)
+        lsock.close()
+
     def kill_gateway(self):
         if self.gw and self.gw.poll() is None:
             os.killpg(self.gw.pid, signal.SIGKILL)
@@ -63,6 +79,8 @@ class Store(Weed):
 
     def stop(self):
         self.kill_gateway()
+        for c in getattr(self, "held", []):
+            c.close()
         super().stop()
 
     def rows(self, bucket, prefix):
@@ -150,3 +168,55 @@ def run_queries(venv, engine, store, bucket, prefix, names, **params):
                        input=json.dumps(req), capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-4000:]
     return json.loads(r.stdout)
+
+
+_M64 = (1 << 64) - 1
+
+
+def _h64(s, seed):
+    h = 0xcbf29ce484222325 ^ seed
+    for b in s.encode():
+        h = ((h ^ b) * 0x100000001b3) & _M64
+    h ^= h >> 33
+    h = (h * 0xff51afd7ed558ccd) & _M64
+    h ^= h >> 33
+    h = (h * 0xc4ceb9fe1a85ec53) & _M64
+    return h ^ (h >> 33)
+
+
+def trace_id(session_id):
+    """The TraceId of a session, as sink/otel_spans.c makes it (docs/fleet.md)."""
+    return f"{_h64(session_id, 0):016x}{_h64(session_id, 0x9e3779b97f4a7c15):016x}"
+
+
+def final_spans(root):
+    """{(session id, span id)} of the spans a spool holds as final: closed, or left open in a
+    session's final batch; what each destination must hold once."""
+    out = set()
+    for f in sorted((root / "spool").iterdir()):
+        if not f.name.endswith(".json"):
+            continue
+        b = json.loads(f.read_text())
+        for sp in b["spans"]:
+            if sp["status"] != "open" or b["final"]:
+                out.add((b["session_id"], sp["span_id"]))
+    return out
+
+
+def store_spans(store, bucket, prefix):
+    """[(session id, span id)] of every row in the store (a list: duplicates show)."""
+    out = []
+    for key in store.rows(bucket, prefix):
+        # curl's --aws-sigv4 signs '=' in a path only encoded
+        for line in gzip.decompress(store.get(bucket, key.replace("=", "%3D"))).decode() \
+                .splitlines():
+            row = json.loads(line)
+            out.append((row["ResourceAttributes"]["cirron.session"], int(row["SpanId"], 16)))
+    return out
+
+
+def receiver_spans(receiver, sessions):
+    """[(session id, span id)] of the receiver's spans of these sessions."""
+    by_trace = {"tr-" + trace_id(s): s for s in sessions}
+    return [(by_trace[t["trace_id"]], int(sp["span_id"], 16)) for t in receiver.traces()
+            if t["trace_id"] in by_trace for sp in t["spans"]]

@@ -11,7 +11,7 @@
 #include "common/s3.h"
 
 #define BODY_MAX_BYTES (16u << 20)	/* a listing page is ~300 KiB; more is not S3 */
-#define S3_STALL_S 10L
+#define S3_STALL_S 5L
 
 bool s3__is_url(const char *s)
 {

@@ -81,6 +81,10 @@ void observer__free_common(struct observer *o)
 	/* after the final batches: they go too, if the store takes them in time */
 	ship_outputs__stop(o->ship, UPLOAD_DRAIN_S);
 	o->ship = NULL;
+	if (o->spool.lost_files)
+		elog("%llu spool batches (%llu spans) could not be written to %s and are lost",
+		     (unsigned long long)o->spool.lost_files,
+		     (unsigned long long)o->spool.lost_spans, o->spool.dir ? o->spool.dir : "?");
 	spool__close(&o->spool);
 }
 

@@ -374,6 +374,11 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 	cJSON_AddNumberToObject(h, "spool_files", (double)o->spool.files_written);
 	cJSON_AddNumberToObject(h, "spool_removed_files", (double)o->spool.cap.removed_files);
 	cJSON_AddNumberToObject(h, "spool_removed_bytes", (double)o->spool.cap.removed_bytes);
+	if (o->spool.lost_files) {	/* the disk refused batches (full) */
+		cJSON_AddNumberToObject(h, "spool_lost_files", (double)o->spool.lost_files);
+		cJSON_AddNumberToObject(h, "spool_lost_bytes", (double)o->spool.lost_bytes);
+		cJSON_AddNumberToObject(h, "spool_lost_spans", (double)o->spool.lost_spans);
+	}
 	if (o->spool.cap.max_bytes)
 		cJSON_AddNumberToObject(h, "spool_max_bytes", (double)o->spool.cap.max_bytes);
 	cJSON_AddNumberToObject(h, "control_drops",

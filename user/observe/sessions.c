@@ -272,9 +272,12 @@ void sessions__flush(struct observer *o, struct target *t, bool final)
 	}
 	if (o->opts->sinks & SINK_SPOOL) {
 		err = spool__write(&o->spool, t->session->id, seq, batch);
+		if (err && err != o->spool.lost_err)	/* said once; health counts each */
+			elog("pid %d: cannot write spool batch to %s: %s; tracing goes on, and what "
+			     "cannot be written is lost (counted in health: spool_lost_files, "
+			     "spool_lost_spans)", t->pid, o->spool.dir, strerror(-err));
 		if (err)
-			elog("pid %d: cannot write spool batch to %s: %s", t->pid, o->spool.dir,
-			     strerror(-err));
+			o->spool.lost_err = err;
 	}
 	cJSON_Delete(batch);
 }
