@@ -116,25 +116,29 @@ def test_store_back_during_the_final_drain_gets_everything(h, store, symcache, t
     assert_once(store_spans(store, bucket, "d"), final_spans(root), "the store's span rows")
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(420)
 def test_receiver_down_for_a_minute_loses_nothing(h, venv, symcache, torch_bpf, tmp_path):
-    """MLflow stopped while the job writes 60 batches (a minute at the default flush
-    interval), then started again: every span once."""
+    """MLflow stopped for a minute (60 batches at the default flush interval), then started
+    again: every span once."""
     receiver = MLflow(venv, tmp_path)
     receiver.start()
     try:
         root, until = h.spool_root(), tmp_path / "until"
-        o = observe(h, symcache, root, f"otlp={receiver.url}", "--flush-interval", "0.2", "--",
-                    *TRAIN, "--until-file", until, "--step-sleep", "10",
+        # steps of 50 ms: MLflow on SQLite, sharing 2 cores with the job, keeps up with them
+        o = observe(h, symcache, root, f"otlp={receiver.url}", "--flush-interval", "1", "--",
+                    *TRAIN, "--until-file", until, "--step-sleep", "50",
                     env={**os.environ, **receiver.env()})
         wait_until(lambda: len(batches(root)) >= 3, "3 batches")
         receiver.stop()
         o.err.wait_for(r"otlp: cannot upload to http://\S+: no answer", timeout=WAIT_S)
         n = len(batches(root))
         wait_until(lambda: len(batches(root)) >= n + 60, "60 batches, the receiver down",
-                   timeout=120)
+                   timeout=150)
         receiver.start()
         o.err.wait_for(r"otlp: upload to http://\S+ works again", timeout=WAIT_S)
+        # the backlog drains while the job runs (a batch's line in the state log once taken)
+        wait_until(lambda: len((root / "otlp-sent.log").read_text().splitlines()) >=
+                   len(batches(root)) - 1, "the backlog sent", timeout=120)
         until.touch()
         assert o.finish(90) == 0, o.err.text[-3000:]
         assert "not sent" not in o.err.text, o.err.text
@@ -182,8 +186,8 @@ class SlowDown:
         with self.lock:
             slow = is_put and self.left > 0
             self.left -= slow
-            if is_put:
-                self.puts.append((time.monotonic(), slow))
+            if is_put:      # which shipper: the span rows' keys are under spans/
+                self.puts.append((time.monotonic(), slow, b"/spans/" in head.split(b"\r\n")[0]))
         if slow:
             body = (b"<?xml version=\"1.0\"?><Error><Code>SlowDown</Code><Message>Please "
                     b"reduce your request rate.</Message></Error>")
@@ -230,17 +234,16 @@ def test_slowdown_is_waited_for_as_asked(h, store, symcache, torch_bpf):
         proxy.close()
     assert "HTTP 503 SlowDown" in o.err.text, o.err.text
     assert "not sent" not in o.err.text, o.err.text
-    # after each 503 the next PUT came a second later or more (Retry-After: 1), per shipper:
-    # two shippers put (batch files, span rows), so look at the gaps after each slow answer
+    # after each 503 the same shipper's next PUT came a second later or more (Retry-After: 1)
     puts = sorted(proxy.puts)
-    slow = [t for t, s in puts if s]
-    assert len(slow) == 6, puts
-    for t in slow:
-        later = [u for u, _ in puts if u > t]
-        assert later and later[-1] - t >= 0.95, (t, puts)
+    assert sum(1 for _, s, _ in puts if s) == 6, puts
+    for t, slow, rows in puts:
+        nxt = [u for u, _, r in puts if u > t and r == rows]
+        if slow:
+            assert nxt and nxt[0] - t >= 0.95, (t, rows, puts)
     assert_once(store_spans(store, bucket, "slow"), final_spans(root), "the store's span rows")
     up = [s.health["upload"] for s in read_spool(root).values()][0]
-    assert up["retries"] >= 1 and up["error"] is None, up
+    assert up["retries"] >= 1 and up["failed"] >= 3, up
 
 
 @pytest.mark.timeout(120)
@@ -276,7 +279,7 @@ def test_agent_killed_and_started_again_sends_each_span_once(h, store, venv, sym
     try:
         bucket, root, until = store.bucket(), h.spool_root(expect_final=False), \
             tmp_path / "until"
-        job = h.start([*TRAIN, "--until-file", until, "--step-sleep", "10"])
+        job = h.start([*TRAIN, "--until-file", until, "--step-sleep", "50"])
         job.out.wait_for(r"^ready$", timeout=60)
         env = {**store.env(), **receiver.env()}
         outs = f"s3://{bucket}/k,otlp={receiver.url}"

@@ -140,14 +140,23 @@ static void span(struct out_buf *b, const struct otel_span *s, bool first)
 	out_buf__puts(b, "}}");
 }
 
-int otlp__encode_json(const struct otel_batch *bt, struct out_buf *b)
+int otlp__encode_json(const struct otel_batch *bts, size_t n, struct out_buf *b)
 {
+	bool first = true;
+
 	out_buf__puts(b, "{\"resourceSpans\":[");
-	resource(b, &bt->res);
-	out_buf__puts(b, ",\"scopeSpans\":[{\"scope\":{\"name\":\"cirron-probe\",\"version\":\""
-		      CIRRON_VERSION "\"},\"spans\":[");
-	for (size_t i = 0; i < bt->n; i++)
-		span(b, &bt->spans[i], i == 0);
-	out_buf__puts(b, "]}]}]}");
+	for (size_t k = 0; k < n; k++) {
+		if (!bts[k].n)
+			continue;
+		out_buf__puts(b, first ? "" : ",");
+		first = false;
+		resource(b, &bts[k].res);
+		out_buf__puts(b, ",\"scopeSpans\":[{\"scope\":{\"name\":\"cirron-probe\","
+			      "\"version\":\"" CIRRON_VERSION "\"},\"spans\":[");
+		for (size_t i = 0; i < bts[k].n; i++)
+			span(b, &bts[k].spans[i], i == 0);
+		out_buf__puts(b, "]}]}");
+	}
+	out_buf__puts(b, "]}");
 	return b->oom ? -ENOMEM : 0;
 }

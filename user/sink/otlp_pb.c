@@ -210,19 +210,25 @@ static void span(struct out_buf *b, const struct otel_span *s)
 	end(b, sp);
 }
 
-int otlp__encode_protobuf(const struct otel_batch *bt, struct out_buf *b)
+int otlp__encode_protobuf(const struct otel_batch *bts, size_t n, struct out_buf *b)
 {
-	size_t rs = begin(b, 1), ss, scope;	/* ExportTraceServiceRequest.resource_spans */
+	for (size_t k = 0; k < n; k++) {
+		const struct otel_batch *bt = &bts[k];
+		size_t rs, ss, scope;
 
-	resource(b, &bt->res);
-	ss = begin(b, 2);	/* ResourceSpans.scope_spans */
-	scope = begin(b, 1);	/* ScopeSpans.scope: InstrumentationScope { name, version } */
-	field_str(b, 1, "cirron-probe");
-	field_str(b, 2, CIRRON_VERSION);
-	end(b, scope);
-	for (size_t i = 0; i < bt->n; i++)
-		span(b, &bt->spans[i]);
-	end(b, ss);
-	end(b, rs);
+		if (!bt->n)
+			continue;
+		rs = begin(b, 1);	/* ExportTraceServiceRequest.resource_spans */
+		resource(b, &bt->res);
+		ss = begin(b, 2);	/* ResourceSpans.scope_spans */
+		scope = begin(b, 1);	/* InstrumentationScope { name, version } */
+		field_str(b, 1, "cirron-probe");
+		field_str(b, 2, CIRRON_VERSION);
+		end(b, scope);
+		for (size_t i = 0; i < bt->n; i++)
+			span(b, &bt->spans[i]);
+		end(b, ss);
+		end(b, rs);
+	}
 	return b->oom ? -ENOMEM : 0;
 }

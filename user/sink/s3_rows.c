@@ -10,6 +10,13 @@
 #include "sink/s3_upload.h"
 #include "sink/span_rows.h"
 
+/* An object gathers the rows of up to this many batch files (of every session of the agent)
+ * written within ROWS_LINGER_S: a fleet of 1,000 ranks makes a few objects a minute per node,
+ * not one per rank and second (engines list and fetch every object; stores bill each PUT). */
+#define ROWS_GROUP_MAX 4096
+#define ROWS_GROUP_BYTES (64ull << 20)	/* of batch files: ~6 MB of gzip'd rows */
+#define ROWS_LINGER_S 30.0
+
 char *s3_rows__key(const char *prefix, const char *job, const char *date, const char *name)
 {
 	size_t n = strlen(name);
@@ -23,31 +30,43 @@ char *s3_rows__key(const char *prefix, const char *job, const char *date, const 
 	return key;
 }
 
-static enum ship_result send_rows(void *arg, const char *name, const char *data, size_t len,
+/* A group of batches: their rows by job and date, one object each, named after the first
+ * batch of the group (so a group sent again, which starts with the same batch, replaces
+ * its objects). */
+static enum ship_result send_rows(void *arg, const struct ship_item *items, size_t n,
 				  struct ship_answer *a, char *why, size_t size)
 {
 	struct s3_dest *d = arg;
-	cJSON *batch = cJSON_ParseWithLength(data, len);
+	struct span_rows rows = { 0 };
 	enum ship_result res = SHIP_SENT;
-	struct otel_batch b;
-	struct span_rows rows;
 
-	if (!batch) {
-		snprintf(why, size, "spool batch %s is not JSON", name);
-		return SHIP_REJECTED;
-	}
-	if (otel_batch__from_json(&b, batch, why, size)) {
+	for (size_t i = 0; i < n; i++) {
+		cJSON *batch = cJSON_ParseWithLength(items[i].data, items[i].len);
+		struct otel_batch b;
+		int err;
+
+		if (!batch) {
+			snprintf(why, size, "spool batch %s is not JSON", items[i].name);
+			span_rows__free(&rows);
+			return SHIP_REJECTED;
+		}
+		if (otel_batch__from_json(&b, batch, why, size)) {
+			cJSON_Delete(batch);
+			span_rows__free(&rows);
+			return SHIP_REJECTED;
+		}
+		err = span_rows__encode(&b, &rows);
+		otel_batch__free(&b);
 		cJSON_Delete(batch);
-		return SHIP_REJECTED;
-	}
-	if (span_rows__encode(&b, &rows)) {
-		snprintf(why, size, "out of memory");
-		res = SHIP_RETRY;
-		goto out;
+		if (err) {
+			snprintf(why, size, "out of memory");
+			return SHIP_RETRY;
+		}
 	}
 	for (size_t i = 0; i < rows.n && res == SHIP_SENT; i++) {
 		struct out_buf gz = { 0 };
-		char *key = s3_rows__key(d->url.prefix, b.res.job, rows.parts[i].date, name);
+		char *key = s3_rows__key(d->url.prefix, rows.parts[i].job, rows.parts[i].date,
+					 items[0].name);
 
 		if (!key || out_buf__gzip(rows.parts[i].buf.data, rows.parts[i].buf.len, &gz)) {
 			snprintf(why, size, "out of memory");
@@ -65,9 +84,6 @@ static enum ship_result send_rows(void *arg, const char *name, const char *data,
 	if (res == SHIP_SENT)
 		a->items = rows.rows;
 	span_rows__free(&rows);
-out:
-	otel_batch__free(&b);
-	cJSON_Delete(batch);
 	return res;
 }
 
@@ -85,7 +101,8 @@ struct shipper *s3_rows__start(const struct s3_url *url, const struct s3_config 
 	char where[1200], prefix[1200];
 	struct shipper_config c = { .what = "s3 rows", .log_name = S3_ROWS_SENT_LOG,
 				    .items = "spans", .ops = &rows_ops, .ctx = d, .where = where,
-				    .log_prefix = prefix };
+				    .log_prefix = prefix, .group_max = ROWS_GROUP_MAX,
+				    .group_bytes = ROWS_GROUP_BYTES, .linger_s = ROWS_LINGER_S };
 
 	if (!d) {
 		snprintf(why, why_size, "out of memory");

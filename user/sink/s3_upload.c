@@ -102,19 +102,23 @@ static char *batch_key(const struct s3_dest *d, const char *name)
 	return key;
 }
 
-static enum ship_result send_batch(void *arg, const char *name, const char *data, size_t len,
+static enum ship_result send_batch(void *arg, const struct ship_item *items, size_t n,
 				   struct ship_answer *a, char *why, size_t size)
 {
 	struct s3_dest *d = arg;
-	char *key = batch_key(d, name);
-	enum ship_result res;
+	enum ship_result res = SHIP_SENT;
 
-	if (!key) {
-		snprintf(why, size, "out of memory");
-		return SHIP_RETRY;
+	for (size_t i = 0; i < n && res == SHIP_SENT; i++) {	/* one object each */
+		char *key = batch_key(d, items[i].name);
+
+		if (!key) {
+			snprintf(why, size, "out of memory");
+			return SHIP_RETRY;
+		}
+		res = s3_dest__put(d, key, "application/json", items[i].data, items[i].len, a, why,
+				   size);
+		free(key);
 	}
-	res = s3_dest__put(d, key, "application/json", data, len, a, why, size);
-	free(key);
 	return res;
 }
 

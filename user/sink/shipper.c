@@ -41,6 +41,10 @@ struct shipper {
 	struct pending *q;		/* q[head..n): to send, oldest first */
 	size_t head, n, cap;
 	bool stopping, checked, failing, busy;
+	size_t group_max;		/* batches per request, at least 1 */
+	uint64_t group_bytes;		/* their files' bytes, at most (but one) */
+	uint64_t linger_ns;		/* wait this long for a group to fill (not when stopping) */
+	size_t singles;			/* a group was rejected: its batches one at a time */
 	bool refused;			/* the last failure will not change by retrying */
 	uint64_t deadline_ns;		/* stopping: give up at this time */
 	unsigned int seed;		/* the backoff's jitter */
@@ -70,15 +74,15 @@ uint64_t shipper__backoff_ns(unsigned int n, double r, double retry_after_s, boo
 	if (cap > BACKOFF_MAX_NS)
 		cap = BACKOFF_MAX_NS;
 	b = cap / 2 + (uint64_t)((double)(cap / 2) * (r < 0 ? 0 : r >= 1 ? 0.999 : r));
-	if (retry_after_s > 0) {
+	if (stopping && b > DRAIN_RETRY_NS)
+		b = DRAIN_RETRY_NS;
+	if (retry_after_s > 0) {	/* asked for: waited, even while draining */
 		uint64_t ra = (uint64_t)((retry_after_s > RETRY_AFTER_MAX_S ? RETRY_AFTER_MAX_S :
 					  retry_after_s) * 1e9);
 
 		if (ra > b)
 			b = ra;
 	}
-	if (stopping && b > DRAIN_RETRY_NS)
-		b = DRAIN_RETRY_NS;
 	return b;
 }
 
@@ -154,29 +158,41 @@ static char *read_batch(int dirfd, const char *name, size_t *len, bool *gone)
 	return buf;
 }
 
-/* Appends a line; a disk that is full keeps it in memory, and it goes with the next one. */
-static void log_sent(struct shipper *sh, const char *name, uint64_t bytes)
+/* Appends the lines of what was taken, in one write (a group's lines all land, or none do);
+ * a disk that is full keeps them in memory, and they go with the next ones. */
+static void log_sent(struct shipper *sh, char **names, const uint64_t *bytes, size_t n)
 {
-	char *line = name ? ship_log__line(sh->log_prefix, name, bytes) : NULL, **l;
-	size_t done = 0;
+	char *text = NULL, **l;
+	size_t len = 0, i;
+	FILE *m;
+	bool said = sh->nunlogged > 0;
 
-	if (line) {
-		l = reallocarray(sh->unlogged, sh->nunlogged + 1, sizeof(*l));
-		if (l) {
-			sh->unlogged = l;
-			l[sh->nunlogged++] = line;
-		} else {
-			free(line);
+	l = reallocarray(sh->unlogged, sh->nunlogged + n, sizeof(*l));
+	if (l) {
+		sh->unlogged = l;
+		for (i = 0; i < n; i++) {
+			char *line = ship_log__line(sh->log_prefix, names[i], bytes[i]);
+
+			if (line)
+				l[sh->nunlogged++] = line;
 		}
 	}
-	while (done < sh->nunlogged && sh->logfd >= 0 &&
-	       dprintf(sh->logfd, "%s\n", sh->unlogged[done]) > 0)
-		free(sh->unlogged[done++]);
-	if (name && done < sh->nunlogged && done == 0 && sh->nunlogged == 1)
-		elog("%s: cannot append to %s: %s; until it can, a restart would send %s again",
-		     sh->what, sh->log_name, strerror(errno), name);
-	memmove(sh->unlogged, sh->unlogged + done, (sh->nunlogged - done) * sizeof(char *));
-	sh->nunlogged -= done;
+	if (!sh->nunlogged || sh->logfd < 0)
+		return;
+	m = open_memstream(&text, &len);
+	for (i = 0; m && i < sh->nunlogged; i++)
+		fprintf(m, "%s\n", sh->unlogged[i]);
+	if (m)
+		fclose(m);
+	if (text && write(sh->logfd, text, len) == (ssize_t)len) {
+		for (i = 0; i < sh->nunlogged; i++)
+			free(sh->unlogged[i]);
+		sh->nunlogged = 0;
+	} else if (!said) {
+		elog("%s: cannot append to %s: %s; until it can, a restart would send what it does "
+		     "not name again", sh->what, sh->log_name, strerror(errno));
+	}
+	free(text);
 }
 
 /* Under mu: wait until t, or until stopping's deadline passes, whichever comes first. */
@@ -195,40 +211,89 @@ static void wait_until(struct shipper *sh, uint64_t t)
 	}
 }
 
-/* Under mu: the head batch is done with (sent, gone, or rejected). */
-static void pop(struct shipper *sh, enum ship_result res, bool gone, const struct ship_answer *a,
-		const char *why)
+/* Under mu: the k batches at the head are done with (sent, gone, or rejected). */
+static void pop_group(struct shipper *sh, size_t k, enum ship_result res, const bool *gone,
+		      const struct ship_answer *a, const char *why)
 {
-	struct pending *p = &sh->q[sh->head++];	/* only this thread pops */
-	uint64_t ms = (now_ns() - p->queued_ns) / 1000000;
+	char *names[k ? k : 1];
+	uint64_t bytes[k ? k : 1];
+	size_t nlog = 0;
+	uint64_t now = now_ns();
 
-	sh->backlog_bytes -= p->bytes < sh->backlog_bytes ? p->bytes : sh->backlog_bytes;
-	if (gone) {
-		sh->expired++;
-		sh->expired_bytes += p->bytes;
-	} else if (res == SHIP_REJECTED) {
-		sh->rejected++;
-		sh->rejected_bytes += p->bytes;
-		if (strcmp(sh->rejected_why, why) != 0)
-			elog("%s: %s refused batch %s for good: %s; it is dropped (counted in health "
-			     "as rejected)", sh->what, sh->where, p->name, why);
-		snprintf(sh->rejected_why, sizeof(sh->rejected_why), "%s", why);
-		log_sent(sh, p->name, p->bytes);	/* never again: it would be refused */
-	} else {
-		sh->sent++;
+	for (size_t i = 0; i < k; i++) {
+		struct pending *p = &sh->q[sh->head++];	/* only this thread pops */
+		uint64_t ms = (now - p->queued_ns) / 1000000;
+
+		sh->backlog_bytes -= p->bytes < sh->backlog_bytes ? p->bytes : sh->backlog_bytes;
+		if (gone[i]) {
+			sh->expired++;
+			sh->expired_bytes += p->bytes;
+			free(p->name);
+			continue;
+		}
+		if (res == SHIP_REJECTED) {
+			sh->rejected++;
+			sh->rejected_bytes += p->bytes;
+			if (strcmp(sh->rejected_why, why) != 0)
+				elog("%s: %s refused batch %s for good: %s; it is dropped (counted in "
+				     "health as rejected)", sh->what, sh->where, p->name, why);
+			snprintf(sh->rejected_why, sizeof(sh->rejected_why), "%s", why);
+		} else {
+			sh->sent++;
+			sh->delay_ms_last = ms;
+			if (ms > sh->delay_ms_max)
+				sh->delay_ms_max = ms;
+		}
+		/* in the log either way: a rejected batch would be refused again */
+		names[nlog] = p->name;
+		bytes[nlog++] = p->bytes;
+	}
+	if (res == SHIP_SENT) {
 		sh->sent_bytes += a->bytes;
 		sh->sent_items += a->items;
-		sh->delay_ms_last = ms;
-		if (ms > sh->delay_ms_max)
-			sh->delay_ms_max = ms;
-		log_sent(sh, p->name, p->bytes);
 		if (sh->failing)
 			elog("%s: upload to %s works again; %zu batches to send", sh->what, sh->where,
 			     sh->n - sh->head);
 		sh->failing = false;
 		*sh->error = 0;
 	}
-	free(p->name);
+	log_sent(sh, names, bytes, nlog);
+	for (size_t i = 0; i < nlog; i++)
+		free(names[i]);
+}
+
+/* Under mu: how many batches from the head go in the next request. */
+static size_t group_size(struct shipper *sh)
+{
+	size_t k = 0;
+	uint64_t bytes = 0;
+
+	if (sh->singles)
+		return 1;
+	while (sh->head + k < sh->n && k < sh->group_max &&
+	       (!k || bytes + sh->q[sh->head + k].bytes <= sh->group_bytes))
+		bytes += sh->q[sh->head + k++].bytes;
+	return k;
+}
+
+/* Under mu: a group still filling (fewer batches than it may hold, the oldest younger than
+ * the linger): true after waiting for more, or for its time. */
+static bool linger(struct shipper *sh)
+{
+	uint64_t until;
+	struct timespec ts;
+	size_t k;
+
+	if (!sh->linger_ns || sh->stopping || sh->singles)
+		return false;
+	k = group_size(sh);
+	until = sh->q[sh->head].queued_ns + sh->linger_ns;
+	if (k == sh->group_max || sh->head + k < sh->n || now_ns() >= until)
+		return false;	/* full (by count or by bytes), or old enough */
+	ts.tv_sec = (time_t)(until / 1000000000ull);
+	ts.tv_nsec = (long)(until % 1000000000ull);
+	pthread_cond_timedwait(&sh->cv, &sh->mu, &ts);
+	return true;
 }
 
 static void *ship_main(void *arg)
@@ -241,65 +306,85 @@ static void *ship_main(void *arg)
 	for (;;) {
 		struct ship_answer a = { 0 };
 		enum ship_result res;
-		bool gone = false, checking;
-		char *name, *data = NULL;
-		size_t len = 0;
+		struct ship_item *items;
+		char **names;
+		bool *gone, checking;
+		size_t k, nitems = 0;
 
 		while (sh->head == sh->n && !sh->stopping)
 			pthread_cond_wait(&sh->cv, &sh->mu);
 		if (sh->head == sh->n || (sh->stopping && now_ns() >= sh->deadline_ns))
 			break;
-		name = strdup(sh->q[sh->head].name);
-		if (!name)
-			break;
+		checking = !sh->checked && sh->ops.check;
+		if (!checking && linger(sh))
+			continue;
+		k = checking ? 0 : group_size(sh);
+		names = calloc(k + 1, sizeof(*names));
+		items = calloc(k + 1, sizeof(*items));
+		gone = calloc(k + 1, sizeof(*gone));
+		for (size_t i = 0; names && i < k; i++)
+			names[i] = strdup(sh->q[sh->head + i].name);
 		sh->busy = true;
 		pthread_mutex_unlock(&sh->mu);
 		/* the request runs unlocked: the event loop queues batches meanwhile */
 		*why = 0;
-		checking = !sh->checked && sh->ops.check;
-		if (checking) {
+		if (!names || !items || !gone) {
+			snprintf(why, sizeof(why), "out of memory");
+			res = SHIP_RETRY;
+		} else if (checking) {
 			res = sh->ops.check(sh->ctx, &a, why, sizeof(why));
 		} else {
-			data = read_batch(sh->dirfd, name, &len, &gone);
-			if (data)
-				res = sh->ops.send(sh->ctx, name, data, len, &a, why, sizeof(why));
-			else if (gone)
-				res = SHIP_SENT;
-			else {
-				snprintf(why, sizeof(why), "cannot read spool batch %s: %s", name,
-					 strerror(errno));
-				res = SHIP_RETRY;
+			res = SHIP_SENT;
+			for (size_t i = 0; i < k && res == SHIP_SENT; i++) {
+				size_t len = 0;
+				char *data = names[i] ? read_batch(sh->dirfd, names[i], &len, &gone[i]) :
+							NULL;
+
+				if (data) {
+					items[nitems++] = (struct ship_item){ names[i], data, len };
+				} else if (!gone[i]) {
+					snprintf(why, sizeof(why), "cannot read spool batch %s: %s",
+						 names[i] ? names[i] : "?", strerror(errno));
+					res = SHIP_RETRY;
+				}
 			}
-			free(data);
+			if (res == SHIP_SENT && nitems)
+				res = sh->ops.send(sh->ctx, items, nitems, &a, why, sizeof(why));
 		}
+		for (size_t i = 0; i < nitems; i++)
+			free((char *)items[i].data);
 		pthread_mutex_lock(&sh->mu);
 		sh->busy = false;
-		if (checking && res == SHIP_SENT) {	/* now the batch itself */
+		if (checking && res == SHIP_SENT) {	/* now the batches themselves */
 			sh->checked = true;
-			free(name);
-			continue;
-		}
-		if (!checking && (res == SHIP_SENT || res == SHIP_REJECTED)) {
-			pop(sh, res, gone, &a, why);
+		} else if (!checking && res == SHIP_REJECTED && nitems > 1) {
+			sh->singles = k;	/* which of them? one at a time */
+		} else if (!checking && (res == SHIP_SENT || res == SHIP_REJECTED)) {
+			pop_group(sh, k, res, gone, &a, why);
+			sh->singles -= sh->singles ? k : 0;
 			fails = 0;
-			free(name);
-			continue;
+		} else {
+			sh->failed++;
+			if (!sh->failing || strcmp(sh->error, why) != 0)
+				elog("%s: cannot upload to %s: %s; tracing goes on, batches stay in the "
+				     "spool and are retried", sh->what, sh->where, why);
+			sh->failing = true;
+			snprintf(sh->error, sizeof(sh->error), "%s", why);
+			/* at the end, a refusal that retrying will not change is not waited on */
+			sh->refused = res == SHIP_REFUSED;
+			wait_until(sh, now_ns() + shipper__backoff_ns(++fails, rand_r(&sh->seed) /
+					((double)RAND_MAX + 1), a.retry_after_s, sh->stopping));
+			if (!(sh->stopping && sh->refused) &&
+			    (!sh->stopping || now_ns() < sh->deadline_ns))
+				sh->retries++;
 		}
-		sh->failed++;
-		if (!sh->failing || strcmp(sh->error, why) != 0)
-			elog("%s: cannot upload to %s: %s; tracing goes on, batches stay in the spool "
-			     "and are retried", sh->what, sh->where, why);
-		sh->failing = true;
-		snprintf(sh->error, sizeof(sh->error), "%s", why);
-		free(name);
-		/* at the end, a refusal that retrying will not change is not waited on */
-		sh->refused = res == SHIP_REFUSED;
-		wait_until(sh, now_ns() + shipper__backoff_ns(++fails, rand_r(&sh->seed) /
-				((double)RAND_MAX + 1), a.retry_after_s, sh->stopping));
+		for (size_t i = 0; names && i < k; i++)
+			free(names[i]);
+		free(names);
+		free(items);
+		free(gone);
 		if (sh->stopping && sh->refused)
 			break;
-		if (!sh->stopping || now_ns() < sh->deadline_ns)
-			sh->retries++;
 	}
 	pthread_mutex_unlock(&sh->mu);
 	return NULL;
@@ -351,6 +436,9 @@ struct shipper *shipper__start(const struct shipper_config *c, const char *root,
 	}
 	sh->ops = *c->ops;
 	sh->ctx = c->ctx;
+	sh->group_max = c->group_max ? c->group_max : 1;
+	sh->group_bytes = c->group_bytes ? c->group_bytes : UINT64_MAX;
+	sh->linger_ns = (uint64_t)(c->linger_s * 1e9);
 	sh->rootfd = sh->logfd = -1;
 	sh->seed = (unsigned int)(now_ns() ^ (uint64_t)getpid() ^ (uintptr_t)sh);
 	pthread_mutex_init(&sh->mu, NULL);
@@ -469,7 +557,7 @@ void shipper__stop(struct shipper *sh, double drain_s)
 		pthread_join(sh->thread, NULL);
 	}
 	if (sh->nunlogged && sh->logfd >= 0)	/* a last try: the disk may have room now */
-		log_sent(sh, NULL, 0);
+		log_sent(sh, NULL, NULL, 0);
 	left = sh->n - sh->head;
 	if (left)
 		elog("%s: %zu batches (%llu bytes) not sent to %s: they stay in the spool, and the "

@@ -33,11 +33,19 @@ struct ship_answer {
 	uint64_t bytes;		/* request bodies sent */
 };
 
+/* A batch file handed to a destination: its name and bytes. */
+struct ship_item {
+	const char *name;
+	const char *data;
+	size_t len;
+};
+
 struct ship_ops {
 	/* Optional, before the first send (S3: the bucket exists). */
 	enum ship_result (*check)(void *ctx, struct ship_answer *a, char *why, size_t size);
-	/* One batch file's bytes; name is its file name. */
-	enum ship_result (*send)(void *ctx, const char *name, const char *data, size_t len,
+	/* Batch files, oldest first (one, unless the config groups them), in one request (or
+	 * what the destination makes of them); all taken or none. */
+	enum ship_result (*send)(void *ctx, const struct ship_item *items, size_t n,
 				 struct ship_answer *a, char *why, size_t size);
 	void (*free_ctx)(void *ctx);
 	/* Set past the stop's deadline: a request in flight ends at once. */
@@ -52,6 +60,12 @@ struct shipper_config {
 	const char *items;	/* what ship_answer.items counts: "spans", "objects" */
 	const struct ship_ops *ops;
 	void *ctx;		/* the shipper owns it from start (free_ctx), even on failure */
+	/* Grouping: up to group_max batches (0: 1) of group_bytes (0: any) per request, the
+	 * oldest waited on for up to linger_s for the group to fill (never while stopping). A
+	 * group the destination rejects is sent again one batch at a time. */
+	size_t group_max;
+	uint64_t group_bytes;
+	double linger_s;
 };
 
 /* Reads the state log, queues the spool's batches it does not name, starts the thread.

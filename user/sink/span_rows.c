@@ -149,12 +149,12 @@ static void row(struct out_buf *b, const struct otel_span *s, const struct out_b
 		      "\"Links.Attributes\":[]}\n");
 }
 
-static struct span_rows_part *part_of(struct span_rows *r, const char date[11])
+static struct span_rows_part *part_of(struct span_rows *r, const char *job, const char date[11])
 {
 	struct span_rows_part *p;
 
 	for (size_t i = 0; i < r->n; i++)
-		if (!strcmp(r->parts[i].date, date))
+		if (!strcmp(r->parts[i].date, date) && !strcmp(r->parts[i].job, job))
 			return &r->parts[i];
 	p = reallocarray(r->parts, r->n + 1, sizeof(*p));
 	if (!p)
@@ -163,6 +163,7 @@ static struct span_rows_part *part_of(struct span_rows *r, const char date[11])
 	p = &r->parts[r->n++];
 	memset(p, 0, sizeof(*p));
 	memcpy(p->date, date, 11);
+	snprintf(p->job, sizeof(p->job), "%s", job);
 	return p;
 }
 
@@ -171,7 +172,6 @@ int span_rows__encode(const struct otel_batch *b, struct span_rows *out)
 	struct out_buf res = { 0 };
 	int err = 0;
 
-	memset(out, 0, sizeof(*out));
 	resource(&res, &b->res);
 	for (size_t i = 0; i < b->n && !err; i++) {
 		char ts[40];
@@ -179,7 +179,7 @@ int span_rows__encode(const struct otel_batch *b, struct span_rows *out)
 
 		otel__timestamp(b->spans[i].start_ns, ts, sizeof(ts));
 		ts[10] = 0;	/* the date */
-		p = part_of(out, ts);
+		p = part_of(out, b->res.job, ts);
 		if (!p) {
 			err = -ENOMEM;
 			break;

@@ -16,6 +16,7 @@
  * "YYYY-MM-DD hh:mm:ss.nnnnnnnnn" UTC, Duration in ns, attribute maps of strings
  * (otel__attr_string); ServiceName and ResourceAttributes['service.name'] are the job. */
 struct span_rows_part {
+	char job[128];		/* the batches' job (ServiceName) */
 	char date[16];		/* YYYY-MM-DD */
 	struct out_buf buf;
 	size_t rows;
@@ -26,7 +27,8 @@ struct span_rows {
 	size_t n, rows;
 };
 
-/* Returns 0 or -ENOMEM. */
+/* Appends b's rows to out (zeroed before the first call: several batches go in the same
+ * parts, one per job and date). Returns 0 or -ENOMEM (out freed). */
 int span_rows__encode(const struct otel_batch *b, struct span_rows *out);
 void span_rows__free(struct span_rows *r);
 
