@@ -136,3 +136,60 @@ def receiver_steps(receiver, job):
             continue
         out[root["attributes"]["rank"]] = sum(1 for s in t["spans"] if s["name"] == "step")
     return out
+
+
+def ship(h, root, url, env):
+    rc, out, err = h.run_to_end([BIN, "ship", str(root), "--output", url], env=env, timeout=120)
+    assert rc == 0, err
+    return err
+
+
+@pytest.mark.timeout(240)
+def test_cookbook_on_a_synthetic_fleet(h, store, venv, tmp_path):
+    """Every cookbook query of docs/fleet.md, in both engines, on spools made to a plan
+    (bench/fleet_spool.py) and sent by `ship`: two runs of a job, a rank slow to load its
+    data, a node slow to compute, kernels on every step."""
+    bucket = store.bucket()
+    url = f"s3://{bucket}/book"
+    gen = ["/usr/bin/python3", ROOT / "bench/fleet_spool.py"]
+    plans = {"train-41": ["--step-ms", "80"],
+             "train-42": ["--step-ms", "100", "--slow-rank", "1", "--slow-node", "node-003",
+                          "--slow-factor", "3"]}
+    for job, extra in plans.items():
+        out = tmp_path / job
+        subprocess.run([*gen, out, "--job", job, "--nodes", "4", "--ranks", "2", "--steps",
+                        "60", "--steps-per-batch", "15", *extra], check=True,
+                       capture_output=True)
+        for node in sorted(out.iterdir()):
+            err = ship(h, node, url, store.env())
+            assert "batches of earlier runs" in err, err
+            # a second ship has nothing left to send: the state logs say so
+            assert "earlier runs" not in ship(h, node, url, store.env())
+    expect = {"step_time": None, "stragglers": None, "data_load_share": None,
+              "top_kernels": None, "regression": None, "slow_nodes": None}
+    for eng in ENGINES:
+        res = run_queries(venv, eng, store, bucket, "book", list(expect), job="train-42",
+                          earlier_job="train-41")
+        st = res["step_time"]["rows"]
+        assert [int(r[0]) for r in st] == list(range(8)) and all(int(r[1]) == 60 for r in st), st
+        assert all(99 <= float(r[2]) <= 100 for r in st), (eng, st)
+        assert sorted(int(r[0]) for r in res["stragglers"]["rows"]) == [1, 6, 7], \
+            (eng, res["stragglers"])
+        assert str(res["data_load_share"]["rows"][0][0]) == "1", (eng, res["data_load_share"])
+        top = res["top_kernels"]["rows"]
+        assert top[0][0] == "ampere_sgemm_128x64_tn" and int(top[0][1]) == 96 * 60 * 8, top
+        assert [r[0] for r in top[:5]] == ["ampere_sgemm_128x64_tn",
+                                           "vectorized_elementwise_kernel",
+                                           "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                                           "reduce_kernel", "softmax_warp"], top
+        reg = res["regression"]["rows"]
+        assert [r[0] for r in reg] == ["train-42", "train-41"], reg
+        assert 99 <= float(reg[0][2]) <= 100 and 79 <= float(reg[1][2]) <= 80, reg
+        nodes = res["slow_nodes"]["rows"]
+        assert nodes[0][0] == "node-003" and float(nodes[0][2]) > 1.2, nodes
+        assert all(float(r[2]) < 1.2 for r in nodes[1:]), nodes
+    # trace --ranks reads the job's partition only: the earlier run is not in it
+    r = subprocess.run([BIN, "trace", "--ranks", "--job", "train-42", url], capture_output=True,
+                       text=True, env=store.env(), timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("8 ranks (world size 8), 60 steps; job train-42"), r.stdout

@@ -28,6 +28,7 @@ struct pending {
 	char *name;
 	uint64_t bytes;
 	uint64_t queued_ns;	/* monotonic: the delay to the destination is measured from here */
+	bool earlier;		/* an earlier run's: no lingering for more */
 };
 
 struct shipper {
@@ -288,7 +289,8 @@ static bool linger(struct shipper *sh)
 		return false;
 	k = group_size(sh);
 	until = sh->q[sh->head].queued_ns + sh->linger_ns;
-	if (k == sh->group_max || sh->head + k < sh->n || now_ns() >= until)
+	if (k == sh->group_max || sh->head + k < sh->n || now_ns() >= until ||
+	    sh->q[sh->head].earlier)
 		return false;	/* full (by count or by bytes), or old enough */
 	ts.tv_sec = (time_t)(until / 1000000000ull);
 	ts.tv_nsec = (long)(until % 1000000000ull);
@@ -392,7 +394,11 @@ static void *ship_main(void *arg)
 
 static void queue_unsent(void *arg, const char *name, uint64_t bytes)
 {
-	enqueue(arg, name, bytes, now_ns());	/* before the thread starts: no lock needed */
+	struct shipper *sh = arg;
+
+	enqueue(sh, name, bytes, now_ns());	/* before the thread starts: no lock needed */
+	if (sh->n)
+		sh->q[sh->n - 1].earlier = true;
 }
 
 static void free_shipper(struct shipper *sh)
