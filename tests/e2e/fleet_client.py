@@ -56,6 +56,8 @@ def mlflow_traces(url):
                 "name": s.name, "span_id": s.span_id, "parent_id": s.parent_id,
                 "start_ns": s.start_time_ns, "end_ns": s.end_time_ns,
                 "status": s.status.status_code.value,
+                "events": [{"name": e.name, "ts_ns": e.timestamp,
+                            "attributes": dict(e.attributes)} for e in s.events],
                 "attributes": {k: v for k, v in s.attributes.items()
                                if not k.startswith("mlflow.")}} for s in t.data.spans]})
         token = page.token

@@ -193,3 +193,60 @@ def test_cookbook_on_a_synthetic_fleet(h, store, venv, tmp_path):
                        text=True, env=store.env(), timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("8 ranks (world size 8), 60 steps; job train-42"), r.stdout
+
+
+def plain(v):
+    """An attribute as sent: objects and arrays go as JSON text, which MLflow parses back."""
+    if isinstance(v, str) and v[:1] in "[{":
+        try:
+            return json.loads(v)
+        except ValueError:
+            pass
+    return v
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("encoding", ["protobuf", "json+gzip"])
+def test_receiver_holds_the_spool_tree(h, receiver, symcache, torch_bpf, encoding):
+    """What the receiver shows through its own API is the spool's tree: the same spans (ids
+    and parents), names, status, attributes and marks, the same times (to MLflow's 256 ns:
+    it keeps them as floats)."""
+    root = h.spool_root()
+    env = {**os.environ, **receiver.env()}
+    if encoding == "json+gzip":
+        env.update(OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="http/json",
+                   OTEL_EXPORTER_OTLP_COMPRESSION="gzip")
+    h.cache_dir = symcache
+    o = h.observer("run", "--output", f"spool,otlp={receiver.url}", "--flush-interval", "0.3",
+                   "--job", f"tree-{encoding.replace('+', '-')}", "--", *TRAIN, "--epochs",
+                   "2", "--batches", "8", "--val-batches", "2", path=root, env=env)
+    assert o.finish(90) == 0, o.err.text[-3000:]
+    sessions = read_spool(root)
+    (sid, s), = sessions.items()
+    want = {sp["span_id"]: sp for sp in s.spans.values()}
+    got = {}
+    from fleet_util import trace_id
+    for t in receiver.traces():
+        if t["trace_id"] == "tr-" + trace_id(sid):
+            got = {int(sp["span_id"], 16): sp for sp in t["spans"]}
+    assert set(got) == set(want), (len(got), len(want))
+    status = {"ok": "OK", "incomplete": "ERROR", "open": "UNSET"}
+    for i, sp in want.items():
+        g = got[i]
+        assert g["name"] == sp["name"], (i, g, sp)
+        assert (int(g["parent_id"], 16) if g["parent_id"] else None) == sp["parent_id"], (i, g)
+        assert g["status"] == status[sp["status"]], (i, g["status"], sp["status"])
+        assert abs(int(g["start_ns"]) - sp["start_ns"]) <= 256, (i, g["start_ns"], sp)
+        assert abs(int(g["end_ns"]) - sp["end_ns"]) <= 256, (i, g["end_ns"], sp)
+        a = dict(g["attributes"])
+        assert a.pop("cirron.status") == sp["status"]
+        if sp["index"] is not None:
+            assert a.pop("cirron.index") == sp["index"]
+        assert {k: plain(v) for k, v in a.items()} == sp["attrs"], (i, a, sp["attrs"])
+        # marks as events: name, time, the rest as attributes
+        assert [(e["name"], e["attributes"]) for e in g["events"]] == \
+            [(m["name"], {k: v for k, v in m.items() if k not in ("name", "ts_ns")})
+             for m in sp["marks"]], (i, g["events"], sp["marks"])
+        assert all(abs(int(e["ts_ns"]) - m["ts_ns"]) <= 256
+                   for e, m in zip(g["events"], sp["marks"])), (g["events"], sp["marks"])
+    assert sum(len(sp["marks"]) for sp in want.values()) >= 2, "no marks to compare"
