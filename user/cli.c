@@ -232,7 +232,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_JOB: {
 		static char job[JOB_ID_MAX];
 
-		if (!job_id__clean(arg, strlen(arg), job, sizeof(job)) || strcmp(job, arg))
+		if (!job_id__clean(arg, strlen(arg), job, sizeof(job)) || strcmp(job, arg) != 0)
 			usage_error(state, "invalid --job '%s': 1 to %d of A-Z a-z 0-9 . _ -", arg,
 				    JOB_ID_MAX - 1);
 		o->job = job;

@@ -422,7 +422,8 @@ def test_two_hosts_read_back_as_one_job(h, s3, symcache, torch_bpf):
     for o, _ in obs:
         assert o.finish(90) == 0, o.err.text
     keys = s3.objects(bucket, "fleet/job-7/")
-    assert {k.split("/")[2] for k in keys} == {"node-a", "node-b"}, sorted(keys)
+    # the batch files under each host, the span rows under spans/ (tests/e2e/test_fleet.py)
+    assert {k.split("/")[2] for k in keys} == {"node-a", "node-b", "spans"}, sorted(keys)
     rc, out, err = read_back(h, "trace", "--ranks", url, env=s3.env())
     assert rc == 0, err
     assert out.startswith("2 ranks (world size 2), "), out

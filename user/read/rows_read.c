@@ -194,10 +194,11 @@ static int add_row(struct conv *c, const cJSON *row)
 	}
 	cJSON_AddStringToObject(sp, "status", state ? state : "ok");
 	o = cJSON_AddObjectToObject(sp, "attrs");
-	cJSON_ArrayForEach(a, attrs)
-		if (a->string && cJSON_IsString(a) && strcmp(a->string, "cirron.status") &&
-		    strcmp(a->string, "cirron.index"))
+	cJSON_ArrayForEach(a, attrs) {
+		if (a->string && cJSON_IsString(a) && strcmp(a->string, "cirron.status") != 0 &&
+		    strcmp(a->string, "cirron.index") != 0)
 			cJSON_AddItemToObject(o, a->string, typed(a->valuestring));
+	}
 	marks = cJSON_AddArrayToObject(sp, "marks");
 	for (int i = 0; i < cJSON_GetArraySize(ev_name); i++) {
 		cJSON *m = cJSON_CreateObject();
@@ -205,9 +206,10 @@ static int add_row(struct conv *c, const cJSON *row)
 
 		cJSON_AddStringToObject(m, "name", cJSON_GetArrayItem(ev_name, i)->valuestring ?: "");
 		add_u64(m, "ts_ns", parse_ts(cJSON_GetStringValue(cJSON_GetArrayItem(ev_ts, i))));
-		cJSON_ArrayForEach(a, ea)
+		cJSON_ArrayForEach(a, ea) {
 			if (a->string && cJSON_IsString(a))
 				cJSON_AddItemToObject(m, a->string, typed(a->valuestring));
+		}
 		cJSON_AddItemToArray(marks, m);
 	}
 	cJSON_AddItemToArray(s->spans, sp);

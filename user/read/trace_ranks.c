@@ -255,18 +255,19 @@ static void print_open_ranks(FILE *f, const struct rank_steps *rs, size_t n)
 static const char *job_of(const struct rsession *s)
 {
 	const struct rspan *root = s->ntops ? s->tops[0] : NULL;
-	const cJSON *j = root ? cJSON_GetObjectItemCaseSensitive(root->sp.attrs, "job") : NULL;
+	const char *j = root ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root->sp.attrs,
+											 "job")) : NULL;
 
-	return cJSON_IsString(j) && j->valuestring ? j->valuestring : "";
+	return j ? j : "";
 }
 
 static const char *job_source_of(const struct rsession *s)
 {
 	const struct rspan *root = s->ntops ? s->tops[0] : NULL;
-	const cJSON *j = root ? cJSON_GetObjectItemCaseSensitive(root->sp.attrs, "job_source") :
-				NULL;
+	const char *j = root ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+						root->sp.attrs, "job_source")) : NULL;
 
-	return cJSON_IsString(j) && j->valuestring ? j->valuestring : "?";
+	return j ? j : "?";
 }
 
 /* One job's ranks. */
@@ -280,7 +281,7 @@ static int print_job(FILE *f, const struct spool_view *v, const struct options *
 	for (size_t i = 0; i < v->nsessions && n < RANKS_MAX; i++) {
 		const struct rsession *s = v->sessions[i];
 
-		if (!view__wanted(o, s) || !is_rank(s) || strcmp(job_of(s), job))
+		if (!view__wanted(o, s) || !is_rank(s) || strcmp(job_of(s), job) != 0)
 			continue;
 		for (size_t j = 0; j < n; j++)
 			if (rs[j].s->rank == s->rank)
@@ -331,9 +332,9 @@ int trace_ranks__print(FILE *f, const struct spool_view *v, const struct options
 		size_t k;
 
 		if (!is_rank(v->sessions[i]) || !view__wanted(o, v->sessions[i]) ||
-		    (o->job && strcmp(o->job, j)))
+		    (o->job && strcmp(o->job, j) != 0))
 			continue;
-		for (k = 0; k < njobs && strcmp(jobs[k], j); k++)
+		for (k = 0; k < njobs && strcmp(jobs[k], j) != 0; k++)
 			;
 		if (k == njobs)
 			jobs[njobs++] = j;

@@ -190,7 +190,7 @@ int otlp_config__load_from(struct otlp_config *c, const char *cli_url,
 	v = var("PROTOCOL", get, ctx);
 	if (v && !strcmp(v, "http/json")) {
 		c->json = true;
-	} else if (v && strcmp(v, "http/protobuf")) {
+	} else if (v && strcmp(v, "http/protobuf") != 0) {
 		snprintf(why, size, "OTEL_EXPORTER_OTLP_PROTOCOL '%s': cirron-probe sends "
 			 "http/protobuf or http/json (OTLP over HTTP), not gRPC", v);
 		err = -EINVAL;
@@ -199,7 +199,7 @@ int otlp_config__load_from(struct otlp_config *c, const char *cli_url,
 	v = var("COMPRESSION", get, ctx);
 	if (v && !strcmp(v, "gzip")) {
 		c->gzip = true;
-	} else if (v && strcmp(v, "none")) {
+	} else if (v && strcmp(v, "none") != 0) {
 		snprintf(why, size, "OTEL_EXPORTER_OTLP_COMPRESSION '%s': gzip or none", v);
 		err = -EINVAL;
 		goto fail;

@@ -97,9 +97,11 @@ static void events(struct out_buf *b, const cJSON *marks)
 				ns);
 		out_buf__json_str(b, cJSON_IsString(n) ? n->valuestring : "");
 		out_buf__puts(b, ",\"attributes\":[");
-		cJSON_ArrayForEach(f, m)
-			if (f->string && strcmp(f->string, "name") && strcmp(f->string, "ts_ns"))
+		cJSON_ArrayForEach(f, m) {
+			if (f->string && strcmp(f->string, "name") != 0 &&
+			    strcmp(f->string, "ts_ns") != 0)
 				kv_json(b, &f1, f->string, f);
+		}
 		out_buf__puts(b, "]}");
 		first = false;
 	}
@@ -125,8 +127,9 @@ static void span(struct out_buf *b, const struct otel_span *s, bool first)
 	out_buf__printf(b, ",\"kind\":1,\"startTimeUnixNano\":\"%" PRIu64 "\","
 			"\"endTimeUnixNano\":\"%" PRIu64 "\",\"attributes\":[", s->start_ns,
 			s->end_ns);
-	cJSON_ArrayForEach(a, s->attrs)
+	cJSON_ArrayForEach(a, s->attrs) {
 		kv_json(b, &f1, a->string, a);
+	}
 	if (s->index >= 0)
 		kv_int(b, &f1, "cirron.index", s->index);
 	kv_str(b, &f1, "cirron.status", s->state);

@@ -175,9 +175,10 @@ static void event(struct out_buf *b, const cJSON *m)
 	field_fixed64(b, 1, cJSON_IsRaw(t) && t->valuestring ? strtoull(t->valuestring, NULL, 10) :
 			    cJSON_IsNumber(t) ? (uint64_t)t->valuedouble : 0);
 	field_str(b, 2, cJSON_IsString(n) ? n->valuestring : "");
-	cJSON_ArrayForEach(f, m)
-		if (f->string && strcmp(f->string, "name") && strcmp(f->string, "ts_ns"))
+	cJSON_ArrayForEach(f, m) {
+		if (f->string && strcmp(f->string, "name") != 0 && strcmp(f->string, "ts_ns") != 0)
 			kv_json(b, 3, f->string, f);
+	}
 	end(b, ev);
 }
 
@@ -194,13 +195,15 @@ static void span(struct out_buf *b, const struct otel_span *s)
 	field_varint(b, 6, 1);	/* SPAN_KIND_INTERNAL */
 	field_fixed64(b, 7, s->start_ns);
 	field_fixed64(b, 8, s->end_ns);
-	cJSON_ArrayForEach(a, s->attrs)
+	cJSON_ArrayForEach(a, s->attrs) {
 		kv_json(b, 9, a->string, a);
+	}
 	if (s->index >= 0)
 		kv_int(b, 9, "cirron.index", s->index);
 	kv_str(b, 9, "cirron.status", s->state);
-	cJSON_ArrayForEach(m, s->marks)
+	cJSON_ArrayForEach(m, s->marks) {
 		event(b, m);
+	}
 	st = begin(b, 15);	/* Status { message = 2; code = 3 } */
 	if (s->status != OTEL_STATUS_OK)
 		field_str(b, 2, s->state);

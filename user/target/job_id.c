@@ -56,7 +56,7 @@ void job_id__from_environ(struct job_id *j, const char *env, size_t len, const c
 		return;
 	}
 	/* torchrun sets "none" when no --rdzv-id was given: no identity at all */
-	if (env_id(env, len, "TORCHELASTIC_RUN_ID", job, sizeof(job)) && strcmp(job, "none")) {
+	if (env_id(env, len, "TORCHELASTIC_RUN_ID", job, sizeof(job)) && strcmp(job, "none") != 0) {
 		strcpy(j->id, job);
 		strcpy(j->source, "TORCHELASTIC_RUN_ID");
 		return;
