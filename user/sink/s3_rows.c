@@ -14,7 +14,8 @@
  * written within ROWS_LINGER_S: a fleet of 1,000 ranks makes a few objects a minute per node,
  * not one per rank and second (engines list and fetch every object; stores bill each PUT). */
 #define ROWS_GROUP_MAX 4096
-#define ROWS_GROUP_BYTES (64ull << 20)	/* of batch files: ~6 MB of gzip'd rows */
+#define ROWS_GROUP_BYTES (16ull << 20)	/* of batch files: the rows of a group are held in memory
+						 * (about as many bytes), then gzip'd (~1 MB) */
 #define ROWS_LINGER_S 30.0
 
 char *s3_rows__key(const char *prefix, const char *job, const char *date, const char *name)

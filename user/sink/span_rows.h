@@ -12,7 +12,9 @@
  * same column names (Timestamp, TraceId, SpanId, ParentSpanId, TraceState, SpanName,
  * SpanKind, ServiceName, ResourceAttributes, ScopeName, ScopeVersion, SpanAttributes,
  * Duration, StatusCode, StatusMessage, Events.Timestamp, Events.Name, Events.Attributes,
- * Links.*), so one SQL serves the collector's ClickHouse and the store. Timestamp as
+ * Links.*), so one SQL serves the collector's ClickHouse and the store. Columns that would
+ * be empty (TraceState, StatusMessage of an OK span, Events.* without marks, Links.*) are
+ * left out: engines read their defaults. Timestamp as
  * "YYYY-MM-DD hh:mm:ss.nnnnnnnnn" UTC, Duration in ns, attribute maps of strings
  * (otel__attr_string); ServiceName and ResourceAttributes['service.name'] are the job. */
 struct span_rows_part {
