@@ -25,8 +25,10 @@ char *s3_rows__key(const char *prefix, const char *job, const char *date, const 
 
 	if (n > 5 && !strcmp(name + n - 5, ".json"))
 		n -= 5;
-	if (asprintf(&key, "%s%sspans/job=%s/date=%s/%.*s.ndjson.gz", prefix, *prefix ? "/" : "",
-		     job, date, (int)n, name) < 0)
+	/* the date in the name too: a group that spans midnight has two objects, and a
+	 * read-back that gathers a partition's objects in one directory keeps both */
+	if (asprintf(&key, "%s%sspans/job=%s/date=%s/%.*s.%s.ndjson.gz", prefix,
+		     *prefix ? "/" : "", job, date, (int)n, name, date) < 0)
 		return NULL;
 	return key;
 }

@@ -10,7 +10,7 @@
 /* --output ...,s3://BUCKET/PREFIX, the store's table: the batches' final spans (otel_spans.h)
  * as otel_traces rows (span_rows.h), gzip'd NDJSON, under Hive-style partitions that start
  * with the job and the date:
- *     PREFIX/spans/job=<job>/date=<YYYY-MM-DD>/<session id>.<seq>.ndjson.gz
+ *     PREFIX/spans/job=<job>/date=<YYYY-MM-DD>/<session id>.<seq>.<YYYY-MM-DD>.ndjson.gz
  * one object per group of batches (every session of the agent, up to 30 s of them) and job
  * and date, named after the group's first batch. A group sent again (an observer killed
  * between the store's answer and its state log's lines) starts with the same batch, so it
@@ -20,8 +20,8 @@
 
 struct shipper *s3_rows__start(const struct s3_url *url, const struct s3_config *cfg,
 			       const char *root, int spool_dirfd, char *why, size_t why_size);
-/* "PREFIX/spans/job=JOB/date=DATE/NAME.ndjson.gz" for the group's first batch file name
- * (".json" dropped).
+/* "PREFIX/spans/job=JOB/date=DATE/NAME.DATE.ndjson.gz" for the group's first batch file
+ * name (".json" dropped).
  * Caller frees; NULL when out of memory. */
 char *s3_rows__key(const char *prefix, const char *job, const char *date, const char *name);
 
