@@ -38,6 +38,7 @@ int ship__main(const struct options *opts)
 	struct ship_outputs *outs;
 	struct spool sp;
 	char dir[4096], why[600], host[256] = "";
+	const char *test_host;
 	struct stat st;
 	double start = mono_s();
 	int err;
@@ -59,8 +60,9 @@ int ship__main(const struct options *opts)
 	 * test's node); their sessions keep their own */
 	if (gethostname(host, sizeof(host) - 1))
 		strcpy(host, "unknown");
-	if (getenv("CIRRON_TEST_HOSTNAME") && *getenv("CIRRON_TEST_HOSTNAME"))
-		snprintf(host, sizeof(host), "%s", getenv("CIRRON_TEST_HOSTNAME"));
+	test_host = getenv("CIRRON_TEST_HOSTNAME");
+	if (test_host && *test_host)
+		snprintf(host, sizeof(host), "%s", test_host);
 	outs = ship_outputs__start(opts, host, sp.dirfd, why, sizeof(why));
 	if (!outs) {
 		elog("--output: %s", why);

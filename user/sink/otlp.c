@@ -187,7 +187,7 @@ static enum ship_result send_batches(void *arg, const struct ship_item *items, s
 				     struct ship_answer *a, char *why, size_t size)
 {
 	struct otlp_dest *d = arg;
-	cJSON **json = calloc(n, sizeof(*json));
+	cJSON **json = calloc(n, sizeof(cJSON *));
 	struct otel_batch *b = calloc(n, sizeof(*b));
 	struct out_buf body = { 0 }, gz = { 0 };
 	enum ship_result res = SHIP_SENT;

@@ -14,8 +14,8 @@
  * booleans, integers, doubles; objects and arrays as JSON text) plus cirron.index and
  * cirron.status, marks as events, status OK (ok), ERROR (incomplete) or UNSET (open).
  * Returns 0 or -ENOMEM. */
-int otlp__encode_protobuf(const struct otel_batch *b, size_t n, struct out_buf *out);
+int otlp__encode_protobuf(const struct otel_batch *bts, size_t n, struct out_buf *b);
 /* The same in OTLP/JSON: lowerCamelCase fields, ids in hex, 64-bit integers as strings. */
-int otlp__encode_json(const struct otel_batch *b, size_t n, struct out_buf *out);
+int otlp__encode_json(const struct otel_batch *bts, size_t n, struct out_buf *b);
 
 #endif

@@ -48,18 +48,20 @@ void out_buf__puts(struct out_buf *b, const char *s)
 
 void out_buf__printf(struct out_buf *b, const char *fmt, ...)
 {
-	va_list ap;
+	va_list ap, again;
 	int n;
 
 	va_start(ap, fmt);
+	va_copy(again, ap);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): a false positive, as in cli.c */
 	n = vsnprintf(NULL, 0, fmt, ap);
+	if (n >= 0 && reserve(b, (size_t)n)) {
+		/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+		vsnprintf(b->data + b->len, (size_t)n + 1, fmt, again);
+		b->len += (size_t)n;
+	}
+	va_end(again);
 	va_end(ap);
-	if (n < 0 || !reserve(b, (size_t)n))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
 }
 
 /* The length of a valid UTF-8 sequence at s (1-4), or 0. */

@@ -74,7 +74,7 @@ uint64_t shipper__backoff_ns(unsigned int n, double r, double retry_after_s, boo
 		cap *= 2;
 	if (cap > BACKOFF_MAX_NS)
 		cap = BACKOFF_MAX_NS;
-	b = cap / 2 + (uint64_t)((double)(cap / 2) * (r < 0 ? 0 : r >= 1 ? 0.999 : r));
+	b = cap / 2 + (uint64_t)((double)cap / 2.0 * (r < 0 ? 0 : r >= 1 ? 0.999 : r));
 	if (stopping && b > DRAIN_RETRY_NS)
 		b = DRAIN_RETRY_NS;
 	if (retry_after_s > 0) {	/* asked for: waited, even while draining */
