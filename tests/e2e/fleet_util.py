@@ -37,6 +37,14 @@ class Store(Weed):
         self.gw = None
 
     def start(self):
+        """The server, then its gateway; a gateway that never answers stops both."""
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self):
         self.log = open(self.dir / "weed.log", "a")
         self.proc = subprocess.Popen(
             [self.binary, "server", f"-dir={self.dir / 'data'}", "-ip=127.0.0.1",
@@ -100,6 +108,13 @@ class MLflow:
         self.proc = None
 
     def start(self):
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self):
         self.log = open(self.dir / "server.log", "a")
         self.proc = subprocess.Popen(
             [self.venv / "bin/mlflow", "server", "--backend-store-uri",

@@ -306,11 +306,10 @@ next:;
 	if (!n) {
 		fprintf(f, "no ranks of a distributed job (sessions with role=rank) here\n");
 	} else {
-		fprintf(f, "%zu ranks (world size %ld), %ld steps", n, rs[0].s->world_size,
+		fprintf(f, "%zu ranks (world size %ld), %ld steps\n", n, rs[0].s->world_size,
 			max_index + 1);
 		if (*job)
-			fprintf(f, "; job %s (%s)", job, job_source_of(rs[0].s));
-		fputc('\n', f);
+			fprintf(f, "job %s (from %s)\n", job, job_source_of(rs[0].s));
 		print_table(f, rs, n, max_index);
 		print_straggler(f, rs, n);
 		print_open_ranks(f, rs, n);
