@@ -59,7 +59,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all companion deps demo test test-bins test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv s3-venv tf-venv install deb check-rules
+.PHONY: all companion deps demo test test-bins test-unit test-e2e fuzz fuzz-elf fuzz-probes fuzz-smoke lint check-layers check-man vmlinux clean bench trixie-root venv s3-venv tf-venv fleet-venv install deb check-rules
 
 all: $(BIN) $(COMPANION)
 
@@ -381,6 +381,10 @@ tf-venv:
 s3-venv:
 	$(Q)tests/scripts/make-s3-venv.sh >/dev/null
 
+# chdb, DuckDB + httpfs, MLflow's OTLP receiver (tests/e2e/test_fleet*.py, bench/fleet.sh)
+fleet-venv:
+	$(Q)tests/scripts/make-fleet-venv.sh >/dev/null
+
 E2E_BINS := cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin \
 	$(OUTPUT)/tests/with_pid $(OUTPUT)/tests/sigcount \
 	$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls $(OUTPUT)/tests/nccl_calls \
@@ -388,7 +392,7 @@ E2E_BINS := cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $
 # On E2E_WORKERS workers (pytest-xdist): tests/e2e/conftest.py's ONE_WORKER says which
 # modules keep to one worker. E2E_WORKERS=0: in this process, one test at a time.
 E2E_WORKERS ?= 2
-test-e2e: $(E2E_BINS) trixie-root venv s3-venv tf-venv
+test-e2e: $(E2E_BINS) trixie-root venv s3-venv tf-venv fleet-venv
 	$(Q)$(PYTHON) -m pytest -q -rs --durations=15 -n $(E2E_WORKERS) --dist loadgroup tests/e2e
 
 # user/'s stages use only the stages below them, and no files use each other in a circle,

@@ -14,6 +14,8 @@
 #include "common/log.h"
 #include "common/s3.h"
 #include "marks/marks.h"
+#include "proc/job_id.h"
+#include "ship/otlp_config.h"
 #include "sink/metrics.h"
 
 static int parse_seconds(const char *arg, double *out)
@@ -106,10 +108,25 @@ static void parse_output(const struct argp_state *state, struct options *o, cons
 	const char *p = arg;
 
 	o->s3_url = NULL;
+	o->otlp_url = NULL;
 	while (*p) {
 		size_t len = strcspn(p, ",");
 
-		if (!strncmp(p, "s3://", 5)) {
+		if ((len == 4 && !strncmp(p, "otlp", 4)) || !strncmp(p, "otlp=", 5)) {
+			static char otlp_url[1200];
+
+			if (len >= sizeof(otlp_url))
+				usage_error(state, "invalid --output: otlp URL too long");
+			if (o->otlp_url)
+				usage_error(state, "invalid --output: one otlp destination at most");
+			snprintf(otlp_url, sizeof(otlp_url), "%.*s", len > 5 ? (int)(len - 5) : 0,
+				 p + 5);
+			if (len == 5)
+				usage_error(state, "invalid --output '%s': otlp=URL needs a URL", arg);
+			if (*otlp_url && otlp_config__check_url(otlp_url, why, sizeof(why)))
+				usage_error(state, "invalid --output '%s': %s", otlp_url, why);
+			o->otlp_url = otlp_url;
+		} else if (!strncmp(p, "s3://", 5)) {
 			struct s3_url u;
 
 			if (len >= sizeof(s3_url))
@@ -132,16 +149,28 @@ static void parse_output(const struct argp_state *state, struct options *o, cons
 		else if (*p == ',')
 			usage_error(state, "invalid --output '%s'", arg);
 	}
-	if (o->s3_url && !strcmp(rest, "none"))
-		usage_error(state, "invalid --output '%s': s3:// uploads the spool: not with none",
-			    arg);
-	if (!*rest && o->s3_url)
+	if ((o->s3_url || o->otlp_url) && !strcmp(rest, "none"))
+		usage_error(state, "invalid --output '%s': %s sends from the spool: not with none",
+			    arg, o->s3_url ? "s3://" : "otlp");
+	if (!*rest && (o->s3_url || o->otlp_url))
 		o->sinks = SINK_SPOOL;
 	else if (cli__parse_sinks(rest, &o->sinks))
 		usage_error(state, "invalid --output '%s': use spool, stdout, log, s3://BUCKET/PREFIX, "
-			    "comma-separated, or none", arg);
-	if (o->s3_url)
+			    "otlp[=URL], comma-separated, or none", arg);
+	if (o->s3_url || o->otlp_url)
 		o->sinks |= SINK_SPOOL;
+}
+
+/* The OTLP destination from --output and the OTEL_EXPORTER_OTLP_* variables: a usage error
+ * when they make no sense, before anything is traced. */
+static void check_otlp_config(const struct argp_state *state, const char *url)
+{
+	struct otlp_config c;
+	char why[600];
+
+	if (otlp_config__load(&c, url, why, sizeof(why)))
+		usage_error(state, "--output otlp: %s", why);
+	otlp_config__free(&c);
 }
 
 /* An S3 source or destination needs credentials: a usage error when there are none, before
@@ -200,6 +229,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_ALL:
 		o->all = true;
 		break;
+	case OPT_JOB: {
+		static char job[JOB_ID_MAX];
+
+		if (!job_id__clean(arg, strlen(arg), job, sizeof(job)) || strcmp(job, arg) != 0)
+			usage_error(state, "invalid --job '%s': 1 to %d of A-Z a-z 0-9 . _ -", arg,
+				    JOB_ID_MAX - 1);
+		o->job = job;
+		break;
+	}
 	case 'p':
 		errno = 0;
 		v = strtol(arg, &end, 10);
@@ -384,8 +422,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error(state, "invalid --metrics-grace: %s", arg);
 		break;
 	case ARGP_KEY_ARG:
-		if (reads_spool(o->cmd) && state->arg_num == 0 && *arg) {
-			o->path = arg;	/* trace [DIR] */
+		if ((reads_spool(o->cmd) || o->cmd == CMD_SHIP) && state->arg_num == 0 && *arg) {
+			o->path = arg;	/* trace [DIR], ship [DIR] */
 			break;
 		}
 		if (o->cmd != CMD_RUN)
@@ -438,6 +476,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error(state, "--output s3:// is for attach, run and watch");
 		if (o->s3_url)
 			check_s3_config(state, o->s3_url);
+		if (o->otlp_url && (o->cmd == CMD_DOCTOR || reads_spool(o->cmd)))
+			usage_error(state, "--output otlp is for attach, run and watch");
+		if (o->otlp_url)
+			check_otlp_config(state, o->otlp_url);
+		if (o->cmd == CMD_SHIP && !o->s3_url && !o->otlp_url)
+			usage_error(state, "ship needs --output s3://BUCKET/PREFIX and/or otlp[=URL]");
+		if (o->cmd == CMD_SHIP && (o->sinks & ~SINK_SPOOL))
+			usage_error(state, "ship sends a spool: --output takes s3:// and otlp only");
+		if (o->job && reads_spool(o->cmd) && !o->ranks)
+			usage_error(state, "--job reads one job: it is for trace --ranks");
 		if (reads_spool(o->cmd) && s3__is_url(o->path))
 			check_s3_config(state, o->path);
 		break;
@@ -482,7 +530,7 @@ int cli__parse(int argc, char **argv, struct options *o)
 		argp.doc = cli_commands[i].doc;
 		argp.options = cli_commands[i].options;
 		argp.args_doc = o->cmd == CMD_RUN ? "-- CMD [ARGS...]" :
-				reads_spool(o->cmd) ? "[DIR]" : NULL;
+				reads_spool(o->cmd) || o->cmd == CMD_SHIP ? "[DIR]" : NULL;
 		/* argp names the program after the argv[0] it parses (our argv[1]): make that
 		 * "cirron-probe attach", so messages read "cirron-probe attach: ..." */
 		snprintf(prog, sizeof(prog), "cirron-probe %s", cli_commands[i].name);

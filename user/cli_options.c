@@ -40,6 +40,7 @@ const char cli_top_doc[] =
 	"  trace [DIR]          show the spans spooled under DIR (default ./.cirron)\n"
 	"  health [DIR]         show the observer's health (drops, probes, hits) per session\n"
 	"  report [DIR]         write the spool as one HTML page (-o FILE, default report.html)\n"
+	"  ship [DIR] --output  send a spool's batches not yet sent to s3:// and/or otlp, then exit\n"
 	"  --help, --version    this text; the version\n"
 	"\n"
 	"Run 'cirron-probe COMMAND --help' for the options of a command, and\n"
@@ -69,9 +70,14 @@ const char cli_top_doc[] =
 /* What attach, run and watch share. */
 #define OBSERVE_OPTIONS \
 	{ "output", 'o', "SINKS", 0, "Comma list of spool, stdout, log (syslog), " \
-	  "s3://BUCKET/PREFIX (each spool batch also sent to PREFIX/HOST/ by a thread, retried " \
-	  "while the spool keeps it; keys as the AWS tools read them); or none " \
-	  "(default: spool)", 0 }, \
+	  "s3://BUCKET/PREFIX (each spool batch also sent to PREFIX/HOST/, and its spans as " \
+	  "otel_traces rows to PREFIX/spans/job=JOB/date=DATE/, by threads, retried while the " \
+	  "spool keeps them; keys as the AWS tools read them), otlp[=URL] (closed spans to an " \
+	  "OTLP/HTTP receiver: URL as OTEL_EXPORTER_OTLP_ENDPOINT, /v1/traces appended; the " \
+	  "OTEL_EXPORTER_OTLP_* variables honoured); or none (default: spool)", 0 }, \
+	{ "job", OPT_JOB, "JOB", 0, "The sessions' job, instead of the one their environment " \
+	  "names (TORCHELASTIC_RUN_ID, SLURM_JOB_ID, CIRRON_RUN_ID, CIRRON_K8S_JOB, ...): " \
+	  "A-Z a-z 0-9 . _ -, up to 127", 0 }, \
 	{ "path", 'd', "DIR", 0, "Spool root; batches go to DIR/spool (default: ./.cirron)", 0 }, \
 	{ "flush-interval", OPT_FLUSH, "SEC", 0, "Seconds between spool batches (default: 1)", 0 }, \
 	{ "duration", OPT_DURATION, "SEC", 0, "Detach after SEC seconds (default: until the " \
@@ -177,8 +183,11 @@ static const struct argp_option read_options[] = {
 	{ "name", OPT_NAME, "NAME", 0, "Only spans of this name, one line each", 0 },
 	{ "last", OPT_LAST, "N", 0, "The N most recently ended spans, one line each", 0 },
 	{ "all", OPT_ALL, NULL, 0, "Show every span: no eliding of long runs of siblings", 0 },
-	{ "ranks", OPT_RANKS, NULL, 0, "The ranks of a distributed job side by side: step times, "
-	  "phase medians, the straggler and the phase that makes it slow, where open ranks are", 0 },
+	{ "ranks", OPT_RANKS, NULL, 0, "The ranks of a distributed job side by side, one table per "
+	  "job: step times, phase medians, the straggler and the phase that makes it slow, where "
+	  "open ranks are", 0 },
+	{ "job", OPT_JOB, "JOB", 0, "With --ranks: only this job; from s3://BUCKET/PREFIX, its "
+	  "span rows (PREFIX/spans/job=JOB/) are read, nothing else", 0 },
 	{ "out-file", 'o', "FILE", 0, "With --format perfetto: write to FILE (replaced whole, "
 	  "atomically) instead of stdout", 0 },
 	{},
@@ -189,6 +198,17 @@ static const struct argp_option health_options[] = {
 	{ "format", OPT_FORMAT, "FMT", 0, "text (default: aligned columns, probe names demangled "
 	  "and shortened) or json (each session's health block, probes with their whole "
 	  "demangled name)", 0 },
+	{},
+};
+
+static const struct argp_option ship_options[] = {
+	{ "output", 'o', "DESTS", 0, "Comma list of s3://BUCKET/PREFIX (batch files to PREFIX/HOST/, "
+	  "span rows to PREFIX/spans/job=JOB/date=DATE/) and otlp[=URL] (spans to an OTLP/HTTP "
+	  "receiver; the OTEL_EXPORTER_OTLP_* variables honoured)", 0 },
+	{ "path", 'd', "DIR", 0, "Spool root (default: ./.cirron)", 0 },
+	{ "duration", OPT_DURATION, "SEC", 0, "Give up after SEC seconds (default: when all is "
+	  "sent, retrying while a destination is down)", 0 },
+	VERBOSE_OPTION,
 	{},
 };
 
@@ -257,6 +277,14 @@ const struct cli_command cli_commands[] = {
 	  "Example: cirron-probe report /var/lib/cirron-probe -o job.html\n\n"
 	  "Exit codes: 0 success; 1 runtime failure; 7 corrupt or foreign spool files skipped; 8 "
 	  "no spool; 10 -o FILE cannot be written; 64 usage error.", report_options },
+	{ "ship", CMD_SHIP, "Send the batches of the spool under DIR (default ./.cirron) that the "
+	  "destinations have not taken yet, as attach, run and watch do with the same --output "
+	  "(their state logs under DIR say what was sent: nothing twice), then exit: a node's "
+	  "spool written without --output, or one left behind when its agent stopped. Ctrl-C "
+	  "stops it; what is left is sent by the next ship or start.\v"
+	  "Example: cirron-probe ship /var/lib/cirron-probe --output s3://traces/fleet,otlp\n\n"
+	  "Exit codes: 0 everything sent; 1 something left (said on stderr); 5 the spool cannot be "
+	  "opened; 64 usage error.", ship_options },
 };
 
 const size_t cli_ncommands = sizeof(cli_commands) / sizeof(cli_commands[0]);

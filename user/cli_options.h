@@ -44,6 +44,7 @@ enum {
 	OPT_SNAPSHOTS,
 	OPT_SAMPLE_RATE,
 	OPT_SNAPSHOT_MAX_MB,
+	OPT_JOB,
 };
 
 struct cli_command {

@@ -9,8 +9,10 @@
 #include "observe/loop.h"
 #include "read/health.h"
 #include "read/report.h"
+#include "read/rows_read.h"
 #include "read/s3_fetch.h"
 #include "read/trace.h"
+#include "ship.h"
 
 /* trace, health, report on s3://BUCKET/PREFIX: the store's batches fetched into a temporary
  * spool, read there, then removed. Objects skipped at the fetch make the exit 7, as bad
@@ -20,7 +22,9 @@ static int read_from_store(struct options *opts, int (*read)(const struct option
 	const char *url = opts->path;
 	size_t skipped;
 	char *dir;
-	int rc = s3_fetch__to_dir(url, &dir, &skipped);
+	/* trace --ranks --job: the job's span rows only, not the whole prefix */
+	int rc = opts->job && opts->ranks ? rows_read__to_dir(url, opts->job, &dir, &skipped) :
+		 s3_fetch__to_dir(url, &dir, &skipped);
 
 	if (rc)
 		return rc;
@@ -59,6 +63,8 @@ int main(int argc, char **argv)
 	case CMD_HEALTH:
 		return s3__is_url(opts.path) ? read_from_store(&opts, health__main) :
 		       health__main(&opts);
+	case CMD_SHIP:
+		return ship__main(&opts);
 	case CMD_REPORT:
 		return s3__is_url(opts.path) ? read_from_store(&opts, report__main) :
 		       report__main(&opts);

@@ -11,7 +11,7 @@ from conftest import BIN, ROOT
 
 MANPAGE = ROOT / "man" / "cirron-probe.1"
 USAGE = ROOT / "docs" / "usage.md"
-COMMANDS = ("attach", "run", "watch", "doctor", "trace", "health", "report")
+COMMANDS = ("attach", "run", "watch", "doctor", "trace", "health", "report", "ship")
 
 
 def help_text(*args):

@@ -417,12 +417,15 @@ def test_two_hosts_read_back_as_one_job(h, s3, symcache, torch_bpf):
     url = f"s3://{bucket}/fleet/job-7"
     obs = []
     for rank, node in ((0, "node-a"), (1, "node-b")):
-        env = s3.env(CIRRON_TEST_HOSTNAME=node, RANK=str(rank), LOCAL_RANK="0", WORLD_SIZE="2")
+        # one job on two nodes: torchrun's rendezvous id ties the ranks together
+        env = s3.env(CIRRON_TEST_HOSTNAME=node, RANK=str(rank), LOCAL_RANK="0", WORLD_SIZE="2",
+                     TORCHELASTIC_RUN_ID="job-7")
         obs.append((observe(h, symcache, "run", h.spool_root(), url, "--", *SHORT, env=env), node))
     for o, _ in obs:
         assert o.finish(90) == 0, o.err.text
     keys = s3.objects(bucket, "fleet/job-7/")
-    assert {k.split("/")[2] for k in keys} == {"node-a", "node-b"}, sorted(keys)
+    # the batch files under each host, the span rows under spans/ (tests/e2e/test_fleet.py)
+    assert {k.split("/")[2] for k in keys} == {"node-a", "node-b", "spans"}, sorted(keys)
     rc, out, err = read_back(h, "trace", "--ranks", url, env=s3.env())
     assert rc == 0, err
     assert out.startswith("2 ranks (world size 2), "), out

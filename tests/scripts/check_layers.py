@@ -31,6 +31,7 @@ ALLOWED = {
     "tftree": ["common", "tree"],
     "infer": ["common", "tree"],
     "sink": ["common", "tree"],
+    "ship": ["common", "tree", "sink"],
     "read": ["common", "tree"],
     "proc": ["common"],
     "pyobj": ["common", "proc"],
@@ -38,9 +39,9 @@ ALLOWED = {
     "agent": ["common", "proc", "probedefs"],
     "traced": ["common", "tree", "infer", "tftree", "marks", "proc", "pyobj", "probedefs"],
     "snap": ["common", "tree", "infer", "tftree", "sink", "proc", "pyobj", "probedefs", "traced"],
-    "attach": ["common", "tree", "infer", "tftree", "marks", "sink", "proc", "pyobj", "probedefs",
+    "attach": ["common", "tree", "infer", "tftree", "marks", "sink", "ship", "proc", "pyobj", "probedefs",
                "agent", "traced", "snap"],
-    "observe": ["common", "tree", "infer", "tftree", "marks", "gputime", "sink", "proc", "pyobj",
+    "observe": ["common", "tree", "infer", "tftree", "marks", "gputime", "sink", "ship", "proc", "pyobj",
                 "probedefs", "agent", "traced", "snap", "attach"],
 }
 TOP = "(top)"  # user/*.c: commands on top of every stage

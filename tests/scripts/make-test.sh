@@ -60,6 +60,7 @@ run test-unit "$make" --no-print-directory -j"$jobs" test-unit
 run trixie-root "$make" --no-print-directory trixie-root
 run venv "$make" --no-print-directory venv
 run tf-venv "$make" --no-print-directory tf-venv
+run fleet-venv "$make" --no-print-directory fleet-venv
 # a failure here is not the end: run-matrix.sh prepares again, and says what failed
 phase "wait for the background" wait "$bg" ||
 	{ echo "make-test: the kernels' preparation failed (.output/kernels/prepare.log):" >&2;

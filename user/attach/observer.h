@@ -24,7 +24,7 @@ struct cirron_bpf;
 struct ring_buffer;
 struct bpf_program;
 struct metrics;
-struct s3_upload;
+struct ship_outputs;
 struct write_fentry_bpf;
 struct bpf_link;
 
@@ -82,7 +82,7 @@ struct observer {
 	struct watch watch;		/* watch: which processes to trace */
 	struct marks_regex marks_rx;	/* --marks-regex, compiled at the first write */
 	struct metrics *metrics;	/* --metrics: the /metrics endpoint, or NULL */
-	struct s3_upload *upload;	/* --output s3://: the upload thread, or NULL */
+	struct ship_outputs *ship;	/* --output s3://, otlp: their shippers, or NULL */
 	struct write_hooks writes;	/* marks */
 	int allocs_fd, runtime_text_fd;	/* live device allocations; libcudart code */
 	int cuda_layer_fd;	/* where launches count, per process (attach/launch_layer.c) */

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 enum command { CMD_NONE, CMD_ATTACH, CMD_RUN, CMD_WATCH, CMD_DOCTOR, CMD_TRACE, CMD_HEALTH,
-	       CMD_REPORT };
+	       CMD_REPORT, CMD_SHIP };
 enum trace_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_PERFETTO };
 
 #define SINK_SPOOL	(1u << 0)
@@ -72,6 +72,10 @@ struct options {
 	/* issue 35: the spool off the node */
 	const char *s3_url;		/* --output ...,s3://BUCKET/PREFIX: batches uploaded too */
 	const char *source;		/* read-back: the s3:// URL that path is a copy of, or NULL */
+	/* issue 42: a fleet's spans */
+	const char *job;		/* --job: the sessions' job (attach, run, watch); the job to
+					 * read (trace --ranks) */
+	const char *otlp_url;		/* --output ...,otlp[=URL]: "" for the environment's */
 };
 
 #endif

@@ -11,6 +11,7 @@
 #include "common/s3.h"
 
 #define BODY_MAX_BYTES (16u << 20)	/* a listing page is ~300 KiB; more is not S3 */
+#define S3_STALL_S 5L
 
 bool s3__is_url(const char *s)
 {
@@ -227,9 +228,9 @@ static int cancelled(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t
 	return __atomic_load_n((const int *)arg, __ATOMIC_RELAXED);
 }
 
-int s3__request(const struct s3_config *c, const char *method, const char *bucket,
-		const char *key, const char *query, const void *body, size_t len, FILE *sink,
-		long timeout_s, struct s3_resp *r)
+static int perform(const struct s3_config *c, const char *method, const char *bucket,
+		   const char *key, const char *query, const void *body, size_t len,
+		   const char *content_type, FILE *sink, long timeout_s, struct s3_resp *r)
 {
 	char sigv4[96], *url = NULL, *ekey = key ? s3__encode(key, true) : NULL;
 	struct curl_slist *hdrs = NULL;
@@ -259,6 +260,11 @@ int s3__request(const struct s3_config *c, const char *method, const char *bucke
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);	/* threads: no SIGALRM for DNS */
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 5L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s);
+	/* A store that takes the connection and then says nothing (one starting up: its S3
+	 * gateway up, its volumes not yet) is left after this long and asked again, rather than
+	 * waited for up to timeout_s while the batches pile up. */
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, S3_STALL_S);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (c->cancel) {
 		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, cancelled);
@@ -282,7 +288,12 @@ int s3__request(const struct s3_config *c, const char *method, const char *bucke
 				 "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b"
 				 "934ca495991b7852b855");
 	if (!strcmp(method, "PUT")) {
-		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+		char *ct;
+
+		if (asprintf(&ct, "Content-Type: %s", content_type) >= 0) {
+			hdrs = curl_slist_append(hdrs, ct);
+			free(ct);
+		}
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
@@ -301,6 +312,12 @@ int s3__request(const struct s3_config *c, const char *method, const char *bucke
 	}
 	rc = curl_easy_perform(h);
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+	if (r->status == 503 || r->status == 429) {	/* SlowDown: the store says how long */
+		curl_off_t ra = 0;
+
+		if (!curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &ra) && ra > 0)
+			r->retry_after_s = (double)ra;
+	}
 out:
 	if (rc != CURLE_OK) {
 		snprintf(r->err, sizeof(r->err), "%s", curl_easy_strerror(rc));
@@ -311,6 +328,21 @@ out:
 	free(url);
 	free(ekey);
 	return r->status ? 0 : -EIO;
+}
+
+int s3__request(const struct s3_config *c, const char *method, const char *bucket,
+		const char *key, const char *query, const void *body, size_t len, FILE *sink,
+		long timeout_s, struct s3_resp *r)
+{
+	return perform(c, method, bucket, key, query, body, len, "application/json", sink,
+		       timeout_s, r);
+}
+
+int s3__put(const struct s3_config *c, const char *bucket, const char *key,
+	    const char *content_type, const void *body, size_t len, long timeout_s,
+	    struct s3_resp *r)
+{
+	return perform(c, "PUT", bucket, key, NULL, body, len, content_type, NULL, timeout_s, r);
 }
 
 void s3_resp__free(struct s3_resp *r)

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 /* An S3 object store, reached with libcurl (CURLOPT_AWS_SIGV4 signs). The sink uploads spool
- * batches (sink/s3_upload.c), read-back lists and fetches them (read/s3_fetch.c). */
+ * batches (ship/s3_upload.c), read-back lists and fetches them (read/s3_fetch.c). */
 
 struct s3_url {
 	char bucket[64];	/* S3's limit is 63 */
@@ -37,6 +37,7 @@ struct s3_resp {
 	char *body;		/* NUL-terminated, or NULL (and with a sink file, NULL) */
 	size_t len;
 	char err[256];		/* curl's reason when status is 0 */
+	double retry_after_s;	/* 503 SlowDown, 429: the Retry-After the store sent, or 0 */
 };
 
 /* "s3://BUCKET[/PREFIX]": true and u filled, else false with why. */
@@ -55,6 +56,10 @@ void s3__global_cleanup(void);
 int s3__request(const struct s3_config *c, const char *method, const char *bucket,
 		const char *key, const char *query, const void *body, size_t len, FILE *sink,
 		long timeout_s, struct s3_resp *r);
+/* A PUT with this Content-Type (s3__request's PUTs are application/json). */
+int s3__put(const struct s3_config *c, const char *bucket, const char *key,
+	    const char *content_type, const void *body, size_t len, long timeout_s,
+	    struct s3_resp *r);
 void s3_resp__free(struct s3_resp *r);
 /* "403 SignatureDoesNotMatch: The request signature ...", or curl's reason: one line. */
 void s3_resp__describe(const struct s3_resp *r, char *buf, size_t size);

@@ -18,7 +18,7 @@
 #include "common/json.h"
 #include "observe/attrs.h"
 #include "observe/gpu_time.h"
-#include "sink/s3_upload.h"
+#include "ship/ship_outputs.h"
 #include "proc/gpus.h"
 #include "snap/snapshots.h"
 
@@ -339,12 +339,16 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 	cJSON_AddNumberToObject(h, "spool_files", (double)o->spool.files_written);
 	cJSON_AddNumberToObject(h, "spool_removed_files", (double)o->spool.cap.removed_files);
 	cJSON_AddNumberToObject(h, "spool_removed_bytes", (double)o->spool.cap.removed_bytes);
+	if (o->spool.lost_files) {	/* the disk refused batches (full) */
+		cJSON_AddNumberToObject(h, "spool_lost_files", (double)o->spool.lost_files);
+		cJSON_AddNumberToObject(h, "spool_lost_bytes", (double)o->spool.lost_bytes);
+		cJSON_AddNumberToObject(h, "spool_lost_spans", (double)o->spool.lost_spans);
+	}
 	if (o->spool.cap.max_bytes)
 		cJSON_AddNumberToObject(h, "spool_max_bytes", (double)o->spool.cap.max_bytes);
 	cJSON_AddNumberToObject(h, "control_drops",
 				(double)bpf_maps__percpu_sum(o->stats_fd, STAT_CONTROL_DROPS));
-	if (o->upload)	/* --output s3:// */
-		cJSON_AddItemToObject(h, "upload", s3_upload__health(o->upload));
+	ship_outputs__health(o->ship, h);	/* --output s3://, otlp */
 	if (o->opts->cmd == CMD_WATCH)
 		cJSON_AddItemToObject(h, "agent", agent_health(o));
 	gpu_time__health(t, h);

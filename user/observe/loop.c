@@ -34,7 +34,7 @@
 #include "observe/targets.h"
 #include "sink/log_sink.h"
 #include "sink/metrics.h"
-#include "sink/s3_upload.h"
+#include "ship/ship_outputs.h"
 #include "proc/procfs.h"
 #include "proc/sysstat.h"
 #include "snap/snapshots.h"
@@ -189,30 +189,18 @@ static bool done(struct observer *o)
 	return !o->targets;
 }
 
-/* --output s3://: the upload thread, on the spool just opened. */
+/* --output s3://, otlp: their shippers, on the spool just opened. */
 static int start_upload(struct observer *o, const struct options *opts)
 {
-	struct s3_config cfg;
-	struct s3_url url;
 	char why[600];
 
-	if (s3__parse_url(opts->s3_url, &url, why, sizeof(why)) ||
-	    s3__config_load(&cfg, why, sizeof(why))) {
-		elog("--output %s: %s", opts->s3_url, why);	/* cli.c checked: not seen */
-		return EXIT_USAGE;
-	}
-	o->upload = s3_upload__start(&url, &cfg, o->host, opts->path, o->spool.dirfd, why,
-				     sizeof(why));
-	if (o->upload)
-		ilog("uploading spool batches to %s/%s/ (credentials: %s)", opts->s3_url, o->host,
-		     cfg.creds_from);
-	explicit_bzero(&cfg, sizeof(cfg));
-	if (!o->upload) {
-		elog("--output %s: %s", opts->s3_url, why);
+	o->ship = ship_outputs__start(opts, o->host, o->spool.dirfd, why, sizeof(why));
+	if (!o->ship) {
+		elog("--output: %s", why);
 		return EXIT_FAILURE_RUNTIME;
 	}
-	o->spool.on_written = s3_upload__written;
-	o->spool.on_written_ctx = o->upload;
+	o->spool.on_written = ship_outputs__written;
+	o->spool.on_written_ctx = o->ship;
 	return 0;
 }
 
@@ -254,7 +242,7 @@ int loop__main(const struct options *opts)
 			goto out;
 		}
 	}
-	if (opts->s3_url) {
+	if (opts->s3_url || opts->otlp_url) {
 		err = start_upload(o, opts);
 		if (err)
 			goto out;

@@ -16,6 +16,7 @@
 #include "observe/gpu_time.h"
 #include "observe/kernel_split.h"
 #include "observe/registry.h"
+#include "observe/session_job.h"
 #include "observe/sessions.h"
 #include "sink/log_sink.h"
 #include "sink/metrics.h"
@@ -221,6 +222,7 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 		cJSON_AddStringToObject(a, "role", t->ranked ? "rank" : "process");
 	}
 	cJSON_AddStringToObject(a, "host", o->host);
+	session_job__set(o, t);
 	cJSON_AddStringToObject(a, "comm", comm);
 	cJSON_AddBoolToObject(a, "attached_mid_run", t->mid_run);
 	/* Epoch and step indices are counted by the observer, not read from the target. */
@@ -293,9 +295,12 @@ void sessions__flush(struct observer *o, struct target *t, bool final)
 		cJSON_AddItemToObject(batch, "snapshots", snaps);
 	if (o->opts->sinks & SINK_SPOOL) {
 		err = spool__write(&o->spool, t->session->id, seq, batch);
+		if (err && err != o->spool.lost_err)	/* said once; health counts each */
+			elog("pid %d: cannot write spool batch to %s: %s; tracing goes on, and what "
+			     "cannot be written is lost (counted in health: spool_lost_files, "
+			     "spool_lost_spans)", t->pid, o->spool.dir, strerror(-err));
 		if (err)
-			elog("pid %d: cannot write spool batch to %s: %s", t->pid, o->spool.dir,
-			     strerror(-err));
+			o->spool.lost_err = err;
 	}
 	cJSON_Delete(batch);
 }

@@ -16,7 +16,7 @@
 #include "common/test_hooks.h"
 #include "observe/registry.h"
 #include "observe/setup.h"
-#include "sink/s3_upload.h"
+#include "ship/ship_outputs.h"
 
 /* At the end, the upload thread has this long to send what is left (the final batches);
  * the rest stays in the spool for the next start. */
@@ -59,7 +59,11 @@ void setup__free(struct observer *o)
 	probe_set__free(&o->probes);
 	sym_cache__free(o->syms);
 	/* after the final batches: they go too, if the store takes them in time */
-	s3_upload__stop(o->upload, UPLOAD_DRAIN_S);
-	o->upload = NULL;
+	ship_outputs__stop(o->ship, UPLOAD_DRAIN_S);
+	o->ship = NULL;
+	if (o->spool.lost_files)
+		elog("%llu spool batches (%llu spans) could not be written to %s and are lost",
+		     (unsigned long long)o->spool.lost_files,
+		     (unsigned long long)o->spool.lost_spans, o->spool.dir ? o->spool.dir : "?");
 	spool__close(&o->spool);
 }

@@ -94,19 +94,23 @@ static void print_kernel(FILE *f, const cJSON *k)
 		value(k, "ldso_discovery", c, sizeof(c)), value(k, "reason", d, sizeof(d)));
 }
 
-/* --output s3:// (the observer's counters when this batch was made) */
-static void print_upload(FILE *f, const cJSON *u)
+/* --output s3://, otlp (the observer's counters when this batch was made): a destination's */
+static void print_upload(FILE *f, const char *label, const cJSON *u)
 {
 	char a[64], b[64], c[64], d[64], e[64], g[64], x[64];
 	const cJSON *err = cJSON_GetObjectItemCaseSensitive(u, "error");
 
-	fprintf(f, "  upload: %s sent (%s bytes), %s failed, %s retries; backlog %s objects "
-		"(%s bytes); %s removed by the spool cap before sent\n",
+	fprintf(f, "  %s: %s sent (%s bytes), %s failed, %s retries; backlog %s objects "
+		"(%s bytes); %s removed by the spool cap before sent\n", label,
 		value(u, "sent", a, sizeof(a)), value(u, "sent_bytes", b, sizeof(b)),
 		value(u, "failed", c, sizeof(c)), value(u, "retries", d, sizeof(d)),
 		value(u, "backlog_objects", e, sizeof(e)), value(u, "backlog_bytes", g, sizeof(g)),
 		value(u, "expired", x, sizeof(x)));
-	fprintf(f, "  upload delay %s ms last, %s ms max", value(u, "delay_ms_last", a, sizeof(a)),
+	if (cJSON_GetObjectItemCaseSensitive(u, "rejected") &&
+	    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(u, "rejected")) > 0)
+		fprintf(f, "  %s: %s batches refused for good (dropped)\n", label,
+			value(u, "rejected", a, sizeof(a)));
+	fprintf(f, "  %s delay %s ms last, %s ms max", label, value(u, "delay_ms_last", a, sizeof(a)),
 		value(u, "delay_ms_max", b, sizeof(b)));
 	if (cJSON_IsString(err))
 		fprintf(f, "; failing: %s", err->valuestring);
@@ -143,8 +147,16 @@ static void print_health(FILE *f, const struct rsession *s)
 			"oldest first\n", value(h, "spool_max_bytes", a, sizeof(a)),
 			value(h, "spool_removed_files", b, sizeof(b)),
 			value(h, "spool_removed_bytes", c, sizeof(c)));
+	if (cJSON_GetObjectItemCaseSensitive(h, "spool_lost_files"))
+		fprintf(f, "  spool: %s batches (%s spans) could not be written (disk full?): lost\n",
+			value(h, "spool_lost_files", a, sizeof(a)),
+			value(h, "spool_lost_spans", b, sizeof(b)));
 	if (cJSON_GetObjectItemCaseSensitive(h, "upload"))
-		print_upload(f, cJSON_GetObjectItemCaseSensitive(h, "upload"));
+		print_upload(f, "upload", cJSON_GetObjectItemCaseSensitive(h, "upload"));
+	if (cJSON_GetObjectItemCaseSensitive(h, "upload_rows"))
+		print_upload(f, "upload_rows", cJSON_GetObjectItemCaseSensitive(h, "upload_rows"));
+	if (cJSON_GetObjectItemCaseSensitive(h, "otlp"))
+		print_upload(f, "otlp", cJSON_GetObjectItemCaseSensitive(h, "otlp"));
 	if (cJSON_GetObjectItemCaseSensitive(h, "kernel"))
 		print_kernel(f, cJSON_GetObjectItemCaseSensitive(h, "kernel"));
 	print_probes(f, cJSON_GetObjectItemCaseSensitive(h, "probes"));

@@ -251,7 +251,28 @@ static void print_open_ranks(FILE *f, const struct rank_steps *rs, size_t n)
 		fprintf(f, "behind: rank %ld (the others wait in a collective)\n", rs[behind].s->rank);
 }
 
-int trace_ranks__print(FILE *f, const struct spool_view *v, const struct options *o)
+/* The session's job (its root's "job"), or "" for a spool of an older writer. */
+static const char *job_of(const struct rsession *s)
+{
+	const struct rspan *root = s->ntops ? s->tops[0] : NULL;
+	const char *j = root ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root->sp.attrs,
+											 "job")) : NULL;
+
+	return j ? j : "";
+}
+
+static const char *job_source_of(const struct rsession *s)
+{
+	const struct rspan *root = s->ntops ? s->tops[0] : NULL;
+	const char *j = root ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+						root->sp.attrs, "job_source")) : NULL;
+
+	return j ? j : "?";
+}
+
+/* One job's ranks. */
+static int print_job(FILE *f, const struct spool_view *v, const struct options *o,
+		     const char *job)
 {
 	struct rank_steps rs[RANKS_MAX];
 	size_t n = 0;
@@ -260,7 +281,7 @@ int trace_ranks__print(FILE *f, const struct spool_view *v, const struct options
 	for (size_t i = 0; i < v->nsessions && n < RANKS_MAX; i++) {
 		const struct rsession *s = v->sessions[i];
 
-		if (!view__wanted(o, s) || !is_rank(s))
+		if (!view__wanted(o, s) || !is_rank(s) || strcmp(job_of(s), job) != 0)
 			continue;
 		for (size_t j = 0; j < n; j++)
 			if (rs[j].s->rank == s->rank)
@@ -287,6 +308,8 @@ next:;
 	} else {
 		fprintf(f, "%zu ranks (world size %ld), %ld steps\n", n, rs[0].s->world_size,
 			max_index + 1);
+		if (*job)
+			fprintf(f, "job %s (from %s)\n", job, job_source_of(rs[0].s));
 		print_table(f, rs, n, max_index);
 		print_straggler(f, rs, n);
 		print_open_ranks(f, rs, n);
@@ -294,4 +317,33 @@ next:;
 	for (size_t i = 0; i < n; i++)
 		free(rs[i].v);
 	return 0;
+}
+
+/* A table per job (the sessions' job identity), newest job first; --job: that one only. */
+int trace_ranks__print(FILE *f, const struct spool_view *v, const struct options *o)
+{
+	const char *jobs[RANKS_MAX];
+	size_t njobs = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < v->nsessions && njobs < RANKS_MAX; i++) {
+		const char *j = job_of(v->sessions[i]);
+		size_t k;
+
+		if (!is_rank(v->sessions[i]) || !view__wanted(o, v->sessions[i]) ||
+		    (o->job && strcmp(o->job, j) != 0))
+			continue;
+		for (k = 0; k < njobs && strcmp(jobs[k], j) != 0; k++)
+			;
+		if (k == njobs)
+			jobs[njobs++] = j;
+	}
+	if (!njobs)
+		return print_job(f, v, o, o->job ? o->job : "");
+	for (size_t k = 0; k < njobs && !rc; k++) {
+		if (k)
+			fputc('\n', f);
+		rc = print_job(f, v, o, jobs[k]);
+	}
+	return rc;
 }

@@ -147,9 +147,10 @@ int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const c
 		err = -errno;
 	if (!err && renameat(sp->dirfd, tmp, sp->dirfd, name))
 		err = -errno;
-	if (err)
+	if (err) {
 		unlinkat(sp->dirfd, tmp, 0);
-	else {
+	} else {
+		sp->lost_err = 0;
 		sp->bytes_written += len + 1;
 		sp->files_written++;
 		if (sp->cap.max_bytes)
@@ -158,6 +159,12 @@ int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const c
 			sp->on_written(sp->on_written_ctx, name, len + 1);
 	}
 out:
+	if (err) {
+		sp->lost_files++;
+		sp->lost_bytes += len + 1;
+		sp->lost_spans += (uint64_t)cJSON_GetArraySize(
+			cJSON_GetObjectItemCaseSensitive(batch, "spans"));
+	}
 	cJSON_free(text);
 	return err;
 }

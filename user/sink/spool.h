@@ -16,7 +16,10 @@ struct spool {
 	uint64_t bytes_written;
 	uint64_t files_written;
 	struct spool_cap cap;		/* --max-spool-mb */
-	/* told of each batch file once it is in place (the S3 upload, s3_upload__written) */
+	/* batches the disk did not take (full, an I/O error): their spans are lost */
+	uint64_t lost_files, lost_bytes, lost_spans;
+	int lost_err;			/* the error last said (0: writes work), said once */
+	/* told of each batch file once it is in place (the shippers, ship_outputs__written) */
 	void (*on_written)(void *ctx, const char *name, uint64_t bytes);
 	void *on_written_ctx;
 };

@@ -235,6 +235,16 @@ void session__end(struct session *s, uint64_t end_ns, bool exit_ok, const char *
 	}
 }
 
+/* The root's string attribute key at the batch's top too: a batch read alone (a shipper's)
+ * knows its session's job and role. */
+static void copy_root_str(cJSON *b, const struct session *s, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->root->attrs, key);
+
+	if (cJSON_IsString(v) && v->valuestring)
+		cJSON_AddStringToObject(b, key, v->valuestring);
+}
+
 cJSON *session__take_batch(struct session *s, cJSON *health, uint64_t now_ns, bool final)
 {
 	cJSON *b = cJSON_CreateObject(), *spans;
@@ -247,6 +257,9 @@ cJSON *session__take_batch(struct session *s, cJSON *health, uint64_t now_ns, bo
 	cJSON_AddNumberToObject(b, "local_rank", (double)s->local_rank);
 	cJSON_AddNumberToObject(b, "world_size", (double)s->world_size);
 	cJSON_AddStringToObject(b, "host", s->host);
+	copy_root_str(b, s, "job");
+	copy_root_str(b, s, "job_source");
+	copy_root_str(b, s, "role");
 	json__add_u64(b, "seq", s->seq++);
 	json__add_u64(b, "written_ns", now_ns);
 	cJSON_AddBoolToObject(b, "final", final);
