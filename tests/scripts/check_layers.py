@@ -31,18 +31,18 @@ ALLOWED = {
     "tftree": ["common", "tree"],
     "infer": ["common", "tree"],
     "sink": ["common", "tree"],
-    "ship": ["common", "tree", "sink"],
+    "ship": ["common", "sink"],
     "read": ["common", "tree"],
     "proc": ["common"],
     "pyobj": ["common", "proc"],
     "probedefs": ["common", "pyobj"],
     "agent": ["common", "proc", "probedefs"],
     "traced": ["common", "tree", "infer", "tftree", "marks", "proc", "pyobj", "probedefs"],
-    "snap": ["common", "tree", "infer", "tftree", "sink", "proc", "pyobj", "probedefs", "traced"],
-    "attach": ["common", "tree", "infer", "tftree", "marks", "sink", "ship", "proc", "pyobj", "probedefs",
-               "agent", "traced", "snap"],
-    "observe": ["common", "tree", "infer", "tftree", "marks", "gputime", "sink", "ship", "proc", "pyobj",
-                "probedefs", "agent", "traced", "snap", "attach"],
+    "snap": ["common", "tree", "sink", "proc", "pyobj", "probedefs", "traced"],
+    "attach": ["common", "tree", "sink", "proc", "pyobj", "probedefs", "agent", "traced",
+               "snap"],
+    "observe": ["common", "tree", "infer", "tftree", "marks", "gputime", "sink", "ship", "proc",
+                "pyobj", "probedefs", "agent", "traced", "snap", "attach"],
 }
 TOP = "(top)"  # user/*.c: commands on top of every stage
 INC = re.compile(r'^#include "([a-z_0-9]+/[a-z_0-9]+\.h)"', re.M)
@@ -185,6 +185,27 @@ def circles(edges):
     return out
 
 
+ROW = re.compile(r"^\| `([a-z]+)/` \|.*\| ([^|]*) \|$", re.M)
+
+
+def check_readme(root, bad):
+    """user/README.md's table says what each stage may use: it must say what ALLOWED says."""
+    path = os.path.join(root, "user", "README.md")
+    if not os.path.exists(path):
+        return
+    rows = {m[1]: m[2].strip() for m in ROW.finditer(open(path).read())}
+    for st, deps in ALLOWED.items():
+        said = rows.get(st)
+        want = ", ".join(deps) or "-"
+        if said is None:
+            bad.append(f"user/README.md has no row for the stage {st}/")
+        elif said != want and not (st == "observe" and said == "every stage above"):
+            bad.append(f"user/README.md: {st}/ may use '{said}', check_layers.py says '{want}'")
+    for st in rows:
+        if st not in ALLOWED:
+            bad.append(f"user/README.md has a row for {st}/, which is no stage")
+
+
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                            os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -192,6 +213,7 @@ def main():
     files = sources(root)
     bad = []
     check_includes(root, files, bad)
+    check_readme(root, bad)
     calls = call_edges(root, objdir, files, bad)
     for comp in circles(calls):
         ties = [f"user/{a} -> user/{b} ({', '.join(sorted(calls[a][b])[:3])})"

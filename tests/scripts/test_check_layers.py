@@ -64,6 +64,11 @@ cases = [
       "common/a.c": '#include "common/a.h"\nint a(void) { return 0; }\n',
       "common/b.c": '#include "common/a.h"\nint b(void) { return 0; }\n'},
      False, "include each other's headers"),
+    # user/README.md's table must say what each stage may use, as the checker does
+    ({"README.md": "| folder | in | out | may use |\n|---|---|---|---|\n"
+                   "| `tree/` | x | y | - |\n",
+      "tree/t.c": "int t(void) { return 0; }\n"},
+     False, "tree/ may use '-', check_layers.py says 'common'"),
     # a line of calls downwards is fine
     ({"tree/t.c": "int t(void) { return a(); }\n",
       "common/a.c": "int a(void) { return b(); }\n",
