@@ -11,8 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "common/fsutil.h"
+#include "common/log.h"
 #include "sink/batch_name.h"
 #include "sink/spool.h"
+#include "tree/clock.h"
 
 static int write_all(int fd, const char *data, size_t len)
 {
@@ -119,6 +121,9 @@ static void forget_replaced(struct spool *sp, const char *name)
 		spool_cap__forget(&sp->cap, name);
 }
 
+/* Writes that went well this long end an outage of the disk under the spool. */
+#define SPOOL_RECOVERED_NS	(60 * 1000000000ull)
+
 int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const cJSON *batch)
 {
 	char name[NAME_MAX + 1], tmp[NAME_MAX + 1], prefix[NAME_MAX];
@@ -150,7 +155,13 @@ int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const c
 	if (err) {
 		unlinkat(sp->dirfd, tmp, 0);
 	} else {
-		sp->lost_err = 0;
+		/* an outage ends once writes went well for a while (a full disk that takes a
+		 * small batch now and then is one outage, said once) */
+		if (sp->lost_err && clock__mono_ns() - sp->lost_last_ns >= SPOOL_RECOVERED_NS) {
+			elog("spool writes to %s work again (%llu batches lost so far)", sp->dir,
+			     (unsigned long long)sp->lost_files);
+			sp->lost_err = 0;
+		}
 		sp->bytes_written += len + 1;
 		sp->files_written++;
 		if (sp->cap.max_bytes)
@@ -160,6 +171,7 @@ int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const c
 	}
 out:
 	if (err) {
+		sp->lost_last_ns = clock__mono_ns();
 		sp->lost_files++;
 		sp->lost_bytes += len + 1;
 		sp->lost_spans += (uint64_t)cJSON_GetArraySize(

@@ -18,7 +18,8 @@ struct spool {
 	struct spool_cap cap;		/* --max-spool-mb */
 	/* batches the disk did not take (full, an I/O error): their spans are lost */
 	uint64_t lost_files, lost_bytes, lost_spans;
-	int lost_err;			/* the error last said (0: writes work), said once */
+	int lost_err;			/* the error last said (0: writes work), said once an outage */
+	uint64_t lost_last_ns;		/* CLOCK_MONOTONIC of the last failed write */
 	/* told of each batch file once it is in place (the shippers, ship_outputs__written) */
 	void (*on_written)(void *ctx, const char *name, uint64_t bytes);
 	void *on_written_ctx;
