@@ -106,13 +106,19 @@ static void settling(void)
 	struct snap_read none = {}, fresh = rd(12, 4, SNAP_FOR_EPOCH), ahead = rd(12, 4, SNAP_AHEAD),
 			 kept = rd(12, 4, SNAP_AHEAD), torn = rd(13, 4, SNAP_FOR_EPOCH);
 
-	ASSERT_EQ(snap_plan__settle(&fresh, 12, &kept, &torn), SNAP_SETTLE_FRESH,
+	ASSERT_EQ(snap_plan__settle(&fresh, 12, 4, &kept, &torn), SNAP_SETTLE_FRESH,
 		  "a read made for it at its end's count");
-	ASSERT_EQ(snap_plan__settle(&ahead, 12, &kept, &torn), SNAP_SETTLE_KEPT,
+	ASSERT_EQ(snap_plan__settle(&ahead, 12, 4, &kept, &torn), SNAP_SETTLE_KEPT,
 		  "a read made ahead is the kept one's business");
-	ASSERT_EQ(snap_plan__settle(&fresh, 11, &none, &torn), SNAP_SETTLE_TORN,
+	torn.model_attr = (cJSON *)1;	/* a read that found its tensors */
+	ASSERT_EQ(snap_plan__settle(&fresh, 11, 4, &none, &torn), SNAP_SETTLE_TORN,
 		  "for another count, nothing kept: torn");
-	ASSERT_EQ(snap_plan__settle(&none, 12, &none, &none), SNAP_SETTLE_NONE, "nothing");
+	ASSERT_EQ(snap_plan__settle(&fresh, 11, 3, &none, &torn), SNAP_SETTLE_NONE,
+		  "a torn read of a later step is none of the epoch's");
+	torn.model_attr = NULL;
+	ASSERT_EQ(snap_plan__settle(&fresh, 11, 3, &none, &torn), SNAP_SETTLE_TORN,
+		  "a read that failed says why, whatever its step");
+	ASSERT_EQ(snap_plan__settle(&none, 12, 4, &none, &none), SNAP_SETTLE_NONE, "nothing");
 }
 
 /* Reads made for the waiting epoch: exact at its count, later, or torn up to SNAP_ATTEMPTS. */

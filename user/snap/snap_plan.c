@@ -71,13 +71,15 @@ enum snap_kept snap_plan__kept_at_end(const struct snap_read *cand,
 }
 
 enum snap_settle snap_plan__settle(const struct snap_read *cand, uint32_t end_seq,
-				   const struct snap_read *kept, const struct snap_read *torn)
+				   long last_step, const struct snap_read *kept,
+				   const struct snap_read *torn)
 {
 	if (cand->valid && cand->seq == end_seq && cand->purpose == SNAP_FOR_EPOCH)
 		return SNAP_SETTLE_FRESH;
 	if (kept->valid)
 		return SNAP_SETTLE_KEPT;
-	if (torn->valid)
+	/* a torn read of a later step is no state of this epoch's, torn or not */
+	if (torn->valid && (torn->after_step == last_step || !torn->model_attr))
 		return SNAP_SETTLE_TORN;
 	return SNAP_SETTLE_NONE;
 }

@@ -128,11 +128,13 @@ enum snap_kept snap_plan__kept_at_end(const struct snap_read *cand,
 enum snap_settle {
 	SNAP_SETTLE_FRESH,	/* the newest exact read, made for it at its end's count */
 	SNAP_SETTLE_KEPT,	/* the read kept from right after its last step */
-	SNAP_SETTLE_TORN,	/* only torn reads: the last one, labelled torn */
+	SNAP_SETTLE_TORN,	/* only torn reads of its last step's state (or one that failed,
+				 * whose records say why): the last one, labelled torn */
 	SNAP_SETTLE_NONE,	/* nothing: a record that says why */
 };
 enum snap_settle snap_plan__settle(const struct snap_read *cand, uint32_t end_seq,
-				   const struct snap_read *kept, const struct snap_read *torn);
+				   long last_step, const struct snap_read *kept,
+				   const struct snap_read *torn);
 
 /* After a read made for the epoch that waits (attempts: reads for it so far, this one in): */
 enum snap_outcome {

@@ -223,7 +223,7 @@ void snap_records__settle(const struct snap_env *e, struct target *t, const char
 		 * (new models, wrappers), now that the next end is far, if it is time */
 		c->models = clock__mono_ns() >= c->look_after_ns ? SNAP_MODELS_STALE
 								 : SNAP_MODELS_FOUND;
-	switch (snap_plan__settle(&c->cand, p->end_seq, &p->kept, &p->torn)) {
+	switch (snap_plan__settle(&c->cand, p->end_seq, p->last_step, &p->kept, &p->torn)) {
 	case SNAP_SETTLE_FRESH:
 		snap_records__from(e, t, p->span_id, p->epoch, p->last_step, &c->cand, true,
 				   p->attempts ? p->attempts : 1, NULL);
