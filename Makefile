@@ -218,11 +218,13 @@ $(OUTPUT)/tests/nccl_calls: tests/targets/nccl_calls.c $(OUTPUT)/tests/standin/l
 # it. New inputs go to a scratch corpus that grows across runs (the committed seeds are only
 # read); findings land in .output/fuzz/ as crash-*, leak-*, timeout-* (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 300
-FUZZ_SRCS := $(addprefix user/,read/spool_reader.c read/spool_dir.c read/view.c read/trace.c \
-	read/trace_ranks.c read/export.c read/health.c tree/span.c tree/clock.c common/log.c \
-	read/perfetto.c read/perfetto_writer.c read/perfetto_events.c read/perfetto_pending.c \
-	read/perfetto_exact.c read/report.c read/outfile.c read/snapshot_view.c read/requests_view.c common/demangle.c \
-	common/fsutil.c)
+FUZZ_SRCS := $(addprefix user/,$(addprefix read/,batch.c batch_arena.c spool_src.c \
+	spool_view.c tree_stream.c text_tree.c export.c export_stream.c trace.c trace_text.c \
+	trace_last.c trace_ranks.c rank_steps.c view.c health.c pctl.c step_sum.c downsample.c \
+	sbuf.c report.c report_data.c report_chart.c report_snap.c perfetto.c \
+	perfetto_writer.c perfetto_events.c perfetto_pending.c perfetto_exact.c outfile.c \
+	snapshot_view.c requests_view.c) \
+	tree/span.c tree/clock.c common/log.c common/demangle.c common/fsutil.c)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_FLAGS := -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	-dict=tests/fuzz/spool.dict -artifact_prefix=$(OUTPUT)/fuzz/ -print_final_stats=1

@@ -1,24 +1,26 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
+//
+// A span as a CSV row and as JSON (export.h): the formats trace prints, byte for byte what
+// cJSON prints of span__to_json's object, without copying the attributes.
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "read/export.h"
-#include "read/view.h"
 
-void export__csv_field(FILE *f, const char *s)
+void export__csv_field(struct sbuf *b, const char *s)
 {
 	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, f);
+		sbuf__puts(b, s);
 		return;
 	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
+	sbuf__add(b, "\"", 1);
+	for (const char *q; (q = strchr(s, '"')); s = q + 1) {
+		sbuf__add(b, s, (size_t)(q - s) + 1);
+		sbuf__add(b, "\"", 1);
 	}
-	fputc('"', f);
+	sbuf__puts(b, s);
+	sbuf__add(b, "\"", 1);
 }
 
 void export__csv_header(FILE *f)
@@ -28,92 +30,94 @@ void export__csv_header(FILE *f)
 }
 
 /* key=value;key=value, values as the stdout line shows them. */
-static char *flat_attrs(const cJSON *attrs)
+static void flat_attrs(struct sbuf *b, const cJSON *attrs)
 {
-	char val[4096], *buf = NULL;
+	char val[4096];
 	const cJSON *a;
-	size_t len;
-	FILE *m = open_memstream(&buf, &len);
 
-	if (!m)
-		return NULL;
 	cJSON_ArrayForEach(a, attrs) {
 		json__format_value(a, val, sizeof(val));
-		fprintf(m, "%s%s=%s", a == attrs->child ? "" : ";", a->string, val);
+		sbuf__printf(b, "%s%s=%s", a == attrs->child ? "" : ";", a->string, val);
 	}
-	if (fclose(m)) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
 }
 
-void export__csv_row(FILE *f, const struct rsession *s, const struct rspan *r)
+void export__csv_row(struct sbuf *b, const char *sid, long rank, const struct span *sp)
 {
-	const struct span *sp = &r->sp;
-	char *attrs = flat_attrs(sp->attrs);
+	struct sbuf attrs = {};
 
-	export__csv_field(f, s->id);
-	fprintf(f, ",%" PRIu64 ",", sp->id);
+	export__csv_field(b, sid);
+	sbuf__printf(b, ",%" PRIu64 ",", sp->id);
 	if (sp->parent_id)
-		fprintf(f, "%" PRIu64, sp->parent_id);
-	fputc(',', f);
-	export__csv_field(f, sp->name);
-	fputc(',', f);
+		sbuf__printf(b, "%" PRIu64, sp->parent_id);
+	sbuf__add(b, ",", 1);
+	export__csv_field(b, sp->name);
+	sbuf__add(b, ",", 1);
 	if (sp->index >= 0)
-		fprintf(f, "%ld", sp->index);
-	fprintf(f, ",%ld,%" PRIu64 ",", s->rank, sp->start_ns);
+		sbuf__printf(b, "%ld", sp->index);
+	sbuf__printf(b, ",%ld,%" PRIu64 ",", rank, sp->start_ns);
 	if (sp->end_ns)
-		fprintf(f, "%" PRIu64 ",%" PRIu64, sp->end_ns, sp->end_ns - sp->start_ns);
+		sbuf__printf(b, "%" PRIu64 ",%" PRIu64, sp->end_ns, sp->end_ns - sp->start_ns);
 	else
-		fputc(',', f);
-	fprintf(f, ",%s,", span_status__name(sp->status));
-	export__csv_field(f, attrs ? attrs : "");
-	fputc('\n', f);
-	free(attrs);
+		sbuf__add(b, ",", 1);
+	sbuf__printf(b, ",%s,", span_status__name(sp->status));
+	flat_attrs(&attrs, sp->attrs);
+	export__csv_field(b, attrs.p ? attrs.p : "");
+	sbuf__free(&attrs);
+	sbuf__add(b, "\n", 1);
 }
 
-cJSON *export__span_json(const struct rsession *s, const struct rspan *r, int depth_left)
+void export__span_json_open(struct sbuf *b, const struct span *sp, const char *sid, long rank)
 {
-	cJSON *o = span__to_json(&r->sp), *kids;
+	cJSON *o = cJSON_CreateObject();
+	char buf[8192], *text = NULL;
+	const char *p = NULL;
+	size_t len;
 
-	if (!depth_left) {
-		cJSON_AddStringToObject(o, "session_id", s->id);
-		cJSON_AddNumberToObject(o, "rank", (double)s->rank);
-		return o;
+	if (!o) {
+		b->oom = true;
+		return;
 	}
-	kids = cJSON_AddArrayToObject(o, "children");
-	for (size_t i = 0; i < r->nkids && depth_left > 1; i++)
-		cJSON_AddItemToArray(kids, export__span_json(s, r->kids[i], depth_left - 1));
-	return o;
-}
-
-cJSON *export__session_json(const struct rsession *s)
-{
-	cJSON *o = cJSON_CreateObject(), *spans;
-
-	cJSON_AddStringToObject(o, "session_id", s->id);
-	cJSON_AddStringToObject(o, "host", s->host);
-	cJSON_AddNumberToObject(o, "pid", (double)s->pid);
-	cJSON_AddNumberToObject(o, "rank", (double)s->rank);
-	cJSON_AddNumberToObject(o, "local_rank", (double)s->local_rank);
-	cJSON_AddNumberToObject(o, "world_size", (double)s->world_size);
-	cJSON_AddBoolToObject(o, "final", s->final);
-	if (s->hangs)
-		cJSON_AddItemToObject(o, "hangs", cJSON_Duplicate(s->hangs, true));
-	if (s->sys_first && s->sys_last) {	/* --sys-interval */
-		cJSON *sys = cJSON_AddObjectToObject(o, "sys");
-
-		cJSON_AddNumberToObject(sys, "samples", (double)s->nsys);
-		cJSON_AddItemToObject(sys, "first", cJSON_Duplicate(s->sys_first, true));
-		cJSON_AddItemToObject(sys, "last", cJSON_Duplicate(s->sys_last, true));
-		cJSON_AddNumberToObject(sys, "rss_bytes_max", s->sys_rss_max);
-		cJSON_AddNumberToObject(sys, "threads_max", s->sys_threads_max);
+	json__add_u64(o, "span_id", sp->id);
+	if (sp->parent_id)
+		json__add_u64(o, "parent_id", sp->parent_id);
+	else
+		cJSON_AddNullToObject(o, "parent_id");
+	cJSON_AddStringToObject(o, "name", sp->name);
+	if (sp->index >= 0)
+		cJSON_AddNumberToObject(o, "index", (double)sp->index);
+	else
+		cJSON_AddNullToObject(o, "index");
+	json__add_u64(o, "start_ns", sp->start_ns);
+	if (sp->end_ns) {
+		json__add_u64(o, "end_ns", sp->end_ns);
+		json__add_u64(o, "duration_ns", sp->end_ns - sp->start_ns);
+	} else {
+		cJSON_AddNullToObject(o, "end_ns");
 	}
-	if (s->snapshots)	/* --snapshots: the records as the spool has them */
-		cJSON_AddItemToObject(o, "snapshots", cJSON_Duplicate(s->snapshots, true));
-	spans = cJSON_AddArrayToObject(o, "spans");
-	for (size_t i = 0; i < s->ntops; i++)
-		cJSON_AddItemToArray(spans, export__span_json(s, s->tops[i], VIEW_MAX_DEPTH));
-	return o;
+	cJSON_AddStringToObject(o, "status", span_status__name(sp->status));
+	/* by reference: printed as they are, not copied */
+	if (sp->attrs)
+		cJSON_AddItemReferenceToObject(o, "attrs", (cJSON *)sp->attrs);
+	else
+		cJSON_AddObjectToObject(o, "attrs");
+	if (sp->marks)
+		cJSON_AddItemReferenceToObject(o, "marks", (cJSON *)sp->marks);
+	else
+		cJSON_AddArrayToObject(o, "marks");
+	if (sid) {
+		cJSON_AddStringToObject(o, "session_id", sid);
+		cJSON_AddNumberToObject(o, "rank", (double)rank);
+	}
+	if (cJSON_PrintPreallocated(o, buf, sizeof(buf), false))
+		p = buf;
+	else
+		p = text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!p) {
+		b->oom = true;
+		return;
+	}
+	len = strlen(p);
+	sbuf__add(b, p, len ? len - 1 : 0);	/* without the closing brace */
+	cJSON_free(text);
 }

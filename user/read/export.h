@@ -5,17 +5,17 @@
 
 #include <stdio.h>
 #include <cjson/cJSON.h>
-#include "read/spool_reader.h"
+#include "read/sbuf.h"
+#include "tree/span.h"
 
-/* --format csv: the header line, then one row per span. */
+/* --format csv: the header line. */
 void export__csv_header(FILE *f);
-void export__csv_row(FILE *f, const struct rsession *s, const struct rspan *r);
+/* One row: the span of session sid (rank), attrs as key=value;... */
+void export__csv_row(struct sbuf *b, const char *sid, long rank, const struct span *sp);
 /* One CSV field, quoted (RFC 4180) when it holds a comma, quote or line break. */
-void export__csv_field(FILE *f, const char *s);
-/* --format json: a span as in the spool, with "children" (depth left > 0) or session_id and
- * rank (flat). */
-cJSON *export__span_json(const struct rsession *s, const struct rspan *r, int depth_left);
-/* A session with its metadata and "spans": its top spans, nested. */
-cJSON *export__session_json(const struct rsession *s);
+void export__csv_field(struct sbuf *b, const char *s);
+/* A span as in the spool, as JSON text without its closing brace (more keys may follow),
+ * with session_id and rank when sid is not NULL (a flat list's item). */
+void export__span_json_open(struct sbuf *b, const struct span *sp, const char *sid, long rank);
 
 #endif

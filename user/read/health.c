@@ -119,8 +119,8 @@ static void print_health(FILE *f, const struct rsession *s)
 	char a[64], b[64], c[64];
 
 	view__print_header(f, s);
-	fprintf(f, "  from batch %llu (%zu batch files read)\n", (unsigned long long)s->last_seq,
-		s->nfiles);
+	fprintf(f, "  from batch %llu (the newest of %zu batch files)\n",
+		(unsigned long long)s->last_seq, s->files->nfiles);
 	fprintf(f, "  ringbuf_drops %s, kernel_map_full %s, events %s\n",
 		value(h, "ringbuf_drops", a, sizeof(a)), value(h, "kernel_map_full", b, sizeof(b)),
 		value(h, "events", c, sizeof(c)));
@@ -211,7 +211,7 @@ int health__main(const struct options *o)
 		print_json(stdout, &v, o);
 	else if (!err)
 		health__print(stdout, &v, o);
-	if (!err && v.skipped)
+	if (!err && v.src.skipped)
 		err = EXIT_CORRUPT_INPUT;
 	spool_view__free(&v);
 	return err;

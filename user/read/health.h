@@ -5,10 +5,10 @@
 
 #include <stdio.h>
 #include "common/options.h"
-#include "read/spool_reader.h"
+#include "read/spool_view.h"
 
-/* `health`: each wanted session's observer health from its newest batch. Exit codes as
- * trace__main's. */
+/* `health`: each wanted session's observer health from its newest batch, the only one read
+ * (an older one when it cannot be). Exit codes as trace__main's. */
 int health__main(const struct options *o);
 void health__print(FILE *f, const struct spool_view *v, const struct options *o);
 

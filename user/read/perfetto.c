@@ -17,7 +17,7 @@
 #include "common/log.h"
 #include "read/outfile.h"
 #include "read/perfetto_internal.h"
-#include "read/spool_reader.h"
+#include "read/batch.h"
 
 #define FILE_MAX_BYTES (512u << 20)	/* as the spool reader: more is not ours */
 
@@ -158,7 +158,7 @@ int perfetto__main(const struct options *o)
 		struct bfile bf = {};
 		const char *name = list[i]->d_name;
 
-		if (files && name[0] != '.' && spool_view__batch_name(name, &bf.id_len, &bf.seq) &&
+		if (files && name[0] != '.' && batch__name(name, &bf.id_len, &bf.seq) &&
 		    (bf.name = strdup(name)))
 			files[nfiles++] = bf;
 		else if (files && name[0] != '.')

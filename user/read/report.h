@@ -5,12 +5,13 @@
 
 #include <stdio.h>
 #include "common/options.h"
-#include "read/spool_reader.h"
+#include "read/spool_view.h"
 
 /* `report [DIR] [-o FILE]`: the spool as one self-contained HTML page (default
  * ./report.html). Returns an exit code. */
 int report__main(const struct options *o);
-/* The page of a loaded view, filtered by --session / --rank. */
-void report__write(FILE *f, const struct spool_view *v, const struct options *o);
+/* The page of an indexed spool, filtered by --session / --rank, each session streamed.
+ * Returns 0 or -ENOMEM. */
+int report__write(FILE *f, struct spool_view *v, const struct options *o);
 
 #endif

@@ -107,11 +107,7 @@ static void print_one(FILE *f, const cJSON *r)
 	}
 }
 
-void snapshot_view__print(FILE *f, const struct rsession *s)
+void snapshot_view__print(const cJSON *rec, void *f)
 {
-	const cJSON *r;
-
-	cJSON_ArrayForEach(r, s->snapshots) {
-		print_one(f, r);
-	}
+	print_one(f, rec);
 }

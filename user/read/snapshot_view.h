@@ -4,11 +4,11 @@
 #define __CIRRON_SNAPSHOT_VIEW_H
 
 #include <stdio.h>
-#include "read/spool_reader.h"
+#include <cjson/cJSON.h>
 
-/* --snapshots records in trace's text: per epoch a header line and a table (parameter,
- * shape, dtype, mean, std, norm, grad norm). */
-void snapshot_view__print(FILE *f, const struct rsession *s);
+/* A --snapshots record in trace's text (f, a FILE *): per epoch a header line and a table
+ * (parameter, shape, dtype, mean, std, norm, grad norm). */
+void snapshot_view__print(const cJSON *rec, void *f);
 /* The norm of a record's parameter (weights, or grad), or -1 when it has none. */
 double snapshot_view__norm(const cJSON *param, const char *which);
 

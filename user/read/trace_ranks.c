@@ -5,86 +5,39 @@
 // synchronous job every rank's step takes about as long (they wait for each other in the
 // gradient all-reduce), so a straggler shows in what it does with the time: more data_load,
 // forward, backward or optimizer_step, and less collective_wait, than the other ranks.
+// Each rank's steps come from a stream of its batches (rank_steps.c); rows are printed as
+// every rank has passed them, into a temporary file, since the header counts them.
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "read/pctl.h"
+#include "read/phases.h"
+#include "read/rank_steps.h"
 #include "read/trace_ranks.h"
 #include "read/view.h"
 #include "tree/clock.h"
-
-enum phase { PH_DATA, PH_FORWARD, PH_BACKWARD, PH_OPTIMIZER, PH_COLLECTIVE, PH__COUNT };
-static const char *const phase_names[PH__COUNT] = {
-	"data_load", "forward", "backward", "optimizer_step", "collective_wait",
-};
 
 #define RANKS_MAX 1024
 #define STRAGGLER_SHARE 0.6	/* slower in at least this share of the steps ... */
 #define STRAGGLER_MIN_NS 1000000	/* ... by at least 1 ms of busy time ... */
 #define STRAGGLER_RATIO 1.2	/* ... and 20% over the other ranks' median */
 
-struct step_times {
-	long index;
-	uint64_t total, phase[PH__COUNT];
-};
-
-struct rank_steps {
-	const struct rsession *s;
-	struct step_times *v;
-	size_t n;
+struct rank {
+	struct rank_steps *rs;
+	struct pctl med[PH__COUNT + 1];	/* per phase, and busy (PH__COUNT) */
+	size_t steps, slower;
 };
 
 static bool is_rank(const struct rsession *s)
 {
-	const struct rspan *root = s->ntops ? s->tops[0] : NULL;
-	const cJSON *role = root ? cJSON_GetObjectItemCaseSensitive(root->sp.attrs, "role") : NULL;
+	const cJSON *role = view__root_attr(s, "role");
 
-	if (!role || !cJSON_IsString(role) || !role->valuestring)
-		return false;
-	return !strcmp(role->valuestring, "rank");
+	return cJSON_IsString(role) && role->valuestring && !strcmp(role->valuestring, "rank");
 }
 
-static uint64_t dur(const struct rspan *r)
+static uint64_t busy(const struct step_times *st)
 {
-	return r->sp.end_ns > r->sp.start_ns ? r->sp.end_ns - r->sp.start_ns : 0;
-}
-
-/* Phase times under a step; collective_wait counted wherever it sits (inside backward). */
-static void add_phases(struct step_times *st, const struct rspan *r, int depth)
-{
-	for (size_t i = 0; i < r->nkids && depth < VIEW_MAX_DEPTH; i++) {
-		const struct rspan *k = r->kids[i];
-
-		for (int p = 0; p < PH__COUNT; p++)
-			if (!strcmp(k->sp.name, phase_names[p]))
-				st->phase[p] += dur(k);
-		add_phases(st, k, depth + 1);
-	}
-}
-
-static void collect(const struct rspan *r, struct rank_steps *rs, int depth)
-{
-	if (!strcmp(r->sp.name, "step") && r->sp.status == SPAN_OK) {
-		struct step_times *v = realloc(rs->v, (rs->n + 1) * sizeof(*v));
-
-		if (!v)
-			return;
-		rs->v = v;
-		memset(&v[rs->n], 0, sizeof(v[0]));
-		v[rs->n].index = r->sp.index;
-		v[rs->n].total = dur(r);
-		add_phases(&v[rs->n], r, 0);
-		rs->n++;
-		return;
-	}
-	for (size_t i = 0; i < r->nkids && depth < VIEW_MAX_DEPTH; i++)
-		collect(r->kids[i], rs, depth + 1);
-}
-
-static const struct step_times *step_of(const struct rank_steps *rs, long index)
-{
-	for (size_t i = 0; i < rs->n; i++)
-		if (rs->v[i].index == index)
-			return &rs->v[i];
-	return NULL;
+	return st->total > st->phase[PH_COLLECTIVE] ? st->total - st->phase[PH_COLLECTIVE] : 0;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -94,6 +47,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The upper median of v (sorted here). */
 static uint64_t median(uint64_t *v, size_t n)
 {
 	if (!n)
@@ -102,89 +56,77 @@ static uint64_t median(uint64_t *v, size_t n)
 	return v[n / 2];
 }
 
-static uint64_t busy(const struct step_times *st)
+static void account(struct rank *r, const struct step_times *st)
 {
-	return st->total > st->phase[PH_COLLECTIVE] ? st->total - st->phase[PH_COLLECTIVE] : 0;
+	for (int p = 0; p < PH__COUNT; p++)
+		pctl__add(&r->med[p], st->phase[p]);
+	pctl__add(&r->med[PH__COUNT], busy(st));
+	r->steps++;
 }
 
-/* Median over the steps of one rank: a phase, or busy time (p = PH__COUNT). */
-static uint64_t rank_median(const struct rank_steps *rs, int p)
+/* One row: each rank's step of this index, if it has one; the straggler counts. */
+static void row(FILE *f, struct rank *rk, size_t n, long idx, uint64_t *tmp)
 {
-	uint64_t *v = calloc(rs->n ? rs->n : 1, sizeof(*v)), m;
+	const struct step_times *at[RANKS_MAX];
+	char d[32];
 
-	if (!v)
-		return 0;
-	for (size_t i = 0; i < rs->n; i++)
-		v[i] = p == PH__COUNT ? busy(&rs->v[i]) : rs->v[i].phase[p];
-	m = median(v, rs->n);
-	free(v);
-	return m;
-}
-
-/* The other ranks' median for step index (p as in rank_median). */
-static uint64_t others_median(const struct rank_steps *rs, size_t n, size_t skip, long index,
-			      int p)
-{
-	uint64_t v[RANKS_MAX];
-	size_t k = 0;
-
+	fprintf(f, "%4ld", idx);
 	for (size_t i = 0; i < n; i++) {
-		const struct step_times *st = i == skip ? NULL : step_of(&rs[i], index);
-
-		if (st)
-			v[k++] = p == PH__COUNT ? busy(st) : st->phase[p];
+		at[i] = rank_steps__at(rk[i].rs, idx);
+		fprintf(f, "  %14s", at[i] ? clock__fmt_duration(at[i]->total, d, sizeof(d)) : "-");
 	}
-	return median(v, k);
+	fputc('\n', f);
+	for (size_t i = 0; i < n && n >= 2; i++) {
+		uint64_t b, o;
+		size_t m = 0;
+
+		if (!at[i])
+			continue;
+		b = busy(at[i]);
+		for (size_t j = 0; j < n; j++)	/* the others' busy time at this step */
+			if (j != i && at[j])
+				tmp[m++] = busy(at[j]);
+		o = median(tmp, m);
+		rk[i].slower += b > o + STRAGGLER_MIN_NS && (double)b > STRAGGLER_RATIO * (double)o;
+	}
 }
 
-static void print_table(FILE *f, const struct rank_steps *rs, size_t n, long max_index)
+static void print_medians(FILE *f, struct rank *rk, size_t n)
 {
 	char d[32];
 
-	fprintf(f, "step");
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "  %10s%-4ld", "rank ", rs[i].s->rank);
-	fputc('\n', f);
-	for (long idx = 0; idx <= max_index; idx++) {
-		fprintf(f, "%4ld", idx);
-		for (size_t i = 0; i < n; i++) {
-			const struct step_times *st = step_of(&rs[i], idx);
-
-			fprintf(f, "  %14s", st ? clock__fmt_duration(st->total, d, sizeof(d)) : "-");
-		}
-		fputc('\n', f);
-	}
 	fprintf(f, "median per step:\n%-16s", "");
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "  %10s%-4ld", "rank ", rs[i].s->rank);
+		fprintf(f, "  %10s%-4ld", "rank ", rank_steps__session(rk[i].rs)->rank);
 	fputc('\n', f);
 	for (int p = 0; p <= PH__COUNT; p++) {
 		fprintf(f, "%-16s", p == PH__COUNT ? "busy (no wait)" : phase_names[p]);
-		for (size_t i = 0; i < n; i++)
-			fprintf(f, "  %14s", clock__fmt_duration(rank_median(&rs[i], p), d, sizeof(d)));
+		for (size_t i = 0; i < n; i++) {
+			char cell[40];
+
+			snprintf(cell, sizeof(cell), "%s%s", pctl__approx(&rk[i].med[p]) ? "~" : "",
+				 clock__fmt_duration(pctl__median(&rk[i].med[p]), d, sizeof(d)));
+			fprintf(f, "  %14s", cell);
+		}
 		fputc('\n', f);
 	}
 }
 
 /* A rank busy well past the others in most steps; the phase that makes the difference. */
-static void print_straggler(FILE *f, const struct rank_steps *rs, size_t n)
+static void print_straggler(FILE *f, struct rank *rk, size_t n)
 {
 	size_t worst = n;
 	double worst_share = 0;
+	int phase = -1;
+	int64_t gap = 0;
+	char d[32];
 
 	for (size_t i = 0; i < n && n >= 2; i++) {
-		size_t slower = 0;
+		double share = rk[i].steps ? (double)rk[i].slower / (double)rk[i].steps : 0;
 
-		for (size_t j = 0; j < rs[i].n; j++) {
-			uint64_t b = busy(&rs[i].v[j]);
-			uint64_t o = others_median(rs, n, i, rs[i].v[j].index, PH__COUNT);
-
-			slower += b > o + STRAGGLER_MIN_NS && (double)b > STRAGGLER_RATIO * (double)o;
-		}
-		if (rs[i].n && (double)slower / (double)rs[i].n >= STRAGGLER_SHARE &&
-		    (double)slower / (double)rs[i].n > worst_share) {
+		if (rk[i].steps && share >= STRAGGLER_SHARE && share > worst_share) {
 			worst = i;
-			worst_share = (double)slower / (double)rs[i].n;
+			worst_share = share;
 		}
 	}
 	if (worst == n) {
@@ -192,106 +134,163 @@ static void print_straggler(FILE *f, const struct rank_steps *rs, size_t n)
 			"its steps)\n", (STRAGGLER_RATIO - 1) * 100, STRAGGLER_SHARE * 100);
 		return;
 	}
-	int phase = -1;
-	int64_t gap = 0;
-	char d[32];
-
 	for (int p = 0; p < PH_COLLECTIVE; p++) {
 		uint64_t v[RANKS_MAX];
 		size_t k = 0;
+		int64_t g;
 
 		for (size_t i = 0; i < n; i++)
 			if (i != worst)
-				v[k++] = rank_median(&rs[i], p);
-		int64_t g = (int64_t)rank_median(&rs[worst], p) - (int64_t)median(v, k);
-
+				v[k++] = pctl__median(&rk[i].med[p]);
+		g = (int64_t)pctl__median(&rk[worst].med[p]) - (int64_t)median(v, k);
 		if (phase < 0 || g > gap) {
 			phase = p;
 			gap = g;
 		}
 	}
 	fprintf(f, "straggler: rank %ld, busy longer than the other ranks in %.0f%% of its steps; "
-		"%s takes %s more (median per step)\n", rs[worst].s->rank, worst_share * 100,
-		phase_names[phase], clock__fmt_duration(gap > 0 ? (uint64_t)gap : 0, d, sizeof(d)));
+		"%s takes %s more (median per step)\n", rank_steps__session(rk[worst].rs)->rank,
+		worst_share * 100, phase_names[phase],
+		clock__fmt_duration(gap > 0 ? (uint64_t)gap : 0, d, sizeof(d)));
 }
 
-/* Where each rank is now (sessions still open): the one not waiting in a collective, or
- * the furthest behind, is the one the others wait for. */
-static void print_open_ranks(FILE *f, const struct rank_steps *rs, size_t n)
+/* Where each rank is now (its newest batch): the one not waiting in a collective, or the
+ * furthest behind, is the one the others wait for. */
+static void print_open_ranks(FILE *f, struct rank *rk, size_t n)
 {
 	size_t behind = n, waiting = 0, open = 0;
 	long least = -1;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct rsession *s = rs[i].s;
-		const struct rspan *inner = NULL;
+		const struct rsession *s = rank_steps__session(rk[i].rs);
+		const struct span *inner = NULL;
 		long step = -1;
 
-		for (size_t j = 0; j < s->nspans; j++) {
-			const struct rspan *r = s->spans[j];
+		for (size_t j = 0; j < s->nstate; j++) {
+			const struct span *sp = &s->state[j];
 
-			if (r->sp.status != SPAN_OPEN || !r->parent)
+			if (sp->status != SPAN_OPEN || !sp->parent_id)
 				continue;
-			if (!inner || r->sp.start_ns >= inner->sp.start_ns)
-				inner = r;
-			if (!strcmp(r->sp.name, "step") && r->sp.index > step)
-				step = r->sp.index;
+			if (!inner || sp->start_ns >= inner->start_ns)
+				inner = sp;
+			if (!strcmp(sp->name, "step") && sp->index > step)
+				step = sp->index;
 		}
 		if (!inner)
 			continue;
 		if (!open++)
 			fprintf(f, "open now:\n");
-		fprintf(f, "  rank %ld: step[%ld] > %s\n", s->rank, step, inner->sp.name);
-		if (!strcmp(inner->sp.name, "collective_wait"))
+		fprintf(f, "  rank %ld: step[%ld] > %s\n", s->rank, step, inner->name);
+		if (!strcmp(inner->name, "collective_wait"))
 			waiting++;
 		else if (behind == n || step < least)
 			behind = i, least = step;
 	}
 	if (open >= 2 && waiting && behind < n)
-		fprintf(f, "behind: rank %ld (the others wait in a collective)\n", rs[behind].s->rank);
+		fprintf(f, "behind: rank %ld (the others wait in a collective)\n",
+			rank_steps__session(rk[behind].rs)->rank);
 }
 
-int trace_ranks__print(FILE *f, const struct spool_view *v, const struct options *o)
+static int by_rank(const void *a, const void *b)
 {
-	struct rank_steps rs[RANKS_MAX];
+	const struct rsession *x = rank_steps__session(((const struct rank *)a)->rs);
+	const struct rsession *y = rank_steps__session(((const struct rank *)b)->rs);
+
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* The rows, 0 to the highest step index, each once every rank's stream is past it. */
+static int rows(FILE *f, struct rank *rk, size_t n, long *max_index)
+{
+	uint64_t *tmp = calloc(n, sizeof(*tmp));
+	const struct step_times *st;
+	int err = 0;
+
+	if (!tmp)
+		return -ENOMEM;
+	*max_index = -1;
+	for (long idx = 0;; idx++) {
+		bool more = false;
+
+		for (size_t i = 0; i < n && !err; i++) {
+			err = rank_steps__past(rk[i].rs, idx);
+			more |= rank_steps__has_more(rk[i].rs);
+		}
+		if (err || !more)
+			break;
+		row(f, rk, n, idx, tmp);
+		*max_index = idx;
+		for (size_t i = 0; i < n; i++)	/* what this row showed, and older leftovers */
+			while ((st = rank_steps__pop_upto(rk[i].rs, idx)))
+				account(&rk[i], st);
+	}
+	free(tmp);
+	return err;
+}
+
+int trace_ranks__print(FILE *f, struct spool_view *v, const struct options *o)
+{
+	struct rank *rk = calloc(RANKS_MAX, sizeof(*rk));
 	size_t n = 0;
 	long max_index = -1;
+	FILE *table = NULL;
+	int err = 0;
+	char buf[65536];
+	size_t got;
 
-	for (size_t i = 0; i < v->nsessions && n < RANKS_MAX; i++) {
-		const struct rsession *s = v->sessions[i];
+	if (!rk)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->nsessions && n < RANKS_MAX && !err; i++) {
+		struct rsession *s = v->sessions[i];
 
 		if (!view__wanted(o, s) || !is_rank(s))
 			continue;
 		for (size_t j = 0; j < n; j++)
-			if (rs[j].s->rank == s->rank)
+			if (rank_steps__session(rk[j].rs)->rank == s->rank)
 				goto next;	/* an older run's rank: the newest is kept */
-		rs[n] = (struct rank_steps){ .s = s };
-		for (size_t j = 0; j < s->ntops; j++)
-			collect(s->tops[j], &rs[n], 0);
-		for (size_t j = 0; j < rs[n].n; j++)
-			if (rs[n].v[j].index > max_index)
-				max_index = rs[n].v[j].index;
-		n++;
+		rk[n].rs = rank_steps__new(v, s);
+		if (!rk[n].rs)
+			err = -ENOMEM;
+		else
+			n++;
 next:;
 	}
-	/* by rank */
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && rs[j].s->rank < rs[j - 1].s->rank; j--) {
-			struct rank_steps t = rs[j];
-
-			rs[j] = rs[j - 1];
-			rs[j - 1] = t;
-		}
-	if (!n) {
+	if (n > 1)
+		qsort(rk, n, sizeof(*rk), by_rank);
+	if (!n && !err) {
 		fprintf(f, "no ranks of a distributed job (sessions with role=rank) here\n");
-	} else {
-		fprintf(f, "%zu ranks (world size %ld), %ld steps\n", n, rs[0].s->world_size,
-			max_index + 1);
-		print_table(f, rs, n, max_index);
-		print_straggler(f, rs, n);
-		print_open_ranks(f, rs, n);
+		goto out;
 	}
-	for (size_t i = 0; i < n; i++)
-		free(rs[i].v);
-	return 0;
+	table = tmpfile();	/* one row a step: on disk, not in memory */
+	if (!table) {
+		err = -errno;
+		fprintf(f, "cannot make a temporary file for the table: %s\n", strerror(errno));
+	}
+	if (!err) {
+		fprintf(table, "step");
+		for (size_t i = 0; i < n; i++)
+			fprintf(table, "  %10s%-4ld", "rank ", rank_steps__session(rk[i].rs)->rank);
+		fputc('\n', table);
+		err = rows(table, rk, n, &max_index);
+	}
+	if (!err) {
+		fprintf(f, "%zu ranks (world size %ld), %ld steps\n", n,
+			rank_steps__session(rk[0].rs)->world_size, max_index + 1);
+		rewind(table);
+		while ((got = fread(buf, 1, sizeof(buf), table)) > 0)
+			fwrite(buf, 1, got, f);
+		print_medians(f, rk, n);
+		print_straggler(f, rk, n);
+		print_open_ranks(f, rk, n);
+	}
+out:
+	if (table)
+		fclose(table);
+	for (size_t i = 0; i < n; i++) {
+		for (int p = 0; p <= PH__COUNT; p++)
+			pctl__free(&rk[i].med[p]);
+		rank_steps__free(rk[i].rs);
+	}
+	free(rk);
+	return err;
 }

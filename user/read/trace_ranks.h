@@ -5,9 +5,11 @@
 
 #include <stdio.h>
 #include "common/options.h"
-#include "read/spool_reader.h"
+#include "read/spool_view.h"
 
-/* `trace --ranks`: the ranks of a distributed job side by side. Returns 0 or an exit code. */
-int trace_ranks__print(FILE *f, const struct spool_view *v, const struct options *o);
+/* `trace --ranks`: the ranks of a distributed job side by side. Each rank's batches are read
+ * in step with the others' (a step's row is printed once every rank is past it), so memory
+ * holds a batch's steps per rank, not the job's. Returns 0 or -ENOMEM. */
+int trace_ranks__print(FILE *f, struct spool_view *v, const struct options *o);
 
 #endif
