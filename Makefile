@@ -204,6 +204,14 @@ $(OUTPUT)/tests/cuda_driver_calls: tests/targets/cuda_driver_calls.c $(OUTPUT)/t
 	$(Q)$(CC) -g -O0 $< -o $@ $(OUTPUT)/tests/standin/libcuda.so.1 \
 		$(OUTPUT)/tests/standin/libcirron_fake_cudart.so -Wl,-rpath,'$$ORIGIN/standin'
 
+# A long spool made fast by the writer itself (tests/e2e/test_read_long.py, bench/read_cost.sh):
+# the session tree and spool sink, no BPF.
+SPOOL_GEN_SRCS := $(addprefix user/,tree/session.c tree/span.c tree/clock.c sink/spool.c \
+	sink/spool_cap.c sink/batch_name.c common/fsutil.c common/log.c)
+$(OUTPUT)/tests/spool_gen: tests/targets/spool_gen.c $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(SPOOL_GEN_SRCS)) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $^ -lcjson -lm -o $@
+
 # NCCL: a stand-in libnccl.so.2 (NCCL comes with CUDA builds of torch only) and its client.
 $(OUTPUT)/tests/standin/libnccl.so.2: tests/targets/nccl_standin.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -323,7 +331,8 @@ s3-venv:
 
 E2E_BINS := cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin \
 	$(OUTPUT)/tests/with_pid $(OUTPUT)/tests/sigcount \
-	$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls $(OUTPUT)/tests/nccl_calls
+	$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls $(OUTPUT)/tests/nccl_calls \
+	$(OUTPUT)/tests/spool_gen
 # On E2E_WORKERS workers (pytest-xdist): tests/e2e/conftest.py's ONE_WORKER says which
 # modules keep to one worker. E2E_WORKERS=0: in this process, one test at a time.
 E2E_WORKERS ?= 2
