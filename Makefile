@@ -212,6 +212,10 @@ $(OUTPUT)/tests/spool_gen: tests/targets/spool_gen.c $(patsubst user/%.c,$(OUTPU
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $^ -lcjson -lm -o $@
 
+$(OUTPUT)/tests/peak_rss: tests/targets/peak_rss.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $< -o $@
+
 # NCCL: a stand-in libnccl.so.2 (NCCL comes with CUDA builds of torch only) and its client.
 $(OUTPUT)/tests/standin/libnccl.so.2: tests/targets/nccl_standin.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -332,7 +336,7 @@ s3-venv:
 E2E_BINS := cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin \
 	$(OUTPUT)/tests/with_pid $(OUTPUT)/tests/sigcount \
 	$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls $(OUTPUT)/tests/nccl_calls \
-	$(OUTPUT)/tests/spool_gen
+	$(OUTPUT)/tests/spool_gen $(OUTPUT)/tests/peak_rss
 # On E2E_WORKERS workers (pytest-xdist): tests/e2e/conftest.py's ONE_WORKER says which
 # modules keep to one worker. E2E_WORKERS=0: in this process, one test at a time.
 E2E_WORKERS ?= 2

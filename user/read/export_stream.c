@@ -10,7 +10,7 @@
 
 struct xpay {
 	char *text;		/* the span and what is under it, when complete */
-	size_t held;		/* bytes of its complete kids' texts */
+	size_t held;		/* bytes its complete kids hold (texts, nodes) */
 	char *late;		/* begun early: what comes after its kids */
 	size_t emitted;		/* begun: kids written */
 };
@@ -135,8 +135,9 @@ static void on_render(struct tstream *t, struct tnode *n)
 	if (x->mode == EXPORT_JSON)
 		sbuf__puts(&b, "]}");
 	p->text = sbuf__take(&b);
-	if (n->parent && p->text && (pp = pay(n->parent)))
-		pp->held += strlen(p->text);
+	/* what keeping it costs its parent: its text and its node */
+	if (n->parent && (pp = pay(n->parent)))
+		pp->held += (p->text ? strlen(p->text) : 0) + sizeof(*n) + sizeof(*p);
 }
 
 /* Writes text into begun node s's output. */

@@ -85,8 +85,12 @@ static void on_complete(struct tstream *t, struct tnode *n)
 	}
 	if (n->kind == TK_STEP && n->sp.status == SPAN_OK)
 		enqueue(r, n, p);
-	while (n->first < n->nkids)
-		tstream__drop(t, n->kids[n->first]);
+	/* all of it is in its parent's numbers now (a root's kid goes at the flush) */
+	if (n->parent && !(n->parent->flags & TN_ROOT))
+		tstream__drop(t, n);
+	else
+		while (n->first < n->nkids)
+			tstream__drop(t, n->kids[n->first]);
 }
 
 static void on_flush(struct tstream *t, struct tnode *s, bool finishing)

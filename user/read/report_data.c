@@ -146,8 +146,12 @@ static void on_complete(struct tstream *t, struct tnode *n)
 	}
 	if (p && p->steps && p->steps->steps)
 		epoch_row(d, n, p->steps);
-	while (n->first < n->nkids)
-		tstream__drop(t, n->kids[n->first]);
+	/* all of it is in its parent's numbers now (a root's kid goes at the flush) */
+	if (n->parent && !(n->parent->flags & TN_ROOT))
+		tstream__drop(t, n);
+	else
+		while (n->first < n->nkids)
+			tstream__drop(t, n->kids[n->first]);
 }
 
 static void on_flush(struct tstream *t, struct tnode *s, bool finishing)
