@@ -110,9 +110,13 @@ static void parse(int argc, char **argv, struct opts *o)
 static cJSON *health(const struct rank *r, long steps)
 {
 	static const char *const probes[] = {
-		"_dl_debug_state", "_ZN5torch8autograd6Engine7executeERKSt6vectorINS0_4EdgeESaIS3_EERKS2_IN2at6TensorESaIS9_EEbbbS7_",
-		"_ZN5torch8autograd8profiler25record_function_enter_newERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEERKN3c108optionalIS7_EE",
-		"record_function_enter (static, torch 1.13 Debian)", "_ZN3c108GradMode11set_enabledEb",
+		"_dl_debug_state",
+		"_ZN5torch8autograd6Engine7executeERKSt6vectorINS0_4EdgeESaIS3_EERKS2_IN2at6Tensor"
+		"ESaIS9_EEbbbS7_",
+		"_ZN5torch8autograd8profiler25record_function_enter_newERKNSt7__cxx1112basic_stringI"
+		"cSt11char_traitsIcESaIcEEERKN3c108optionalIS7_EE",
+		"record_function_enter (static, torch 1.13 Debian)",
+		"_ZN3c108GradMode11set_enabledEb",
 		"_ZN2at8autocast19set_autocast_enabledEb", "cudaLaunchKernel", "cudaMemcpy",
 		"cudaMemcpyAsync", "cudaMalloc", "cudaFree", "cudaStreamSynchronize",
 		"cudaDeviceSynchronize", "cudaGetDeviceCount", "write",
@@ -219,7 +223,7 @@ static void step(struct rank *r, const struct opts *o, long i, uint64_t *t, bool
 
 	cJSON_AddStringToObject(st->attrs, "boundary", "optimizer_step");
 	sp = phase(r, st, "data_load", t, 12000 + jitter);
-	cJSON_AddNumberToObject(sp->attrs, "data_load_ns", (double)(sp->start_ns ? *t - sp->start_ns : 0));
+	cJSON_AddNumberToObject(sp->attrs, "data_load_ns", (double)(*t - sp->start_ns));
 	close_span(r, sp, *t);
 	sp = phase(r, st, "forward", t, (straggler ? 60000 : 30000) + jitter);
 	cJSON_AddStringToObject(sp->attrs, "mode", "train");

@@ -21,7 +21,7 @@ static bool num_u64(const cJSON *v, uint64_t *out)
 {
 	double d;
 
-	if (!cJSON_IsNumber(v))
+	if (!v || !cJSON_IsNumber(v))
 		return false;
 	d = v->valuedouble;
 	if (!(d >= 0 && d < 18446744073709551616.0) || (double)(uint64_t)d != d)

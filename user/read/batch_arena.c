@@ -7,8 +7,8 @@
 #include "read/batch_arena.h"
 
 #define CHUNK_BYTES (4u << 20)
-#define CHUNKS_MAX 256
-#define CHUNKS_KEPT 16		/* 64 MiB */		/* a batch file is at most 512 MiB; its tree a few times that */
+#define CHUNKS_MAX 256		/* a batch file is at most 512 MiB, its tree a few times that */
+#define CHUNKS_KEPT 16		/* 64 MiB */
 
 struct chunk {
 	char *mem;

@@ -42,26 +42,27 @@ void sbuf__puts(struct sbuf *b, const char *s)
 
 void sbuf__printf(struct sbuf *b, const char *fmt, ...)
 {
-	va_list ap;
+	va_list ap, again;
 	int len;
 
 	if (!reserve(b, 256))
 		return;
 	va_start(ap, fmt);
-	len = vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);	/* most fit at once */
+	va_copy(again, ap);
+	/* most fit at once; the analyzer's va_list report here is a false positive (cli.c) */
+	// NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized)
+	len = vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+	if (len >= 0 && (size_t)len >= b->cap - b->n) {
+		if (reserve(b, (size_t)len))
+			vsnprintf(b->p + b->n, (size_t)len + 1, fmt, again);
+		else
+			len = -1;
+	}
+	va_end(again);
 	va_end(ap);
 	if (len < 0) {
 		b->p[b->n] = 0;
 		return;
-	}
-	if ((size_t)len >= b->cap - b->n) {
-		if (!reserve(b, (size_t)len)) {
-			b->p[b->n] = 0;
-			return;
-		}
-		va_start(ap, fmt);
-		vsnprintf(b->p + b->n, (size_t)len + 1, fmt, ap);
-		va_end(ap);
 	}
 	b->n += (size_t)len;
 }

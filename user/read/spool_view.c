@@ -332,7 +332,8 @@ const cJSON *spool_view__sys_last(struct spool_view *v, struct rsession *s)
 			continue;
 		best = NULL;
 		cJSON_ArrayForEach(js, b.sys) {
-			if (cJSON_IsObject(js) && batch__u64(js, "ts_ns", &ts) && (!best || ts > best_ts)) {
+			if (cJSON_IsObject(js) && batch__u64(js, "ts_ns", &ts) &&
+			    (!best || ts > best_ts)) {
 				best = js;
 				best_ts = ts;
 			}

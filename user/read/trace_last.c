@@ -95,7 +95,7 @@ static int offer(struct heap *h, const struct options *o, const struct rsession 
 {
 	struct cand c = { .end = sp->end_ns, .id = sp->id, .s = s };
 
-	if (h->n == h->max && !older(&h->a[0], &c))
+	if (h->n && h->n == h->max && !older(&h->a[0], &c))
 		return 0;
 	if (h->max <= 4096 && held(h, s, sp->id))
 		return 0;	/* a copy from a newer batch is in already */
@@ -153,7 +153,7 @@ static int session(struct heap *h, struct spool_view *v, struct rsession *s,
 			err = offer(h, o, s, sp);
 		}
 		batch__free(&b);
-		if (h->n == h->max && newest < h->a[0].end)
+		if (h->n && h->n == h->max && newest < h->a[0].end)
 			break;
 	}
 	return err;
@@ -163,6 +163,9 @@ int trace_last__print(FILE *f, struct spool_view *v, const struct options *o)
 {
 	struct heap h = { .max = (size_t)o->last };
 	int err = 0;
+
+	if (!h.max)
+		return 0;
 
 	for (size_t i = 0; i < v->nsessions && !err; i++)
 		if (view__wanted(o, v->sessions[i]))

@@ -58,7 +58,8 @@ static struct name *name_of(struct tstream *t, const char *s)
 	memcpy(n->s, s, len + 1);
 	n->kind = phase__of(s);
 	if (n->kind < 0)
-		n->kind = !strcmp(s, "step") ? TK_STEP : !strcmp(s, "request") ? TK_REQUEST : TK_OTHER;
+		n->kind = !strcmp(s, "step") ? TK_STEP :
+			  !strcmp(s, "request") ? TK_REQUEST : TK_OTHER;
 	n->next = t->names[h];
 	t->names[h] = n;
 	return n;
