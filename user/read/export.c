@@ -66,58 +66,107 @@ void export__csv_row(struct sbuf *b, const char *sid, long rank, const struct sp
 	sbuf__add(b, "\n", 1);
 }
 
+/* A string as cJSON prints it (print_string_ptr): quotes and backslashes escaped, the
+ * control characters by name or as \u00XX, every other byte as it is. */
+static void json_string(struct sbuf *b, const char *s)
+{
+	const char *run = s;
+
+	sbuf__add(b, "\"", 1);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		char esc[8];
+
+		if (c >= 32 && c != '"' && c != '\\')
+			continue;
+		sbuf__add(b, run, (size_t)(s - run));
+		run = s + 1;
+		switch (c) {
+		case '"': sbuf__add(b, "\\\"", 2); break;
+		case '\\': sbuf__add(b, "\\\\", 2); break;
+		case '\b': sbuf__add(b, "\\b", 2); break;
+		case '\f': sbuf__add(b, "\\f", 2); break;
+		case '\n': sbuf__add(b, "\\n", 2); break;
+		case '\r': sbuf__add(b, "\\r", 2); break;
+		case '\t': sbuf__add(b, "\\t", 2); break;
+		default:
+			snprintf(esc, sizeof(esc), "\\u%04x", c);
+			sbuf__add(b, esc, 6);
+		}
+	}
+	sbuf__add(b, run, (size_t)(s - run));
+	sbuf__add(b, "\"", 1);
+}
+
+/* A number as cJSON prints what cJSON_AddNumberToObject made of it. */
+static void json_long(struct sbuf *b, long v)
+{
+	cJSON *n;
+	char buf[64];
+
+	if (v >= -2147483647L && v <= 2147483647L) {	/* cJSON's valueint: "%d" */
+		sbuf__printf(b, "%ld", v);
+		return;
+	}
+	n = cJSON_CreateNumber((double)v);
+	if (n && cJSON_PrintPreallocated(n, buf, sizeof(buf), false))
+		sbuf__puts(b, buf);
+	else
+		b->oom = true;
+	cJSON_Delete(n);
+}
+
+/* A value as cJSON prints it, unformatted. */
+static void json_value(struct sbuf *b, const cJSON *v, const char *none)
+{
+	char buf[8192], *text = NULL;
+
+	if (!v) {
+		sbuf__puts(b, none);
+		return;
+	}
+	if (cJSON_PrintPreallocated((cJSON *)v, buf, sizeof(buf), false)) {
+		sbuf__puts(b, buf);
+		return;
+	}
+	text = cJSON_PrintUnformatted(v);
+	if (text)
+		sbuf__puts(b, text);
+	else
+		b->oom = true;
+	cJSON_free(text);
+}
+
+/* The text cJSON prints of span__to_json's object (with session_id and rank after it for a
+ * flat list's item), without building that object. */
 void export__span_json_open(struct sbuf *b, const struct span *sp, const char *sid, long rank)
 {
-	cJSON *o = cJSON_CreateObject();
-	char buf[8192], *text = NULL;
-	const char *p = NULL;
-	size_t len;
-
-	if (!o) {
-		b->oom = true;
-		return;
-	}
-	json__add_u64(o, "span_id", sp->id);
+	sbuf__printf(b, "{\"span_id\":%" PRIu64 ",\"parent_id\":", sp->id);
 	if (sp->parent_id)
-		json__add_u64(o, "parent_id", sp->parent_id);
+		sbuf__printf(b, "%" PRIu64, sp->parent_id);
 	else
-		cJSON_AddNullToObject(o, "parent_id");
-	cJSON_AddStringToObject(o, "name", sp->name);
+		sbuf__puts(b, "null");
+	sbuf__puts(b, ",\"name\":");
+	json_string(b, sp->name);
+	sbuf__puts(b, ",\"index\":");
 	if (sp->index >= 0)
-		cJSON_AddNumberToObject(o, "index", (double)sp->index);
+		json_long(b, sp->index);
 	else
-		cJSON_AddNullToObject(o, "index");
-	json__add_u64(o, "start_ns", sp->start_ns);
-	if (sp->end_ns) {
-		json__add_u64(o, "end_ns", sp->end_ns);
-		json__add_u64(o, "duration_ns", sp->end_ns - sp->start_ns);
-	} else {
-		cJSON_AddNullToObject(o, "end_ns");
-	}
-	cJSON_AddStringToObject(o, "status", span_status__name(sp->status));
-	/* by reference: printed as they are, not copied */
-	if (sp->attrs)
-		cJSON_AddItemReferenceToObject(o, "attrs", (cJSON *)sp->attrs);
+		sbuf__puts(b, "null");
+	sbuf__printf(b, ",\"start_ns\":%" PRIu64, sp->start_ns);
+	if (sp->end_ns)
+		sbuf__printf(b, ",\"end_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64, sp->end_ns,
+			     sp->end_ns - sp->start_ns);
 	else
-		cJSON_AddObjectToObject(o, "attrs");
-	if (sp->marks)
-		cJSON_AddItemReferenceToObject(o, "marks", (cJSON *)sp->marks);
-	else
-		cJSON_AddArrayToObject(o, "marks");
+		sbuf__puts(b, ",\"end_ns\":null");
+	sbuf__printf(b, ",\"status\":\"%s\",\"attrs\":", span_status__name(sp->status));
+	json_value(b, sp->attrs, "{}");
+	sbuf__puts(b, ",\"marks\":");
+	json_value(b, sp->marks, "[]");
 	if (sid) {
-		cJSON_AddStringToObject(o, "session_id", sid);
-		cJSON_AddNumberToObject(o, "rank", (double)rank);
+		sbuf__puts(b, ",\"session_id\":");
+		json_string(b, sid);
+		sbuf__puts(b, ",\"rank\":");
+		json_long(b, rank);
 	}
-	if (cJSON_PrintPreallocated(o, buf, sizeof(buf), false))
-		p = buf;
-	else
-		p = text = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (!p) {
-		b->oom = true;
-		return;
-	}
-	len = strlen(p);
-	sbuf__add(b, p, len ? len - 1 : 0);	/* without the closing brace */
-	cJSON_free(text);
 }

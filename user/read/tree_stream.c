@@ -38,7 +38,34 @@ struct tstream {
 	struct tnode **fresh;	/* made in this batch, in order */
 	size_t nfresh, fresh_cap;
 	struct name *names[NAMES_CAP];	/* every name once */
+	struct tnode *spare;	/* freed nodes, by lnext: a stream makes and frees one a span */
+	size_t nspare;
 };
+
+#define SPARE_MAX 4096
+
+static struct tnode *node_alloc(struct tstream *t)
+{
+	struct tnode *n = t->spare;
+
+	if (!n)
+		return calloc(1, sizeof(*n));
+	t->spare = n->lnext;
+	t->nspare--;
+	memset(n, 0, sizeof(*n));
+	return n;
+}
+
+static void node_release(struct tstream *t, struct tnode *n)
+{
+	if (t->nspare >= SPARE_MAX) {
+		free(n);
+		return;
+	}
+	n->lnext = t->spare;
+	t->spare = n;
+	t->nspare++;
+}
 
 /* The stream's one copy of a name (spans of a kind are compared by pointer). */
 static struct name *name_of(struct tstream *t, const char *s)
@@ -192,12 +219,12 @@ static void free_node(struct tstream *t, struct tnode *n)
 		t->ops->free_out(n);
 	drop_json(n);
 	free(n->kids);
-	free(n);
+	node_release(t, n);
 }
 
 static struct tnode *new_node(struct tstream *t, const struct span *sp)
 {
-	struct tnode *n = calloc(1, sizeof(*n));
+	struct tnode *n = node_alloc(t);
 	struct name *name = name_of(t, sp->name);
 
 	if (!n || !name) {
@@ -209,7 +236,7 @@ static struct tnode *new_node(struct tstream *t, const struct span *sp)
 	n->sp.name = name->s;
 	n->kind = name->kind;
 	if (table_put(t, n)) {
-		free(n);
+		node_release(t, n);
 		return NULL;
 	}
 	return n;
@@ -583,6 +610,12 @@ void tstream__free(struct tstream *t)
 	free(t->dropped);
 	free(t->fresh);
 	free(t->table);
+	while (t->spare) {
+		struct tnode *n = t->spare;
+
+		t->spare = n->lnext;
+		free(n);
+	}
 	for (size_t i = 0; i < NAMES_CAP; i++)
 		for (struct name *n = t->names[i], *next; n; n = next) {
 			next = n->next;
