@@ -30,7 +30,9 @@ make_spool() {	# make_spool STEPS DIR
 # one LABEL CMD...: "LABEL wall_s cpu_s rss_mib"
 one() {
 	local label=$1 tm=$TMPB/time; shift
-	/usr/bin/time -o "$tm" -f '%e %U %S %M' "$@" > /dev/null 2> "$TMPB/err" ||
+	# glibc's defaults, not lib.sh's settings for training jobs (they change what RSS is)
+	env -u MALLOC_MMAP_THRESHOLD_ -u MALLOC_TRIM_THRESHOLD_ -u MALLOC_TOP_PAD_ \
+		/usr/bin/time -o "$tm" -f '%e %U %S %M' "$@" > /dev/null 2> "$TMPB/err" ||
 		{ cat "$TMPB/err" >&2; die "$label failed"; }
 	read -r e u s m < "$tm"
 	echo "$label $e $(calc 'u+s' u="$u" s="$s") $(fmt '%.1f' "$(calc 'k/1024' k="$m")")"
