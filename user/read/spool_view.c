@@ -177,7 +177,6 @@ static int index_session(struct spool_view *v, struct ssession *ss, struct rsess
 	const cJSON *js;
 	bool have = false;
 	size_t k;
-	int err = 0;
 
 	*out = NULL;
 	if (!s)
@@ -214,7 +213,7 @@ static int index_session(struct spool_view *v, struct ssession *ss, struct rsess
 	if (have && take_root(s, &best))
 		goto oom;
 	if (b.all_open) {
-		s->hangs_listed = true;
+		s->state_known = true;
 		cJSON_ArrayForEach(js, b.hang_batches) {
 			if (cJSON_IsNumber(js) && js->valuedouble >= 0 &&
 			    add_seq(&s->hang_seqs, &s->nhang_seqs, (uint64_t)js->valuedouble))
@@ -224,13 +223,19 @@ static int index_session(struct spool_view *v, struct ssession *ss, struct rsess
 			goto oom;
 		if (state_from_batch(s, &b))
 			goto oom;
-		batch__free(&b);
 	} else {
+		/* an older writer's: the open state needs a pass over every batch, made when a view
+		 * asks for it (spool_view__state); only a missing root is looked for now, since
+		 * the order of sessions and their roles come from it */
 		batch__free(&b);
-		err = scan_all(v, s);
-		if (err)
-			goto oom;
+		if (!s->has_root) {
+			s->state_known = true;
+			if (scan_all(v, s))
+				goto oom;
+		}
 	}
+	if (b.json)
+		batch__free(&b);
 	if (s->has_root)
 		s->start_ns = s->root.start_ns;
 	*out = s;
@@ -294,10 +299,22 @@ static long file_of(const struct ssession *ss, uint64_t seq)
 	return lo < ss->nfiles && ss->files[lo].seq == seq ? (long)lo : -1;
 }
 
+int spool_view__state(struct spool_view *v, struct rsession *s)
+{
+	int err = 0;
+
+	if (!s->state_known) {
+		s->state_known = true;
+		err = scan_all(v, s);
+	}
+	return err;
+}
+
 const cJSON *spool_view__hangs(struct spool_view *v, struct rsession *s)
 {
 	const cJSON *js;
 
+	spool_view__state(v, s);	/* an older writer's spool: the batches are found by it */
 	if (s->hangs || !s->nhang_seqs)
 		return s->hangs;
 	qsort(s->hang_seqs, s->nhang_seqs, sizeof(uint64_t), by_seq);

@@ -32,9 +32,9 @@ struct rsession {
 	struct span root;	/* its newest copy (name, attrs, marks owned) */
 	struct span *state;	/* spans not ok at the newest batch, and their parents in it */
 	size_t nstate;
+	bool state_known;	/* state (and the hang batches) are read: spool_view__state */
 	uint64_t *hang_seqs;	/* batches holding hang records */
 	size_t nhang_seqs;
-	bool hangs_listed;	/* the writer listed them (else they are found by reading) */
 	cJSON *hangs;		/* spool_view__hangs: the records, oldest first */
 	cJSON *sys_last;	/* spool_view__sys_last: the newest --sys-interval sample */
 	bool sys_looked;
@@ -48,6 +48,9 @@ struct spool_view {
 
 /* Indexes every session of src (taken over by v). Returns 0 or -ENOMEM. */
 int spool_view__index(struct spool_view *v, struct spool_src *src);
+/* Makes s->state known: at once from a batch that holds every open span; for an older
+ * writer's spool, by a pass over the session's batches. Returns 0 or -ENOMEM. */
+int spool_view__state(struct spool_view *v, struct rsession *s);
 /* The session's hang records (s->hangs), read from the batches that hold them. */
 const cJSON *spool_view__hangs(struct spool_view *v, struct rsession *s);
 /* The session's newest --sys-interval sample (s->sys_last), or NULL. */

@@ -156,16 +156,18 @@ static void print_straggler(FILE *f, struct rank *rk, size_t n)
 
 /* Where each rank is now (its newest batch): the one not waiting in a collective, or the
  * furthest behind, is the one the others wait for. */
-static void print_open_ranks(FILE *f, struct rank *rk, size_t n)
+static void print_open_ranks(FILE *f, struct spool_view *v, struct rank *rk, size_t n)
 {
 	size_t behind = n, waiting = 0, open = 0;
 	long least = -1;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct rsession *s = rank_steps__session(rk[i].rs);
+		struct rsession *s = (struct rsession *)rank_steps__session(rk[i].rs);
 		const struct span *inner = NULL;
 		long step = -1;
 
+		if (spool_view__state(v, s))
+			continue;	/* out of memory: that rank's state is left out */
 		for (size_t j = 0; j < s->nstate; j++) {
 			const struct span *sp = &s->state[j];
 
@@ -281,7 +283,7 @@ next:;
 			fwrite(buf, 1, got, f);
 		print_medians(f, rk, n);
 		print_straggler(f, rk, n);
-		print_open_ranks(f, rk, n);
+		print_open_ranks(f, v, rk, n);
 	}
 out:
 	if (table)

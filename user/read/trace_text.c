@@ -192,14 +192,17 @@ int trace_text__session(FILE *f, struct spool_view *v, struct rsession *s,
 	struct text_tree tt = { .out = f, .all = o->all };
 	struct pass_extras ex = {};
 	struct tstream *t = tstream__new(&text_tree__ops, &tt);
-	int err;
+	int err = 0;
 
 	if (!t)
 		return -ENOMEM;
 	view__print_header(f, s);
 	print_hangs(f, spool_view__hangs(v, s));
+	if (spool_view__state(v, s))
+		err = -ENOMEM;
 	print_open_path(f, s);
-	err = s->has_root ? tstream__set_root(t, &s->root) : 0;
+	if (!err && s->has_root)
+		err = tstream__set_root(t, &s->root);
 	if (!err && s->has_root)
 		text_tree__root_line(f, &s->root);
 	if (!err)
