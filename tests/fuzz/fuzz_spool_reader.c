@@ -6,12 +6,15 @@
 // "NAME\nTEXT", separated by 0x1e (a byte JSON text cannot hold unescaped); see
 // tests/fuzz/README.md. The same files also go through the streaming Perfetto exporter
 // (trace --format perfetto). Beyond crashes, leaks and UB, it aborts when the JSON export
-// does not parse, or leaves out a span of a batch it took (nothing is dropped silently).
+// does not parse, or leaves out a span of a batch it took (nothing is dropped silently), or
+// when the batch parser (read/batch_json.c) takes a text cJSON would not, or makes another
+// tree of it.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "read/batch.h"
+#include "read/batch_json.h"
 #include "read/health.h"
 #include "read/perfetto.h"
 #include "read/report.h"
@@ -103,6 +106,64 @@ static void check_json(struct spool_view *v, const struct options *o, const stru
 	free(buf);
 }
 
+/* batch_json's allocations, dropped together (as the arena's) */
+static void *bump[65536];
+static size_t nbump;
+
+static void *bump_alloc(size_t size)
+{
+	void *p = nbump < sizeof(bump) / sizeof(bump[0]) ? malloc(size) : NULL;
+
+	if (p)
+		bump[nbump++] = p;
+	return p;
+}
+
+/* The same tree, member by member in order (cJSON_Compare finds an object's members by key:
+ * a repeated key compares against its first), each list's first member's prev its last. */
+static bool same_tree(const cJSON *a, const cJSON *b)
+{
+	for (; a && b; a = a->next, b = b->next) {
+		if ((a->type & 0xFF) != (b->type & 0xFF) || !a->string != !b->string ||
+		    (a->string && strcmp(a->string, b->string) != 0) ||
+		    !a->valuestring != !b->valuestring ||
+		    (a->valuestring && strcmp(a->valuestring, b->valuestring) != 0) ||
+		    a->valueint != b->valueint ||
+		    memcmp(&a->valuedouble, &b->valuedouble, sizeof(double)) != 0 ||
+		    !a->child != !b->child || (a->child && a->child->prev != NULL) !=
+		    (b->child && b->child->prev != NULL) || !same_tree(a->child, b->child))
+			return false;
+		if (a->child) {
+			const cJSON *la = a->child, *lb = b->child;
+
+			while (la->next)
+				la = la->next;
+			while (lb->next)
+				lb = lb->next;
+			if ((a->child->prev == la) != (b->child->prev == lb))
+				return false;
+		}
+	}
+	return !a && !b;
+}
+
+/* Whatever batch_json takes, cJSON takes, to the same tree and the same end. */
+static void check_parser(const char *text)
+{
+	const char *end = NULL, *cend = NULL;
+	bool gave_up;
+	cJSON *fast = batch_json__parse(text, &end, bump_alloc, &gave_up);
+	cJSON *slow = cJSON_ParseWithOpts(text, &cend, 0);
+
+	if (!gave_up && (!slow || !same_tree(fast, slow) || end != cend)) {
+		fprintf(stderr, "fuzz_spool_reader: batch_json and cJSON differ\n");
+		abort();
+	}
+	cJSON_Delete(slow);
+	while (nbump)
+		free(bump[--nbump]);
+}
+
 static void print_all(struct spool_view *v, const struct ids *taken)
 {
 	struct options o = { .path = ".", .rank = -1 };
@@ -192,6 +253,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (nl)
 			*nl = 0;
 		text = nl ? nl + 1 : rec + strlen(rec);
+		check_parser(text);
 		if (!batch__parse(&b, rec, text, why, sizeof(why))) {
 			for (size_t i = 0; i < b.nsp; i++)
 				ids_add(&taken, b.id, b.sp[i].id);

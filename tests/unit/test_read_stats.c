@@ -5,6 +5,7 @@
 // a chart's series downsampled over the whole job, an epoch's summary line, and a span's JSON
 // as cJSON prints it.
 #include <math.h>
+#include "read/batch_json.h"
 #include "read/downsample.h"
 #include "read/export.h"
 #include "read/pctl.h"
@@ -150,8 +151,67 @@ static void span_json_as_cjson(void)
 	}
 }
 
+/* batch_json's allocations, freed together, as the batch arena drops them */
+static void *made[4096];
+static size_t nmade;
+
+static void *plain_alloc(size_t n)
+{
+	void *p = nmade < 4096 ? malloc(n) : NULL;
+
+	if (p)
+		made[nmade++] = p;
+	return p;
+}
+
+/* Texts the batch parser reads (the same tree and end as cJSON's) and texts it leaves to
+ * cJSON (gave_up), whatever cJSON makes of them. */
+static void batch_json_as_cjson(void)
+{
+	static const struct {
+		const char *text;
+		bool taken;
+	} cases[] = {
+		{ "{\"a\":1,\"b\":-0,\"c\":1796000000000999999,\"d\":9999999999999999999,"
+		  "\"e\":12345678901234567890,\"f\":1.5e-3,\"g\":-2.5E+2,\"h\":0.1}", true },
+		{ "{\"s\":\"tab\\there \\\"q\\\" \\\\ \\/ \\b\\f\\n\\r\",\"k\":[true,false,null,"
+		  "[],{},[{\"x\":[1,[2]]}]]} trailing", true },
+		{ " \n\t{\"dup\":1,\"dup\":2}", true },
+		{ "{\"u\":\"\\u00e9\"}", false },		/* \u: cJSON's */
+		{ "{\"n\":01}", false },			/* a leading zero: cJSON's */
+		{ "{\"n\":1.}", false },
+		{ "{\"c\":\"a\x01b\"}", false },		/* a control character in a string */
+		{ "{\"a\":1,}", false },			/* not JSON */
+		{ "\x01{\"a\":1}", false },			/* cJSON's whitespace, not JSON's */
+		{ "{\"a\":tru}", false },
+		{ "[1,2", false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *end = NULL, *cend = NULL;
+		bool gave_up;
+		cJSON *fast = batch_json__parse(cases[i].text, &end, plain_alloc, &gave_up);
+		cJSON *slow = cJSON_ParseWithOpts(cases[i].text, &cend, 0);
+		char *a = fast ? cJSON_PrintUnformatted(fast) : NULL;
+		char *b = slow ? cJSON_PrintUnformatted(slow) : NULL;
+
+		ASSERT_EQ(!gave_up, cases[i].taken, cases[i].text);
+		if (!gave_up) {
+			ASSERT_STREQ(a, b, "the same tree");
+			ASSERT_EQ(end - cases[i].text, cend - cases[i].text, "the same end");
+			ASSERT_TRUE(fast->child->prev != NULL, "a list's first points at its last");
+		}
+		cJSON_free(a);
+		cJSON_free(b);
+		cJSON_Delete(slow);
+		while (nmade)
+			free(made[--nmade]);
+	}
+}
+
 int main(void)
 {
+	RUN_TEST(batch_json_as_cjson);
 	RUN_TEST(percentiles);
 	RUN_TEST(downsampled);
 	RUN_TEST(summary_line);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "read/batch_arena.h"
+#include "read/batch_json.h"
 
 #define CHUNK_BYTES (4u << 20)
 #define CHUNKS_MAX 256		/* a batch file is at most 512 MiB, its tree a few times that */
@@ -61,6 +62,7 @@ static void arena_free(void *p)
 
 cJSON *batch_arena__parse(const char *text, const char **end, bool *in_arena_out)
 {
+	bool gave_up;
 	cJSON *j;
 
 	if (!A.hooked) {
@@ -73,7 +75,12 @@ cJSON *batch_arena__parse(const char *text, const char **end, bool *in_arena_out
 	if (A.busy)
 		return cJSON_ParseWithOpts(text, end, 0);
 	A.active = A.busy = true;
-	j = cJSON_ParseWithOpts(text, end, 0);
+	j = batch_json__parse(text, end, arena_malloc, &gave_up);
+	if (gave_up) {	/* not the writer's plain JSON: cJSON decides what it is */
+		batch_arena__release(NULL);
+		A.active = A.busy = true;
+		j = cJSON_ParseWithOpts(text, end, 0);
+	}
 	A.active = false;
 	if (!j)
 		batch_arena__release(NULL);

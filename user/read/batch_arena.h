@@ -15,8 +15,9 @@
  * parse while one is alive gets malloc (batch_arena__parse says which it used).
  */
 
-/* cJSON_ParseWithOpts(text, end, 0) into the arena when it is free, else with malloc.
- * *in_arena: release with batch_arena__release, else cJSON_Delete. */
+/* cJSON_ParseWithOpts(text, end, 0) into the arena when it is free (read by batch_json.c, the
+ * same tree faster), else with malloc. *in_arena: release with batch_arena__release, else
+ * cJSON_Delete. */
 cJSON *batch_arena__parse(const char *text, const char **end, bool *in_arena);
 /* Drops the arena's batch (json, parsed by batch_arena__parse into it). */
 void batch_arena__release(cJSON *json);
