@@ -9,6 +9,7 @@
 // does not parse, or leaves out a span of a batch it took (nothing is dropped silently), or
 // when the batch parser (read/batch_json.c) takes a text cJSON would not, or makes another
 // tree of it.
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,7 +130,8 @@ static bool same_tree(const cJSON *a, const cJSON *b)
 		    !a->valuestring != !b->valuestring ||
 		    (a->valuestring && strcmp(a->valuestring, b->valuestring) != 0) ||
 		    a->valueint != b->valueint ||
-		    memcmp(&a->valuedouble, &b->valuedouble, sizeof(double)) != 0 ||
+		    a->valuedouble != b->valuedouble ||
+		    signbit(a->valuedouble) != signbit(b->valuedouble) ||
 		    !a->child != !b->child || (a->child && a->child->prev != NULL) !=
 		    (b->child && b->child->prev != NULL) || !same_tree(a->child, b->child))
 			return false;
