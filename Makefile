@@ -231,7 +231,7 @@ $(OUTPUT)/tests/nccl_calls: tests/targets/nccl_calls.c $(OUTPUT)/tests/standin/l
 # read); findings land in .output/fuzz/ as crash-*, leak-*, timeout-* (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 300
 FUZZ_SRCS := $(addprefix user/,$(addprefix read/,batch.c batch_arena.c batch_json.c spool_src.c \
-	spool_view.c tree_stream.c text_tree.c export.c export_stream.c trace.c trace_text.c \
+	spool_view.c span_names.c tree_stream.c text_tree.c export.c export_stream.c trace.c trace_text.c \
 	trace_last.c trace_ranks.c rank_steps.c view.c health.c pctl.c step_sum.c downsample.c \
 	sbuf.c report.c report_data.c report_chart.c report_snap.c perfetto.c \
 	perfetto_writer.c perfetto_events.c perfetto_pending.c perfetto_exact.c outfile.c \

@@ -10,17 +10,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "read/phases.h"
 #include "read/tree_stream.h"
 
 #define PTR_SIZE sizeof(void *)
-#define NAMES_CAP 1024		/* buckets of the name table */
-
-struct name {
-	struct name *next;
-	int kind;
-	char s[];
-};
 
 struct tstream {
 	const struct tstream_ops *ops;
@@ -37,7 +29,7 @@ struct tstream {
 	size_t ndropped, dropped_cap;
 	struct tnode **fresh;	/* made in this batch, in order */
 	size_t nfresh, fresh_cap;
-	struct name *names[NAMES_CAP];	/* every name once */
+	struct span_names names;	/* every name once */
 	struct tnode *spare;	/* freed nodes, by lnext: a stream makes and frees one a span */
 	size_t nspare;
 };
@@ -65,31 +57,6 @@ static void node_release(struct tstream *t, struct tnode *n)
 	n->lnext = t->spare;
 	t->spare = n;
 	t->nspare++;
-}
-
-/* The stream's one copy of a name (spans of a kind are compared by pointer). */
-static struct name *name_of(struct tstream *t, const char *s)
-{
-	size_t h = 5381, len = strlen(s);
-	struct name *n;
-
-	for (const char *c = s; *c; c++)
-		h = h * 33 + (unsigned char)*c;
-	h &= NAMES_CAP - 1;
-	for (n = t->names[h]; n; n = n->next)
-		if (!strcmp(n->s, s))
-			return n;
-	n = malloc(sizeof(*n) + len + 1);
-	if (!n)
-		return NULL;
-	memcpy(n->s, s, len + 1);
-	n->kind = phase__of(s);
-	if (n->kind < 0)
-		n->kind = !strcmp(s, "step") ? TK_STEP :
-			  !strcmp(s, "request") ? TK_REQUEST : TK_OTHER;
-	n->next = t->names[h];
-	t->names[h] = n;
-	return n;
 }
 
 static size_t slot(uint64_t id, size_t cap)
@@ -225,7 +192,7 @@ static void free_node(struct tstream *t, struct tnode *n)
 static struct tnode *new_node(struct tstream *t, const struct span *sp)
 {
 	struct tnode *n = node_alloc(t);
-	struct name *name = name_of(t, sp->name);
+	const struct span_name *name = span_names__get(&t->names, sp->name);
 
 	if (!n || !name) {
 		free(n);
@@ -233,7 +200,7 @@ static struct tnode *new_node(struct tstream *t, const struct span *sp)
 	}
 	n->sp = *sp;
 	n->sp.prev = n->sp.next = NULL;
-	n->sp.name = name->s;
+	n->sp.name = (char *)name->s;	/* the stream's: never freed by a node */
 	n->kind = name->kind;
 	if (table_put(t, n)) {
 		node_release(t, n);
@@ -428,11 +395,11 @@ static int take_copy(struct tstream *t, const struct span *sp)
 	} else {
 		drop_json(n);
 		if (strcmp(n->sp.name, sp->name) != 0) {
-			struct name *name = name_of(t, sp->name);
+			const struct span_name *name = span_names__get(&t->names, sp->name);
 
 			if (!name)
 				return -ENOMEM;
-			n->sp.name = name->s;
+			n->sp.name = (char *)name->s;	/* the stream's: never freed by a node */
 			n->kind = name->kind;
 		}
 		n->sp.index = sp->index;
@@ -616,10 +583,6 @@ void tstream__free(struct tstream *t)
 		t->spare = n->lnext;
 		free(n);
 	}
-	for (size_t i = 0; i < NAMES_CAP; i++)
-		for (struct name *n = t->names[i], *next; n; n = next) {
-			next = n->next;
-			free(n);
-		}
+	span_names__free(&t->names);
 	free(t);
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "read/batch.h"
+#include "read/span_names.h"
 #include "tree/span.h"
 
 /*
@@ -41,8 +42,6 @@ enum {
 	TN_OPEN_AT_END = 1 << 9,	/* complete only because the stream ended */
 };
 
-/* What a span's name says to the readers: a phase (phases.h), a step, a request. */
-enum { TK_STEP = 16, TK_REQUEST, TK_OTHER };
 
 struct tnode {
 	struct span sp;		/* name: the stream's (one copy per name: same name, same
