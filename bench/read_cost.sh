@@ -4,8 +4,10 @@
 # real writer (bench/synthetic_steps.py under `cirron-probe run`; READ_GEN=1: the writer
 # without a job, tests/targets/spool_gen), then each read command's wall time, CPU time
 # (user + system) and peak RSS, beside two floors: `cat` of every file, and reading and
-# parsing every file with cJSON, nothing kept (bench/spool_parse.c). OLD_PROBE=BINARY adds
-# an older binary's numbers for the spools of up to OLD_MAX_STEPS steps.
+# parsing every file with cJSON, nothing kept (bench/spool_parse.c). `trace --ranks` also runs
+# on 4-rank spools of the same number of steps in all (tests/targets/spool_gen: a single
+# process has no ranks). OLD_PROBE=BINARY adds an older binary's numbers for the spools of up
+# to OLD_MAX_STEPS steps.
 #   READ_STEPS="10000 100000 300000 1000000" bench/read_cost.sh
 source "$(dirname "$0")/lib.sh"
 STEPS_LIST=${READ_STEPS:-"10000 100000 300000 1000000"}
@@ -14,9 +16,7 @@ NAME=read_cost
 reset_results $NAME
 [[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (apt-get install time)"
 cc -O2 -o "$TMPB/spool_parse" bench/spool_parse.c -lcjson || die "cannot build spool_parse"
-if [[ ${READ_GEN:-0} == 1 ]]; then
-	make -s .output/tests/spool_gen || die "cannot build spool_gen"
-fi
+make -s .output/tests/spool_gen || die "cannot build spool_gen"
 
 make_spool() {	# make_spool STEPS DIR
 	if [[ ${READ_GEN:-0} == 1 ]]; then
@@ -71,6 +71,14 @@ for n in $STEPS_LIST; do
 		done < <(commands "$OLD_PROBE" "$spool" "old:")
 	fi
 	rm -rf "$spool"
+	# the ranks of a job: 4 of n/4 steps each
+	.output/tests/spool_gen "$spool" --steps $((n / 4)) --ranks 4 > /dev/null
+	rows+=("$n $files $mib $(one ranks4 "$PROBE" trace --ranks "$spool")")
+	log "read_cost: $n steps, 4 ranks: ${rows[-1]}"
+	if [[ -n ${OLD_PROBE:-} && $n -le $OLD_MAX ]]; then
+		rows+=("$n $files $mib $(one old:ranks4 "$OLD_PROBE" trace --ranks "$spool")")
+	fi
+	rm -rf "$spool"
 done
 
 # value STEPS LABEL FIELD (4 wall, 5 cpu, 6 rss)
@@ -83,7 +91,7 @@ value() {
 	echo "-"
 }
 labels=(floor_cat floor_parse trace trace_--format_json trace_--format_csv trace_--last_5
-	trace_--name_epoch health report trace_--format_perfetto trace_--ranks)
+	trace_--name_epoch health report trace_--format_perfetto trace_--ranks ranks4)
 {
 	echo "## Reading a long spool back (issue 46)"
 	echo
@@ -105,7 +113,10 @@ labels=(floor_cat floor_parse trace trace_--format_json trace_--format_csv trace
 		[[ -n $pre && -z ${OLD_PROBE:-} ]] && continue
 		for l in "${labels[@]}"; do
 			[[ -n $pre && $l == floor_* ]] && continue
-			printf "| %s |" "${pre:+old }${l//_/ }"
+			name=${l//_/ }
+			[[ $l == ranks4 ]] && name="trace --ranks, 4 ranks of n/4 steps"
+			[[ $l == trace_--ranks ]] && name="trace --ranks (one process: no ranks)"
+			printf "| %s |" "${pre:+old }$name"
 			for n in $STEPS_LIST; do
 				w=$(value "$n" "$pre$l" 4)
 				if [[ $w == - ]]; then printf " - |"; continue; fi
@@ -120,7 +131,9 @@ labels=(floor_cat floor_parse trace trace_--format_json trace_--format_csv trace
 	printf "| command |"; for n in $STEPS_LIST; do printf " %s |" "$n"; done; echo
 	printf "|---|"; for n in $STEPS_LIST; do printf -- "---|"; done; echo
 	for l in "${labels[@]:2}"; do
-		printf "| %s |" "${l//_/ }"
+		name=${l//_/ }
+		[[ $l == ranks4 ]] && name="trace --ranks, 4 ranks"
+		printf "| %s |" "$name"
 		for n in $STEPS_LIST; do
 			printf " %s |" "$(fmt '%.2f' "$(calc 'c/f' c="$(value "$n" "$l" 5)" f="$(value "$n" floor_parse 5)")")"
 		done
