@@ -50,7 +50,7 @@ static int hist_add(struct pctl *p, uint64_t v)
 
 int pctl__add(struct pctl *p, uint64_t v)
 {
-	if (!p->hist && p->n == PCTL_EXACT_MAX) {
+	if (!p->hist && p->n == (p->exact_max ? p->exact_max : PCTL_EXACT_MAX)) {
 		for (size_t i = 0; i < p->n; i++)
 			if (hist_add(p, p->v[i]))
 				return -ENOMEM;
@@ -146,5 +146,5 @@ void pctl__free(struct pctl *p)
 	free(p->v);
 	for (unsigned o = 0; o < 64; o++)
 		free(p->oct[o]);
-	*p = (struct pctl){};
+	*p = (struct pctl){ .exact_max = p->exact_max };
 }

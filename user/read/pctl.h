@@ -9,7 +9,8 @@
 
 /*
  * Percentiles of a stream of values in bounded memory: exact up to PCTL_EXACT_MAX values
- * (they are kept), then from a histogram of 1024 buckets per doubling (4 KiB per doubling
+ * (they are kept; exact_max, when set, lowers that: trace --ranks keeps six a rank), then
+ * from a histogram of 1024 buckets per doubling (4 KiB per doubling
  * used), whose bucket middles are within 0.05% of any value in them: pctl__approx says so,
  * and the views mark such numbers with "~".
  */
@@ -22,6 +23,7 @@ struct pctl {
 	uint32_t *oct[64];	/* histogram: per doubling, 1024 buckets */
 	bool hist;
 	bool sorted;		/* v is */
+	size_t exact_max;	/* 0: PCTL_EXACT_MAX */
 	uint64_t count, min, max;
 	long double sum;
 };

@@ -18,6 +18,7 @@
 #include "tree/clock.h"
 
 #define RANKS_MAX 1024
+#define RANK_EXACT_MAX 4096	/* values kept per median (six a rank): then a histogram */
 #define STRAGGLER_SHARE 0.6	/* slower in at least this share of the steps ... */
 #define STRAGGLER_MIN_NS 1000000	/* ... by at least 1 ms of busy time ... */
 #define STRAGGLER_RATIO 1.2	/* ... and 20% over the other ranks' median */
@@ -251,6 +252,8 @@ int trace_ranks__print(FILE *f, struct spool_view *v, const struct options *o)
 			if (rank_steps__session(rk[j].rs)->rank == s->rank)
 				goto next;	/* an older run's rank: the newest is kept */
 		rk[n].rs = rank_steps__new(v, s);
+		for (int p = 0; p <= PH__COUNT; p++)
+			rk[n].med[p].exact_max = RANK_EXACT_MAX;
 		if (!rk[n].rs)
 			err = -ENOMEM;
 		else
