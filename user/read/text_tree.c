@@ -17,6 +17,7 @@ struct tpay {
 	char *text;		/* the span's lines and those of its kids */
 	char *oneline;		/* a span with steps: its line and its steps' summary */
 	uint64_t data_ns;	/* data_load time in it and under it */
+	bool oneline_only;	/* in a long run's middle: its summary line is all it shows */
 	struct step_sum *steps;	/* its kids that are steps */
 	/* a started node's flush: the run being handed out */
 	const char *run_name;	/* the stream's copy of its name */
@@ -191,7 +192,7 @@ static void compress(struct tstream *t, struct tnode *parent, struct tnode *n)
 		uint64_t c = count_of(k);
 
 		if (pos < 3 || (k->flags & TN_GAP) || !(k->flags & TN_COMPLETE) ||
-		    (kp && kp->oneline && !kp->text)) {
+		    (kp && kp->oneline_only)) {
 			pos += c;
 			i++;
 			continue;
@@ -200,6 +201,7 @@ static void compress(struct tstream *t, struct tnode *parent, struct tnode *n)
 			make_oneline(k);	/* from its copy, or kept beside its lines */
 			free(kp->text);
 			kp->text = NULL;
+			kp->oneline_only = true;
 			pos += c;
 			i++;
 		} else if (i > s && (parent->kids[i - 1]->flags & TN_GAP)) {
@@ -265,6 +267,11 @@ static void on_render(struct tstream *t, struct tnode *n)
 
 	if (!p)
 		return;
+	if (p->oneline_only) {	/* what is under it is not shown */
+		while (n->first < n->nkids)
+			tstream__drop(t, n->kids[n->first]);
+		return;
+	}
 	line(&b, &n->sp, n->depth);
 	sbuf__puts(&b, "\n");
 	if (summed(n)) {
