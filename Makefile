@@ -260,6 +260,18 @@ $(OUTPUT)/bench/launch_steps: bench/launch_steps.c $(OUTPUT)/tests/standin/libci
 	$(Q)$(CC) -g -O2 -Wall -Werror $< -o $@ $(OUTPUT)/tests/standin/libcuda.so.1 \
 		$(OUTPUT)/tests/standin/libcirron_fake_cudart.so -Wl,-rpath,'$$ORIGIN/../tests/standin'
 
+# A long spool made fast by the writer itself (tests/e2e/test_read_long.py, bench/read_cost.sh):
+# the session tree and spool sink, no BPF.
+SPOOL_GEN_SRCS := $(addprefix user/,tree/session.c tree/span.c tree/clock.c sink/spool.c \
+	sink/spool_cap.c sink/batch_name.c common/fsutil.c common/log.c common/json.c)
+$(OUTPUT)/tests/spool_gen: tests/targets/spool_gen.c $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(SPOOL_GEN_SRCS)) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $^ -lcjson -lm -o $@
+
+$(OUTPUT)/tests/peak_rss: tests/targets/peak_rss.c | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $< -o $@
+
 # NCCL: a stand-in libnccl.so.2 (NCCL comes with CUDA builds of torch only) and its client.
 $(OUTPUT)/tests/standin/libnccl.so.2: tests/targets/nccl_standin.c | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -274,11 +286,15 @@ $(OUTPUT)/tests/nccl_calls: tests/targets/nccl_calls.c $(OUTPUT)/tests/standin/l
 # it. New inputs go to a scratch corpus that grows across runs (the committed seeds are only
 # read); findings land in .output/fuzz/ as crash-*, leak-*, timeout-* (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 300
-FUZZ_SRCS := $(addprefix user/,read/spool_reader.c read/spool_dir.c read/view.c read/trace.c \
-	read/trace_ranks.c read/export.c read/health.c tree/span.c tree/clock.c common/log.c common/json.c \
-	read/perfetto.c read/perfetto_writer.c read/perfetto_events.c read/perfetto_pending.c \
-	read/perfetto_exact.c read/report.c read/outfile.c read/snapshot_view.c read/requests_view.c common/demangle.c \
-	common/fsutil.c)
+FUZZ_SRCS := $(addprefix user/,$(addprefix read/,batch.c batch_arena.c batch_json.c spool_src.c \
+	spool_view.c span_names.c tree_stream.c view.c sbuf.c outfile.c) \
+	$(addprefix trace/,text_tree.c export.c export_stream.c trace.c trace_text.c trace_last.c \
+	trace_ranks.c rank_steps.c health.c pctl.c step_sum.c downsample.c snapshot_view.c \
+	requests_view.c) \
+	$(addprefix report/,report.c report_data.c report_chart.c report_snap.c) \
+	$(addprefix perfetto/,perfetto.c perfetto_writer.c perfetto_events.c perfetto_pending.c \
+	perfetto_exact.c) \
+	tree/span.c tree/clock.c common/log.c common/json.c common/demangle.c common/fsutil.c)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_FLAGS := -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	-dict=tests/fuzz/spool.dict -artifact_prefix=$(OUTPUT)/fuzz/ -print_final_stats=1
@@ -388,7 +404,8 @@ fleet-venv:
 E2E_BINS := cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $(OUTPUT)/tests/spin \
 	$(OUTPUT)/tests/with_pid $(OUTPUT)/tests/sigcount \
 	$(OUTPUT)/tests/cuda_steps $(OUTPUT)/tests/cuda_driver_calls $(OUTPUT)/tests/nccl_calls \
-	$(COMPANION) $(OUTPUT)/tests/standin/libcupti.so.13
+	$(COMPANION) $(OUTPUT)/tests/standin/libcupti.so.13 \
+	$(OUTPUT)/tests/spool_gen $(OUTPUT)/tests/peak_rss
 # On E2E_WORKERS workers (pytest-xdist): tests/e2e/conftest.py's ONE_WORKER says which
 # modules keep to one worker. E2E_WORKERS=0: in this process, one test at a time.
 E2E_WORKERS ?= 2

@@ -8,11 +8,11 @@
 #   PARTS="hit_cost step_overhead" bench/run.sh   only these (others keep their last section)
 # Each part runs on its own too: bench/<part>.sh, sizes in its header.
 source "$(dirname "$0")/lib.sh"
-PARTS=${PARTS:-"hit_cost step_overhead example_overhead throughput attach_time detach_time memory watch_cost kernel_fallbacks mark_cost export_cost watch_long_life exit_cost syscall_cost fleet"}
+PARTS=${PARTS:-"hit_cost step_overhead example_overhead throughput attach_time detach_time memory watch_cost kernel_fallbacks mark_cost export_cost read_cost watch_long_life exit_cost syscall_cost fleet"}
 OUT=bench/RESULTS.md
 if [[ ${QUICK:-0} == 1 ]]; then
 	export N=20000 ROUNDS=1 STEPS=20 WARMUP=5 RATES="100000 0" SECONDS_EACH=1 MEM_STEPS=5000 \
-		EPOCHS=2 BATCHES=200 EXPORT_STEPS=2000 \
+		EPOCHS=2 BATCHES=200 EXPORT_STEPS=2000 READ_STEPS="2000 20000" \
 		TARGETS="cuda torch" DUR=0.5 LIFE_JOBS=40 LIFE_TORCH=2
 	OUT=$OUTDIR/RESULTS.quick.md
 	export BENCH_RES=$OUTDIR/results.quick
@@ -32,7 +32,7 @@ done
 
 pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed"; }
 host_ver=$($PY -c 'import sys, torch; print(sys.version.split()[0], torch.__version__)' 2>/dev/null || echo "? ?")
-ALL="hit_cost step_overhead example_overhead throughput attach_time detach_time memory watch_cost watch_long_life fleet"
+ALL="hit_cost step_overhead example_overhead throughput attach_time detach_time memory watch_cost watch_long_life read_cost fleet"
 {
 	echo "# cirron-probe benchmarks"
 	echo

@@ -7,11 +7,11 @@
 #include "common/s3.h"
 #include "doctor.h"
 #include "observe/loop.h"
-#include "read/health.h"
-#include "read/report.h"
-#include "read/rows_read.h"
-#include "read/s3_fetch.h"
-#include "read/trace.h"
+#include "trace/health.h"
+#include "report/report.h"
+#include "fetch/rows_read.h"
+#include "fetch/s3_fetch.h"
+#include "trace/trace.h"
 #include "ship.h"
 
 /* trace, health, report on s3://BUCKET/PREFIX: the store's batches fetched into a temporary

@@ -1,22 +1,27 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 //
-// libFuzzer harness for the spool reader: what `trace` and `health` do with the files of a
-// spool directory, minus the directory. An input is one or more files, each "NAME\nTEXT",
-// separated by 0x1e (a byte JSON text cannot hold unescaped); see tests/fuzz/README.md. The
-// same files also go through the streaming Perfetto exporter (trace --format perfetto).
-// Beyond crashes, leaks and UB, it aborts when the tree built is not a tree or the JSON
-// export does not parse.
+// libFuzzer harness for the spool reader: what `trace`, `health` and `report` do with the
+// files of a spool directory, minus the directory. An input is one or more files, each
+// "NAME\nTEXT", separated by 0x1e (a byte JSON text cannot hold unescaped); see
+// tests/fuzz/README.md. The same files also go through the streaming Perfetto exporter
+// (trace --format perfetto). Beyond crashes, leaks and UB, it aborts when the JSON export
+// does not parse, or leaves out a span of a batch it took (nothing is dropped silently), or
+// when the batch parser (read/batch_json.c) takes a text cJSON would not, or makes another
+// tree of it.
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "read/health.h"
-#include "read/perfetto.h"
-#include "read/report.h"
-#include "read/spool_reader.h"
-#include "read/trace.h"
-#include "read/trace_ranks.h"
+#include "read/batch.h"
+#include "read/batch_json.h"
+#include "trace/health.h"
+#include "perfetto/perfetto.h"
+#include "report/report.h"
+#include "read/spool_view.h"
+#include "trace/trace.h"
+#include "read/view.h"
 
 #define RECORD_SEP 0x1e
 
@@ -30,48 +35,47 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void fail(const char *what, const struct rsession *s)
+/* (session, span id) of every span of a batch the reader takes */
+struct ids {
+	char (*sid)[160];
+	uint64_t *id;
+	size_t n, cap;
+};
+
+static void ids_add(struct ids *x, const char *sid, uint64_t id)
 {
-	fprintf(stderr, "fuzz_spool_reader: %s (session %s)\n", what, s->id);
-	abort();
-}
-
-/* Every merged span is reached exactly once from the tops, through consistent links. */
-static void check_tree(const struct rsession *s)
-{
-	const struct rspan **stack = malloc((s->nspans + 1) * sizeof(void *));
-	size_t n = 0, seen = 0;
-
-	if (!stack)
-		abort();
-	for (size_t i = 0; i < s->ntops; i++) {
-		if (s->tops[i]->parent)
-			fail("a top span has a parent", s);
-		stack[n++] = s->tops[i];
-		while (n) {
-			const struct rspan *r = stack[--n];
-
-			if (++seen > s->nspans)
-				fail("a span is reached twice", s);
-			for (size_t k = 0; k < r->nkids; k++) {
-				if (r->kids[k]->parent != r)
-					fail("a child's parent link is wrong", s);
-				stack[n++] = r->kids[k];
-			}
-		}
+	if (x->n == x->cap) {
+		x->cap = x->cap ? x->cap * 2 : 64;
+		x->sid = realloc(x->sid, x->cap * sizeof(*x->sid));
+		x->id = realloc(x->id, x->cap * sizeof(*x->id));
+		if (!x->sid || !x->id)
+			abort();
 	}
-	if (seen != s->nspans)
-		fail("spans unreachable from the tops", s);
-	free(stack);
+	snprintf(x->sid[x->n], sizeof(x->sid[0]), "%s", sid);
+	x->id[x->n++] = id;
 }
 
-/* Prints through open_memstream and checks the text parses as one JSON value. */
-static void check_json(const struct spool_view *v, const struct options *o)
+static bool in_json(const cJSON *nodes, uint64_t id)
+{
+	const cJSON *n;
+
+	cJSON_ArrayForEach(n, nodes) {
+		const cJSON *v = cJSON_GetObjectItem(n, "span_id");
+
+		if ((cJSON_IsNumber(v) && (uint64_t)v->valuedouble == id) ||
+		    in_json(cJSON_GetObjectItem(n, "children"), id))
+			return true;
+	}
+	return false;
+}
+
+/* Prints through open_memstream; --format json must parse, and hold every span taken. */
+static void check_json(struct spool_view *v, const struct options *o, const struct ids *taken)
 {
 	char *buf = NULL;
 	size_t len;
 	FILE *f = open_memstream(&buf, &len);
-	cJSON *j;
+	cJSON *j, *s;
 
 	if (!f)
 		abort();
@@ -83,11 +87,86 @@ static void check_json(const struct spool_view *v, const struct options *o)
 		fprintf(stderr, "fuzz_spool_reader: --format json output does not parse\n");
 		abort();
 	}
+	for (size_t i = 0; taken && !o->name && i < taken->n; i++) {
+		bool found = false;
+
+		cJSON_ArrayForEach(s, j) {
+			const cJSON *sid = cJSON_GetObjectItem(s, "session_id");
+
+			if (cJSON_IsString(sid) && !strcmp(sid->valuestring, taken->sid[i]) &&
+			    in_json(cJSON_GetObjectItem(s, "spans"), taken->id[i]))
+				found = true;
+		}
+		if (!found && taken->id[i] < (1ull << 53)) {
+			fprintf(stderr, "fuzz_spool_reader: span %llu of %s not in the JSON\n",
+				(unsigned long long)taken->id[i], taken->sid[i]);
+			abort();
+		}
+	}
 	cJSON_Delete(j);
 	free(buf);
 }
 
-static void print_all(const struct spool_view *v)
+/* batch_json's allocations, dropped together (as the arena's) */
+static void *bump[65536];
+static size_t nbump;
+
+static void *bump_alloc(size_t size)
+{
+	void *p = nbump < sizeof(bump) / sizeof(bump[0]) ? malloc(size) : NULL;
+
+	if (p)
+		bump[nbump++] = p;
+	return p;
+}
+
+/* The same tree, member by member in order (cJSON_Compare finds an object's members by key:
+ * a repeated key compares against its first), each list's first member's prev its last. */
+static bool same_tree(const cJSON *a, const cJSON *b)
+{
+	for (; a && b; a = a->next, b = b->next) {
+		if ((a->type & 0xFF) != (b->type & 0xFF) || !a->string != !b->string ||
+		    (a->string && strcmp(a->string, b->string) != 0) ||
+		    !a->valuestring != !b->valuestring ||
+		    (a->valuestring && strcmp(a->valuestring, b->valuestring) != 0) ||
+		    a->valueint != b->valueint ||
+		    a->valuedouble != b->valuedouble ||
+		    signbit(a->valuedouble) != signbit(b->valuedouble) ||
+		    !a->child != !b->child || (a->child && a->child->prev != NULL) !=
+		    (b->child && b->child->prev != NULL) || !same_tree(a->child, b->child))
+			return false;
+		if (a->child) {
+			const cJSON *la = a->child, *lb = b->child;
+
+			while (la->next)
+				la = la->next;
+			while (lb->next)
+				lb = lb->next;
+			if ((a->child->prev == la) != (b->child->prev == lb))
+				return false;
+		}
+	}
+	return !a && !b;
+}
+
+/* Whatever batch_json takes, cJSON takes, to the same tree and the same end. */
+static void check_parser(const char *text)
+{
+	const char *end = NULL, *cend = NULL;
+	bool gave_up;
+	cJSON *fast = batch_json__parse(text, &end, bump_alloc, &gave_up);
+	cJSON *slow = cJSON_ParseWithOpts(text, &cend, 0);
+
+	if (!gave_up && (!slow || !same_tree(fast, slow) || end != cend)) {
+		fprintf(stderr, "fuzz_spool_reader: batch_json and cJSON differ\n");
+		abort();
+	}
+	cJSON_Delete(slow);
+	while (nbump)
+		free(bump[--nbump]);
+}
+
+static void print_all(struct spool_view *v, const struct ids *taken)
 {
 	struct options o = { .path = ".", .rank = -1 };
 
@@ -98,19 +177,22 @@ static void print_all(const struct spool_view *v)
 	o.format = FORMAT_CSV;
 	trace__print(devnull, v, &o);
 	o.format = FORMAT_JSON;
-	check_json(v, &o);
+	check_json(v, &o, taken);
 	o.name = "step";
-	check_json(v, &o);
+	check_json(v, &o, NULL);
 	o.name = NULL;
 	o.last = 3;
 	trace__print(devnull, v, &o);
+	check_json(v, &o, NULL);
 	o.format = FORMAT_TEXT;
 	trace__print(devnull, v, &o);
 	o.last = 0;
 	o.rank = 0;
 	health__print(devnull, v, &o);
 	o.rank = -1;
-	trace_ranks__print(devnull, v, &o);
+	o.ranks = true;
+	trace__print(devnull, v, &o);
+	o.ranks = false;
 	report__write(devnull, v, &o);
 }
 
@@ -152,7 +234,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t pf_len;
 	FILE *pf_file;
 	struct pf_writer *pf = perfetto_begin(&pf_buf, &pf_len, &pf_file);
+	struct spool_src src = {};
 	struct spool_view v = {};
+	struct ids taken = {};
 	const uint8_t *p = data, *end = data + size;
 	char why[256];
 
@@ -160,7 +244,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const uint8_t *sep = memchr(p, RECORD_SEP, (size_t)(end - p));
 		size_t len = (size_t)((sep ? sep : end) - p);
 		/* its own allocation, so ASan sees a read past the NUL */
-		char *rec = malloc(len + 1), *nl;
+		char *rec = malloc(len + 1), *nl, *text;
+		struct batch b;
 
 		if (!rec)
 			abort();
@@ -169,17 +254,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		nl = strchr(rec, '\n');
 		if (nl)
 			*nl = 0;
-		spool_view__add_batch(&v, rec, nl ? nl + 1 : rec + strlen(rec), why, sizeof(why));
-		pf_writer__batch(pf, nl ? nl + 1 : rec + strlen(rec), why, sizeof(why));
+		text = nl ? nl + 1 : rec + strlen(rec);
+		check_parser(text);
+		if (!batch__parse(&b, rec, text, why, sizeof(why))) {
+			for (size_t i = 0; i < b.nsp; i++)
+				ids_add(&taken, b.id, b.sp[i].id);
+			batch__free(&b);
+		}
+		spool_src__add_text(&src, rec, text);
+		pf_writer__batch(pf, text, why, sizeof(why));
 		free(rec);
 		p += len + (sep != NULL);
 	}
 	perfetto_end(pf, &pf_buf, pf_file);
-	if (spool_view__build(&v))
+	/* the same name twice: the reader takes one of them; the check allows for either */
+	for (size_t i = 0; i < src.nsessions; i++)
+		for (size_t k = 1; k < src.sessions[i].nfiles; k++)
+			if (src.sessions[i].files[k].seq == src.sessions[i].files[k - 1].seq)
+				taken.n = 0;
+	if (view__load_src(&v, &src))
 		abort();	/* out of memory: libFuzzer's -rss_limit_mb reports it first */
-	for (size_t i = 0; i < v.nsessions; i++)
-		check_tree(v.sessions[i]);
-	print_all(&v);
+	print_all(&v, &taken);
 	spool_view__free(&v);
+	free(taken.sid);
+	free(taken.id);
 	return 0;
 }

@@ -107,7 +107,10 @@ static cJSON *take(struct session *s, bool final, uint64_t seq, char **text_out)
 	}
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		ASSERT_OK_PTR(item(back, keys[i]), keys[i]);
-	ASSERT_EQ(cJSON_GetArraySize(back), sizeof(keys) / sizeof(keys[0]), "no other keys");
+	/* all_open: the batch holds every open span (readers take the open path from it) */
+	ASSERT_EQ(cJSON_IsTrue(item(back, "all_open")), s->resend_open, "all_open when it does");
+	ASSERT_EQ(cJSON_GetArraySize(back), sizeof(keys) / sizeof(keys[0]) + s->resend_open,
+		  "no other keys");
 	ASSERT_STREQ(cJSON_GetStringValue(item(back, "format")), "cirron-spool/1", "format");
 	ASSERT_STREQ(cJSON_GetStringValue(item(back, "session_id")), s->id, "session_id");
 	ASSERT_STREQ(cJSON_GetStringValue(item(back, "host")), "node-a.example", "host");

@@ -2,13 +2,13 @@
 // Copyright (c) 2026 cirron-probe authors
 //
 // A spool batch as OpenTelemetry spans (ship/otel_spans.c), as otel_traces rows
-// (ship/span_rows.c), and the rows back as a batch (read/rows_read.c).
+// (ship/span_rows.c), and the rows back as a batch (fetch/rows_read.c).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "read/rows_read.h"
+#include "fetch/rows_read.h"
 #include "ship/otel_spans.h"
 #include "ship/span_rows.h"
 #include "unit.h"

@@ -203,6 +203,75 @@ out_b:
 	cJSON_Delete(b);
 }
 
+/* The batch of session sid and seq, parsed back (NULL if it is not there). */
+static cJSON *read_back(const struct spool *sp, const char *sid, int seq)
+{
+	char path[PATH_MAX + 64], *text;
+	size_t len;
+	cJSON *j;
+
+	snprintf(path, sizeof(path), "%s/%s.%08d.json", sp->dir, sid, seq);
+	text = unit__read_file(path, &len);
+	j = text ? cJSON_Parse(text) : NULL;
+	free(text);
+	return j;
+}
+
+static int hang_list(const cJSON *b, char *out, size_t size)
+{
+	const cJSON *h = cJSON_GetObjectItem(b, "hang_batches"), *x;
+	size_t n = 0;
+
+	out[0] = 0;
+	cJSON_ArrayForEach(x, h)
+		n += (size_t)snprintf(out + n, size - n, "%s%d", n ? "," : "", x->valueint);
+	return h ? 1 : 0;
+}
+
+/* Every batch after a session's first hang record lists the batches that hold one (its own
+ * included), so a reader of the newest finds them; other sessions' batches do not; a final
+ * batch ends the list. */
+static void hang_batches_listed(void)
+{
+	static const char *const want[6] = { NULL, NULL, "2", "2", "2,4", "2,4" };
+	char tmp[PATH_MAX], list[256];
+	struct spool sp;
+	cJSON *b;
+
+	if (!unit__mkdtemp(tmp, sizeof(tmp)))
+		return;
+	if (!ASSERT_OK(spool__open(&sp, tmp, 0), "spool__open"))
+		goto out;
+	for (int seq = 0; seq < 6; seq++) {
+		b = make_batch(seq);
+		if (seq == 2 || seq == 4)
+			cJSON_AddItemToArray(cJSON_AddArrayToObject(b, "hangs"), cJSON_CreateObject());
+		if (seq == 5)
+			cJSON_AddTrueToObject(b, "final");
+		ASSERT_OK(spool__write(&sp, "h-1-1", (uint64_t)seq, b), "write h");
+		cJSON_Delete(b);
+		b = make_batch(seq);
+		ASSERT_OK(spool__write(&sp, "o-2-2", (uint64_t)seq, b), "write o");
+		cJSON_Delete(b);
+	}
+	for (int seq = 0; seq < 6; seq++) {
+		b = read_back(&sp, "h-1-1", seq);
+		if (!ASSERT_OK_PTR(b, "h batch"))
+			continue;
+		ASSERT_EQ(hang_list(b, list, sizeof(list)), want[seq] != NULL, "listed from the first");
+		if (want[seq])
+			ASSERT_STREQ(list, want[seq], "the batches with hang records");
+		cJSON_Delete(b);
+		b = read_back(&sp, "o-2-2", seq);
+		ASSERT_EQ(b ? hang_list(b, list, sizeof(list)) : -1, 0, "none for another session");
+		cJSON_Delete(b);
+	}
+	ASSERT_EQ(sp.nhangs, 0, "the final batch ended the list");
+	spool__close(&sp);
+out:
+	unit__rm_rf(tmp);
+}
+
 int main(void)
 {
 	RUN_TEST(open_creates_dirs);
@@ -210,5 +279,6 @@ int main(void)
 	RUN_TEST(open_fails_read_only);
 	RUN_TEST(write_batches);
 	RUN_TEST(write_fails_cleanly);
+	RUN_TEST(hang_batches_listed);
 	return unit__done();
 }

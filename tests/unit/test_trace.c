@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
 #include <errno.h>
+#include <stdarg.h>
 #include "common/exit_codes.h"
-#include "read/health.h"
-#include "read/spool_reader.h"
-#include "read/trace.h"
-#include "read/trace_ranks.h"
+#include "read/batch.h"
+#include "trace/health.h"
+#include "read/spool_view.h"
+#include "trace/trace.h"
+#include "trace/trace_ranks.h"
+#include "read/view.h"
 #include "unit.h"
 
 #define SID "vm-42-1000"
@@ -25,8 +28,11 @@
 
 static const char *batch0 = HEAD(0, false) "\"spans\":[" ROOT_OPEN "]}\n";
 static const char *batch1 = HEAD(1, true) "\"spans\":[" EPOCH "," ROOT_OK "]}\n";
+/* as the writer makes them now: each batch says it holds every open span */
+static const char *batch1_all_open = HEAD(1, true) "\"all_open\":true,\"spans\":[" EPOCH ","
+	ROOT_OK "]}\n";
 
-static char *print(const struct spool_view *v, const struct options *o)
+static char *print(struct spool_view *v, const struct options *o)
 {
 	char *buf = NULL;
 	size_t len;
@@ -34,7 +40,7 @@ static char *print(const struct spool_view *v, const struct options *o)
 
 	if (!ASSERT_OK_PTR(f, "open_memstream"))
 		return NULL;
-	trace__print(f, v, o);
+	ASSERT_OK(trace__print(f, v, o), "trace__print");
 	fclose(f);
 	return buf;
 }
@@ -44,36 +50,83 @@ static struct options opts(void)
 	return (struct options){ .path = ".", .rank = -1 };
 }
 
+/* A view of in-memory batch files: NULL-terminated (name, text) pairs, in any order. */
+static void load(struct spool_view *v, ...)
+{
+	struct spool_src src = {};
+	const char *name, *text;
+	va_list ap;
+
+	va_start(ap, v);
+	while ((name = va_arg(ap, const char *))) {
+		text = va_arg(ap, const char *);
+		ASSERT_OK(spool_src__add_text(&src, name, text), name);
+	}
+	va_end(ap);
+	ASSERT_OK(view__load_src(v, &src), "index");
+}
+
+static size_t count_nodes(const cJSON *nodes)
+{
+	const cJSON *n;
+	size_t c = 0;
+
+	cJSON_ArrayForEach(n, nodes)
+		c += 1 + count_nodes(cJSON_GetObjectItem(n, "children"));
+	return c;
+}
+
+/* --format json of the view: its first session's top spans and spans in all. */
+static void json_counts(struct spool_view *v, size_t *tops, size_t *spans)
+{
+	struct options o = opts();
+	char *out;
+	cJSON *j, *sp;
+
+	o.format = FORMAT_JSON;
+	out = print(v, &o);
+	j = cJSON_Parse(out);
+	sp = cJSON_GetObjectItem(cJSON_GetArrayItem(j, 0), "spans");
+	ASSERT_OK_PTR(j, "valid JSON");
+	*tops = (size_t)cJSON_GetArraySize(sp);
+	*spans = count_nodes(sp);
+	cJSON_Delete(j);
+	free(out);
+}
+
 static void check_merged(struct spool_view *v)
 {
+	struct options o = opts();
 	struct rsession *s;
+	size_t tops, spans;
+	char *out;
 
 	if (!ASSERT_EQ(v->nsessions, 1, "sessions"))
 		return;
 	s = v->sessions[0];
-	ASSERT_EQ(s->nspans, 2, "spans merged");
 	ASSERT_TRUE(s->final, "final");
 	ASSERT_EQ(s->last_seq, 1, "health from the newest batch");
-	if (!ASSERT_EQ(s->ntops, 1, "one root"))
+	if (!ASSERT_TRUE(s->has_root, "the root"))
 		return;
-	ASSERT_EQ(s->tops[0]->sp.status, SPAN_OK, "later batch wins");
-	ASSERT_U64_EQ(s->tops[0]->sp.end_ns - s->tops[0]->sp.start_ns, 1000000000, "duration");
-	ASSERT_EQ(s->tops[0]->nkids, 1, "epoch under the root");
+	ASSERT_EQ(s->root.status, SPAN_OK, "later batch wins");
+	ASSERT_U64_EQ(s->root.end_ns - s->root.start_ns, 1000000000, "duration");
+	json_counts(v, &tops, &spans);
+	ASSERT_EQ(tops, 1, "one root");
+	ASSERT_EQ(spans, 2, "spans merged");
+	out = print(v, &o);
+	ASSERT_HAS_SUBSTR(out, "cirron.session - 1.00s {exit_code=0}\n  epoch[0]", "epoch under the root");
+	free(out);
 }
 
-/* The root is open in batch 0, ended in batch 1: batch 1 wins whatever the reading order. */
+/* The root is open in batch 0, ended in batch 1: batch 1 wins whatever the listing order. */
 static void merge_in_order(bool newest_first)
 {
 	struct spool_view v = {};
-	char why[256];
 
-	for (int i = 0; i < 2; i++) {
-		bool one = newest_first ? i == 0 : i == 1;
-
-		ASSERT_OK(spool_view__add_batch(&v, one ? SID ".00000001.json" : SID ".00000000.json",
-						one ? batch1 : batch0, why, sizeof(why)), why);
-	}
-	ASSERT_OK(spool_view__build(&v), "build");
+	if (newest_first)
+		load(&v, SID ".00000001.json", batch1, SID ".00000000.json", batch0, NULL);
+	else
+		load(&v, SID ".00000000.json", batch0, SID ".00000001.json", batch1, NULL);
 	check_merged(&v);
 	spool_view__free(&v);
 }
@@ -92,11 +145,9 @@ static void text_tree(void)
 {
 	struct spool_view v = {};
 	struct options o = opts();
-	char why[256], *out;
+	char *out;
 
-	spool_view__add_batch(&v, SID ".00000000.json", batch0, why, sizeof(why));
-	spool_view__add_batch(&v, SID ".00000001.json", batch1, why, sizeof(why));
-	spool_view__build(&v);
+	load(&v, SID ".00000000.json", batch0, SID ".00000001.json", batch1, NULL);
 	out = print(&v, &o);
 	ASSERT_HAS_SUBSTR(out, "\ncirron.session - 1.00s {exit_code=0}\n"
 			  "  epoch[0] - 142us {note=a, \"b\"} (1 marks)\n", "tree");
@@ -113,10 +164,9 @@ static void open_path_first(void)
 {
 	struct spool_view v = {};
 	struct options o = opts();
-	char why[256], *out;
+	char *out;
 
-	spool_view__add_batch(&v, SID ".00000000.json", batch0, why, sizeof(why));
-	spool_view__build(&v);
+	load(&v, SID ".00000000.json", batch0, NULL);
 	out = print(&v, &o);
 	ASSERT_HAS_SUBSTR(out, "no final batch", "header");
 	ASSERT_HAS_SUBSTR(out, "open path:\n  cirron.session (open) since 2026-", "open path");
@@ -129,7 +179,7 @@ static void elide_long_runs(void)
 {
 	struct spool_view v = {};
 	struct options o = opts();
-	char why[256], *out, *text = NULL;
+	char *out, *text = NULL;
 	size_t len;
 	FILE *f = open_memstream(&text, &len);
 
@@ -142,8 +192,7 @@ static void elide_long_runs(void)
 			"\"attrs\":{},\"marks\":[]}", i + 10, i, 1000 + i, 1001 + i);
 	fputs("]}\n", f);
 	fclose(f);
-	ASSERT_OK(spool_view__add_batch(&v, SID ".00000000.json", text, why, sizeof(why)), why);
-	spool_view__build(&v);
+	load(&v, SID ".00000000.json", text, NULL);
 	out = print(&v, &o);
 	ASSERT_HAS_SUBSTR(out, "  step[2] - 1ns\n  ... 25 more step spans ...\n  step[28] - 1ns\n"
 			  "  step[29] - 1ns\n", "elided");
@@ -165,11 +214,10 @@ static void csv_quoting(void)
 {
 	struct spool_view v = {};
 	struct options o = opts();
-	char why[256], *out;
+	char *out;
 
 	o.format = FORMAT_CSV;
-	spool_view__add_batch(&v, SID ".00000001.json", batch1, why, sizeof(why));
-	spool_view__build(&v);
+	load(&v, SID ".00000001.json", batch1, NULL);
 	out = print(&v, &o);
 	ASSERT_HAS_SUBSTR(out, "session_id,span_id,parent_id,name,index,rank,start_ns,end_ns,"
 			  "duration_ns,status,attrs\n", "header");
@@ -183,12 +231,11 @@ static void json_nested(void)
 {
 	struct spool_view v = {};
 	struct options o = opts();
-	char why[256], *out;
+	char *out;
 	cJSON *j;
 
 	o.format = FORMAT_JSON;
-	spool_view__add_batch(&v, SID ".00000001.json", batch1, why, sizeof(why));
-	spool_view__build(&v);
+	load(&v, SID ".00000001.json", batch1, NULL);
 	out = print(&v, &o);
 	j = cJSON_Parse(out);
 	if (ASSERT_OK_PTR(j, "valid JSON")) {
@@ -223,26 +270,26 @@ static void corrupt_inputs(void)
 		{ "notes.txt", "hello", "not a batch name" },
 		{ SID ".00000000.json", HEAD(0, true) "\"spans\":[]} x", "text after" },
 	};
+	struct spool_src src = {};
 	struct spool_view v = {};
 	char why[256];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct batch b;
+
 		why[0] = 0;
-		ASSERT_EQ(spool_view__add_batch(&v, cases[i].name, cases[i].text, why,
-						sizeof(why)), -EINVAL, cases[i].why);
+		ASSERT_EQ(batch__parse(&b, cases[i].name, cases[i].text, why, sizeof(why)), -EINVAL,
+			  cases[i].why);
 		ASSERT_HAS_SUBSTR(why, cases[i].why, "reason");
+		ASSERT_NULL(b.json, "nothing kept");
+		/* the same through a source: reported, counted, nothing indexed */
+		if (spool_src__add_text(&src, cases[i].name, cases[i].text) == -ENOMEM)
+			break;
 	}
+	ASSERT_OK(view__load_src(&v, &src), "index");
 	ASSERT_EQ(v.nsessions, 0, "nothing merged");
+	ASSERT_EQ(v.src.skipped, sizeof(cases) / sizeof(cases[0]), "each reported once");
 	spool_view__free(&v);
-}
-
-static size_t count_tree(const struct rspan *r)
-{
-	size_t n = 1;
-
-	for (size_t i = 0; i < r->nkids; i++)
-		n += count_tree(r->kids[i]);
-	return n;
 }
 
 #define SPAN(id, parent, name) "{\"span_id\":" #id ",\"parent_id\":" #parent ",\"name\":\"" \
@@ -259,22 +306,13 @@ static void parent_loops_shown(void)
 		"]}";
 	struct spool_view v = {};
 	struct options o = opts();
-	char why[256], *out;
-	struct rsession *s;
-	size_t n = 0;
+	size_t tops, spans;
+	char *out;
 
-	if (!ASSERT_OK(spool_view__add_batch(&v, SID ".00000000.json", text, why, sizeof(why)),
-		       why))
-		return;
-	ASSERT_OK(spool_view__build(&v), "build");
-	s = v.sessions[0];
-	ASSERT_EQ(s->nspans, 8, "spans");
-	ASSERT_EQ(s->ntops, 4, "the root and one top per loop");
-	for (size_t i = 0; i < s->ntops; i++) {
-		ASSERT_NULL(s->tops[i]->parent, "a top has no parent");
-		n += count_tree(s->tops[i]);
-	}
-	ASSERT_EQ(n, s->nspans, "every span reached once from the tops");
+	load(&v, SID ".00000000.json", text, NULL);
+	json_counts(&v, &tops, &spans);
+	ASSERT_EQ(spans, 8, "every span reached once from the tops");
+	ASSERT_EQ(tops, 4, "the root and one top per loop");
 	out = print(&v, &o);
 	for (const char *name = "a\0b\0self\0x\0y\0z\0under-y\0"; *name; name += strlen(name) + 1) {
 		char line[64];
@@ -294,25 +332,31 @@ static void orphan_shown_at_top(void)
 		SPAN(9, 5, "step") "," SPAN(10, 9, "data_load") "]}";
 	struct spool_view v = {};
 	struct options o = opts();
-	char why[256], *out;
-	cJSON *j;
+	size_t tops, spans;
+	char *out;
 
-	if (!ASSERT_OK(spool_view__add_batch(&v, SID ".00000003.json", text, why, sizeof(why)),
-		       why))
-		return;
-	ASSERT_OK(spool_view__build(&v), "build");
-	ASSERT_EQ(v.sessions[0]->ntops, 2, "the root and the orphan");
+	load(&v, SID ".00000003.json", text, NULL);
 	out = print(&v, &o);
 	ASSERT_HAS_SUBSTR(out, "\nstep - ? (open)\n  data_load - ? (open)\n", "at the top");
 	free(out);
-	o.format = FORMAT_JSON;
-	out = print(&v, &o);
-	j = cJSON_Parse(out);
-	ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(j, 0), "spans")), 2,
-		  "two top spans in JSON");
-	cJSON_Delete(j);
-	free(out);
+	json_counts(&v, &tops, &spans);
+	ASSERT_EQ(tops, 2, "two top spans in JSON");
+	ASSERT_EQ(spans, 3, "and all three");
 	spool_view__free(&v);
+}
+
+static char *health_text(struct spool_view *v)
+{
+	struct options o = opts();
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!ASSERT_OK_PTR(f, "open_memstream"))
+		return NULL;
+	health__print(f, v, &o);
+	fclose(f);
+	return buf;
 }
 
 static void health_spool_cap(void)
@@ -323,18 +367,10 @@ static void health_spool_cap(void)
 		"\"spool_bytes\":9000,\"spool_files\":7,\"spool_removed_files\":4,"
 		"\"spool_removed_bytes\":5000,\"spool_max_bytes\":52428}}";
 	struct spool_view v = {};
-	struct options o = opts();
-	char why[256], *buf = NULL;
-	size_t len;
-	FILE *f;
+	char *buf;
 
-	ASSERT_OK(spool_view__add_batch(&v, SID ".00000007.json", capped, why, sizeof(why)), why);
-	spool_view__build(&v);
-	f = open_memstream(&buf, &len);
-	if (!ASSERT_OK_PTR(f, "open_memstream"))
-		goto out;
-	health__print(f, &v, &o);
-	fclose(f);
+	load(&v, SID ".00000007.json", capped, NULL);
+	buf = health_text(&v);
 	ASSERT_HAS_SUBSTR(buf, "  spool 9000 bytes in 7 files before this batch\n"
 			  "  spool cap 52428 bytes (--max-spool-mb): 4 files, 5000 bytes removed, "
 			  "oldest first\n", "cap line");
@@ -342,26 +378,51 @@ static void health_spool_cap(void)
 	spool_view__free(&v);
 
 	/* no cap: no line */
-	ASSERT_OK(spool_view__add_batch(&v, SID ".00000001.json", batch1, why, sizeof(why)), why);
-	spool_view__build(&v);
-	buf = NULL;
-	f = open_memstream(&buf, &len);
-	if (!ASSERT_OK_PTR(f, "open_memstream"))
-		goto out;
-	health__print(f, &v, &o);
-	fclose(f);
+	load(&v, SID ".00000001.json", batch1, NULL);
+	buf = health_text(&v);
 	ASSERT_FALSE(buf && strstr(buf, "spool cap"), "no cap line without a cap");
 	ASSERT_HAS_SUBSTR(buf, "  spool ? bytes in ? files before this batch\n", "older writer");
 	free(buf);
-out:
 	spool_view__free(&v);
+}
+
+/* health reads the newest batch only; an older one when the newest cannot be read. */
+static void health_newest_readable(void)
+{
+	struct spool_view v = {};
+	char *buf;
+
+	load(&v, SID ".00000000.json", batch0, SID ".00000001.json", batch1_all_open,
+	     SID ".00000002.json", "{\"format\":\"cirron-spool/1\",\"trunc", NULL);
+	buf = health_text(&v);
+	ASSERT_HAS_SUBSTR(buf, "  from batch 1 (the newest of 3 batch files)\n", "batch 1's");
+	ASSERT_EQ(v.src.skipped, 1, "the bad one reported");
+	ASSERT_EQ(v.src.sessions[0].files[0].state, SFILE_UNREAD, "batch 0 not read");
+	free(buf);
+	spool_view__free(&v);
+}
+
+static struct spool_view load_dir(const char *dir, int *err)
+{
+	struct spool_src src;
+	struct spool_view v = {};
+
+	*err = spool_src__open_dir(&src, dir);
+	if (!*err)
+		*err = view__load_src(&v, &src);
+	else
+		spool_src__free(&src);
+	return v;
 }
 
 /* A batch listed, then removed by --max-spool-mb before it is read, is not an error. */
 static void load_dir_file_gone(void)
 {
 	char dir[256], path[512];
-	struct spool_view v = {};
+	struct spool_view v;
+	struct options o = opts();
+	char *out;
+	int err;
 
 	if (!unit__mkdtemp(dir, sizeof(dir)))
 		return;
@@ -370,9 +431,12 @@ static void load_dir_file_gone(void)
 	snprintf(path, sizeof(path), "%s/" SID ".00000000.json", dir);
 	/* a dangling link: listed, but open() finds nothing, as after a removal */
 	ASSERT_OK(symlink("gone.json", path) ? -errno : 0, "symlink");
-	ASSERT_OK(spool_view__load_dir(&v, dir), "load");
-	ASSERT_EQ(v.skipped, 0, "not skipped as corrupt");
-	ASSERT_EQ(v.removed, 1, "counted as removed");
+	v = load_dir(dir, &err);
+	ASSERT_OK(err, "load");
+	out = print(&v, &o);	/* reads every batch */
+	free(out);
+	ASSERT_EQ(v.src.skipped, 0, "not skipped as corrupt");
+	ASSERT_EQ(v.src.removed, 1, "counted as removed");
 	ASSERT_EQ(v.nsessions, 1, "the rest is read");
 	spool_view__free(&v);
 	unit__rm_rf(dir);
@@ -381,7 +445,9 @@ static void load_dir_file_gone(void)
 static void load_dir_skips(void)
 {
 	char dir[256], path[512];
-	struct spool_view v = {};
+	struct spool_view v;
+	struct spool_src src;
+	int err;
 
 	if (!unit__mkdtemp(dir, sizeof(dir)))
 		return;
@@ -391,13 +457,14 @@ static void load_dir_skips(void)
 	unit__write_file(path, batch1, 20);	/* truncated */
 	snprintf(path, sizeof(path), "%s/." SID ".00000002.tmp", dir);
 	unit__write_file(path, "{", 1);		/* in progress: silent */
-	ASSERT_OK(spool_view__load_dir(&v, dir), "load");
-	ASSERT_EQ(v.skipped, 1, "skipped");
+	v = load_dir(dir, &err);
+	ASSERT_OK(err, "load");
+	ASSERT_EQ(v.src.skipped, 1, "skipped");
 	ASSERT_EQ(v.nsessions, 1, "the rest is read");
 	spool_view__free(&v);
 	snprintf(path, sizeof(path), "%s/none", dir);
-	ASSERT_EQ(spool_view__load_dir(&v, path), -ENOENT, "missing dir");
-	spool_view__free(&v);
+	ASSERT_EQ(spool_src__open_dir(&src, path), -ENOENT, "missing dir");
+	spool_src__free(&src);
 	unit__rm_rf(dir);
 }
 
@@ -414,16 +481,11 @@ static void helpers_under_their_job(void)
 	"\"marks\":[]}]}\n"
 	struct spool_view v = {};
 	struct options o = opts();
-	char why[256], *out;
+	char *out;
 
-	ASSERT_OK(spool_view__add_batch(&v, SID ".00000001.json", batch1, why, sizeof(why)), why);
-	ASSERT_OK(spool_view__add_batch(&v, "vm-50-1.00000000.json", HELPER(50, 42), why,
-					sizeof(why)), why);
-	ASSERT_OK(spool_view__add_batch(&v, "vm-51-1.00000000.json", HELPER(51, 42), why,
-					sizeof(why)), why);
-	ASSERT_OK(spool_view__add_batch(&v, "vm-52-1.00000000.json", HELPER(52, 7), why,
-					sizeof(why)), why);
-	ASSERT_OK(spool_view__build(&v), "build");
+	load(&v, SID ".00000001.json", batch1, "vm-50-1.00000000.json", HELPER(50, 42),
+	     "vm-51-1.00000000.json", HELPER(51, 42), "vm-52-1.00000000.json", HELPER(52, 7),
+	     NULL);
 	out = print(&v, &o);
 	if (ASSERT_OK_PTR(out, "printed")) {
 		ASSERT_OK_PTR(strstr(out, "session " SID ":"), "the job");
@@ -450,6 +512,7 @@ int main(void)
 	RUN_TEST(parent_loops_shown);
 	RUN_TEST(orphan_shown_at_top);
 	RUN_TEST(health_spool_cap);
+	RUN_TEST(health_newest_readable);
 	RUN_TEST(load_dir_file_gone);
 	RUN_TEST(load_dir_skips);
 	return unit__done();

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 /* An S3 object store, reached with libcurl (CURLOPT_AWS_SIGV4 signs). The sink uploads spool
- * batches (ship/s3_upload.c), read-back lists and fetches them (read/s3_fetch.c). */
+ * batches (ship/s3_upload.c), read-back lists and fetches them (fetch/s3_fetch.c). */
 
 struct s3_url {
 	char bucket[64];	/* S3's limit is 63 */

@@ -190,7 +190,7 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 	if (!t->session)
 		return -ENOMEM;
 	t->report.sys_sampled = false;
-	t->session->resend_open = o->spool.cap.max_bytes > 0;	/* removed batches lose no open span */
+	t->session->resend_open = true;	/* the newest batch alone holds the open path (readers) */
 	o->any_session = true;
 	t->print_spans = o->opts->sinks & SINK_STDOUT;
 	t->session->on_close = on_span_closed;

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 // Copyright (c) 2026 cirron-probe authors
+//
+// What every read-back view shares (view.h): loading the spool's index, which sessions are
+// wanted, a session's header and helpers, and a pass over its batches.
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,25 +11,47 @@
 #include "read/view.h"
 #include "tree/clock.h"
 
+static int loaded(struct spool_view *v, int err, const char *dir)
+{
+	if (err == -ENOMEM) {
+		elog("out of memory reading %s", dir ? dir : "the spool");
+		return EXIT_FAILURE_RUNTIME;
+	}
+	if (!v->nsessions && dir)
+		elog("no sessions in %s", dir);
+	return 0;
+}
+
 int view__load(const struct options *o, struct spool_view *v)
 {
+	struct spool_src src;
 	char *dir;
 	int err;
 
+	*v = (struct spool_view){};
 	if (asprintf(&dir, "%s/spool", o->path) < 0)
 		return EXIT_FAILURE_RUNTIME;
-	err = spool_view__load_dir(v, dir);
-	if (err == -ENOMEM || (!err && spool_view__build(v))) {
-		elog("out of memory reading %s", dir);
-		free(dir);
-		return EXIT_FAILURE_RUNTIME;
-	}
-	if (err)
+	err = spool_src__open_dir(&src, dir);
+	if (err && err != -ENOMEM) {
 		elog("no spool to read at %s: %s", dir, strerror(-err));
-	else if (!v->nsessions)
-		elog("no sessions in %s", dir);
+		spool_src__free(&src);
+		free(dir);
+		return EXIT_NO_SPOOL;
+	}
+	if (!err)
+		err = spool_view__index(v, &src);
+	spool_src__free(&src);
+	err = loaded(v, err, dir);
 	free(dir);
-	return err ? EXIT_NO_SPOOL : 0;
+	return err;
+}
+
+int view__load_src(struct spool_view *v, struct spool_src *src)
+{
+	int err = spool_view__index(v, src);
+
+	spool_src__free(src);
+	return loaded(v, err, NULL);
 }
 
 bool view__wanted(const struct options *o, const struct rsession *s)
@@ -41,11 +66,9 @@ void view__print_header(FILE *f, const struct rsession *s)
 		s->final ? "final" : "no final batch (still running, or the observer died)");
 }
 
-static const cJSON *root_attr(const struct rsession *s, const char *key)
+const cJSON *view__root_attr(const struct rsession *s, const char *key)
 {
-	const struct rspan *root = s->ntops ? s->tops[0] : NULL;
-
-	return root ? cJSON_GetObjectItemCaseSensitive(root->sp.attrs, key) : NULL;
+	return s->has_root ? cJSON_GetObjectItemCaseSensitive(s->root.attrs, key) : NULL;
 }
 
 static double num(const cJSON *o, const char *key)
@@ -55,11 +78,9 @@ static double num(const cJSON *o, const char *key)
 	return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
-/* A helper process of a job in the view (role=helper, helper_of its pid on its host: inductor's
- * compile helpers): listed under that job, not as a session of its own. */
-const struct rsession *view__job_of(const struct spool_view *v, const struct rsession *s)
+struct rsession *view__job_of(const struct spool_view *v, const struct rsession *s)
 {
-	const cJSON *role = root_attr(s, "role"), *of = root_attr(s, "helper_of");
+	const cJSON *role = view__root_attr(s, "role"), *of = view__root_attr(s, "helper_of");
 
 	if (!cJSON_IsString(role) || strcmp(role->valuestring, "helper") != 0 || !cJSON_IsNumber(of))
 		return NULL;
@@ -72,14 +93,14 @@ const struct rsession *view__job_of(const struct spool_view *v, const struct rse
 
 static const char *helper_kind_of(const struct rsession *s)
 {
-	const cJSON *k = root_attr(s, "helper");
+	const cJSON *k = view__root_attr(s, "helper");
 
 	return cJSON_IsString(k) ? k->valuestring : "?";
 }
 
 /* "helpers: 5 (multiprocessing 4, tool 1), pids 664 663 632 631 624", then a line per helper:
  * what it was, how long it lived, the CPU it had used at its last sample (--sys-interval). */
-void view__print_helpers(FILE *f, const struct spool_view *v, const struct rsession *job)
+void view__print_helpers(FILE *f, struct spool_view *v, const struct rsession *job)
 {
 	const char *kinds[16];
 	size_t n = 0, nkinds = 0, per[16] = { 0 };
@@ -114,23 +135,23 @@ void view__print_helpers(FILE *f, const struct spool_view *v, const struct rsess
 			fprintf(f, " %ld", v->sessions[i]->pid);
 	fputc('\n', f);
 	for (size_t i = 0; i < v->nsessions; i++) {
-		const struct rsession *s = v->sessions[i];
-		const struct rspan *root = s->ntops ? s->tops[0] : NULL;
-		const cJSON *comm = root_attr(s, "comm");
+		struct rsession *s = v->sessions[i];
+		const cJSON *comm = view__root_attr(s, "comm"), *sys;
 		char d[32];
 
-		if (view__job_of(v, s) != job || !root)
+		if (view__job_of(v, s) != job || !s->has_root)
 			continue;
 		fprintf(f, "  helper pid %ld %s (%s): ", s->pid, helper_kind_of(s),
 			cJSON_IsString(comm) ? comm->valuestring : "?");
-		if (root->sp.end_ns)
-			fprintf(f, "lived %s", clock__fmt_duration(root->sp.end_ns - root->sp.start_ns,
+		if (s->root.end_ns)
+			fprintf(f, "lived %s", clock__fmt_duration(s->root.end_ns - s->root.start_ns,
 								  d, sizeof(d)));
 		else
 			fprintf(f, "open");
-		if (s->sys_last)
-			fprintf(f, ", cpu %.2fs by its last sample", (num(s->sys_last, "cpu_user_ns") +
-						 num(s->sys_last, "cpu_system_ns")) / 1e9);
+		sys = spool_view__sys_last(v, s);
+		if (sys)
+			fprintf(f, ", cpu %.2fs by its last sample", (num(sys, "cpu_user_ns") +
+						 num(sys, "cpu_system_ns")) / 1e9);
 		fputc('\n', f);
 	}
 }
@@ -144,9 +165,7 @@ static int by_launches(const void *a, const void *b)
 
 bool view__kernels(const struct rsession *s, struct kernel_list *out)
 {
-	const struct rspan *root = s->ntops ? s->tops[0] : NULL;
-	const cJSON *k = root ? cJSON_GetObjectItemCaseSensitive(root->sp.attrs, "cuda.kernels")
-			      : NULL, *it;
+	const cJSON *k = view__root_attr(s, "cuda.kernels"), *it;
 	size_t n = 0;
 
 	*out = (struct kernel_list){ 0 };
@@ -171,4 +190,105 @@ bool view__kernels(const struct rsession *s, struct kernel_list *out)
 	}
 	qsort(out->k, out->n, sizeof(const cJSON *), by_launches);
 	return true;
+}
+
+/* A --sys-interval sample: kept if it is the oldest or newest so far; maxima. */
+static int merge_sys(struct pass_extras *ex, const cJSON *js)
+{
+	uint64_t ts, first = 0, last = 0, v;
+
+	if (!cJSON_IsObject(js) || !batch__u64(js, "ts_ns", &ts))
+		return 0;
+	ex->nsys++;
+	if (batch__u64(js, "rss_bytes", &v) && (double)v > ex->sys_rss_max)
+		ex->sys_rss_max = (double)v;
+	if (batch__u64(js, "threads", &v) && (double)v > ex->sys_threads_max)
+		ex->sys_threads_max = (double)v;
+	if (!ex->sys_first || (batch__u64(ex->sys_first, "ts_ns", &first) && ts < first)) {
+		cJSON_Delete(ex->sys_first);
+		if (!(ex->sys_first = cJSON_Duplicate(js, true)))
+			return -ENOMEM;
+	}
+	if (!ex->sys_last || (batch__u64(ex->sys_last, "ts_ns", &last) && ts > last)) {
+		cJSON_Delete(ex->sys_last);
+		if (!(ex->sys_last = cJSON_Duplicate(js, true)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int extras(struct pass_extras *ex, const struct batch *b)
+{
+	const cJSON *js;
+
+	cJSON_ArrayForEach(js, b->sys) {
+		if (merge_sys(ex, js))
+			return -ENOMEM;
+	}
+	if (cJSON_GetArraySize(b->snapshots)) {
+		uint64_t *a = reallocarray(ex->snap_seqs, ex->nsnap + 1, sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		ex->snap_seqs = a;
+		a[ex->nsnap++] = b->seq;
+	}
+	if (!ex->want_hangs)
+		return 0;
+	cJSON_ArrayForEach(js, b->hangs) {
+		if (!cJSON_IsObject(js))
+			continue;
+		if (!ex->hangs && !(ex->hangs = cJSON_CreateArray()))
+			return -ENOMEM;
+		cJSON_AddItemToArray(ex->hangs, cJSON_Duplicate(js, true));
+	}
+	return 0;
+}
+
+int view__pass(struct spool_view *v, struct rsession *s, struct tstream *t,
+	       struct pass_extras *ex)
+{
+	int err = 0;
+
+	for (size_t k = 0; k < s->files->nfiles && !err; k++) {
+		struct batch b;
+
+		if (spool_src__read(&v->src, s->files, k, &b))
+			continue;
+		err = tstream__batch(t, &b);
+		if (!err && ex)
+			err = extras(ex, &b);
+		batch__free(&b);
+	}
+	return err ?: tstream__finish(t);
+}
+
+void view__snapshots(struct spool_view *v, struct rsession *s, const struct pass_extras *ex,
+		     void (*fn)(const cJSON *rec, void *ctx), void *ctx)
+{
+	const cJSON *js;
+	size_t k = 0;
+
+	for (size_t i = 0; i < ex->nsnap; i++) {
+		struct batch b;
+
+		while (k < s->files->nfiles && s->files->files[k].seq < ex->snap_seqs[i])
+			k++;
+		if (k == s->files->nfiles || spool_src__read(&v->src, s->files, k, &b))
+			continue;
+		cJSON_ArrayForEach(js, b.snapshots) {
+			if (cJSON_IsObject(js))
+				fn(js, ctx);
+		}
+		batch__free(&b);
+	}
+}
+
+void pass_extras__free(struct pass_extras *ex)
+{
+	cJSON_Delete(ex->sys_first);
+	cJSON_Delete(ex->sys_last);
+	cJSON_Delete(ex->hangs);
+	free(ex->snap_seqs);
+	*ex = (struct pass_extras){ .want_hangs = ex->want_hangs };
 }

@@ -124,15 +124,77 @@ static void forget_replaced(struct spool *sp, const char *name)
 /* Writes that went well this long end an outage of the disk under the spool. */
 #define SPOOL_RECOVERED_NS	(60 * 1000000000ull)
 
+/* The session's list of batches with hang records, this one's seq added if it has some; NULL
+ * while it has none. Out of memory, a list is shorter. */
+static struct spool_hangs *hang_batches(struct spool *sp, const char *session_id, uint64_t seq,
+					const cJSON *batch)
+{
+	bool has = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(batch, "hangs")) > 0;
+	struct spool_hangs *h = NULL, *a;
+
+	for (size_t i = 0; i < sp->nhangs && !h; i++)
+		if (!strcmp(sp->hangs[i].session_id, session_id))
+			h = &sp->hangs[i];
+	if (!h && has && (a = reallocarray(sp->hangs, sp->nhangs + 1, sizeof(*a)))) {
+		sp->hangs = a;
+		h = &a[sp->nhangs];
+		*h = (struct spool_hangs){ .session_id = strdup(session_id) };
+		if (h->session_id)
+			sp->nhangs++;
+		else
+			h = NULL;
+	}
+	if (h && has) {
+		if (h->n == SPOOL_HANG_BATCHES)
+			memmove(h->seqs, h->seqs + 1, --h->n * sizeof(h->seqs[0]));
+		h->seqs[h->n++] = seq;
+	}
+	return h;
+}
+
+/* The session is over: its list goes. */
+static void hang_batches_end(struct spool *sp, struct spool_hangs *h)
+{
+	free(h->session_id);
+	*h = sp->hangs[--sp->nhangs];
+}
+
+/* The batch's text with hang_batches before its closing brace. */
+static char *with_hang_batches(char *text, const struct spool_hangs *h)
+{
+	size_t len = strlen(text), room = len + 32 + h->n * 21, off;
+	char *out = malloc(room);
+
+	if (!out || len < 2) {
+		free(out);
+		return text;	/* out of memory: the batch goes without the list */
+	}
+	memcpy(out, text, len - 1);
+	off = len - 1;
+	off += (size_t)snprintf(out + off, room - off, ",\"hang_batches\":[");
+	for (size_t i = 0; i < h->n; i++)
+		off += (size_t)snprintf(out + off, room - off, "%s%" PRIu64, i ? "," : "",
+					h->seqs[i]);
+	snprintf(out + off, room - off, "]}");
+	cJSON_free(text);
+	return out;
+}
+
 int spool__write(struct spool *sp, const char *session_id, uint64_t seq, const cJSON *batch)
 {
 	char name[NAME_MAX + 1], tmp[NAME_MAX + 1], prefix[NAME_MAX];
 	char *text = cJSON_PrintUnformatted(batch);
+	struct spool_hangs *hangs;
 	size_t len;
 	int fd, err;
 
 	if (!text)
 		return -ENOMEM;
+	hangs = hang_batches(sp, session_id, seq, batch);
+	if (hangs && hangs->n)
+		text = with_hang_batches(text, hangs);
+	if (hangs && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(batch, "final")))
+		hang_batches_end(sp, hangs);
 	len = strlen(text);
 	text[len] = '\n';	/* replaces the NUL; len + 1 bytes are written */
 	snprintf(name, sizeof(name), "%s.%08" PRIu64 ".json", session_id, seq);
@@ -183,6 +245,11 @@ out:
 
 void spool__close(struct spool *sp)
 {
+	for (size_t i = 0; i < sp->nhangs; i++)
+		free(sp->hangs[i].session_id);
+	free(sp->hangs);
+	sp->hangs = NULL;
+	sp->nhangs = 0;
 	spool_cap__free(&sp->cap);
 	free(sp->dir);
 	sp->dir = NULL;

@@ -7,6 +7,16 @@
 #include <stdint.h>
 #include "sink/spool_cap.h"
 
+/* A session's batches that hold hang records, the newest SPOOL_HANG_BATCHES: every batch
+ * after the first of them lists them (hang_batches), so a reader of the newest batch alone
+ * finds its hang records. */
+#define SPOOL_HANG_BATCHES 64
+struct spool_hangs {
+	char *session_id;
+	uint64_t seqs[SPOOL_HANG_BATCHES];	/* oldest first */
+	size_t n;
+};
+
 /* The spool sink: one JSON file per batch under <root>/spool, written atomically
  * (temp file, then rename), named <session_id>.<seq>.json so names sort by time. */
 struct spool {
@@ -23,6 +33,8 @@ struct spool {
 	/* told of each batch file once it is in place (the shippers, ship_outputs__written) */
 	void (*on_written)(void *ctx, const char *name, uint64_t bytes);
 	void *on_written_ctx;
+	struct spool_hangs *hangs;	/* sessions with hang records, until their final batch */
+	size_t nhangs;
 };
 
 /* Creates <root>/spool and checks it is writable, every level on the way checked before

@@ -263,6 +263,8 @@ cJSON *session__take_batch(struct session *s, cJSON *health, uint64_t now_ns, bo
 	json__add_u64(b, "seq", s->seq++);
 	json__add_u64(b, "written_ns", now_ns);
 	cJSON_AddBoolToObject(b, "final", final);
+	if (s->resend_open)
+		cJSON_AddTrueToObject(b, "all_open");
 	spans = cJSON_AddArrayToObject(b, "spans");
 	/* Oldest first, so a reader meets parents before children. */
 	for (sp = s->live; sp && sp->next; sp = sp->next)

@@ -36,7 +36,8 @@ struct session {
 	struct span *live;	/* open spans and closed ones not yet in a batch */
 	int depth;		/* open spans under the root */
 	bool ended;
-	bool resend_open;	/* every batch carries the open spans (--max-spool-mb) */
+	bool resend_open;	/* every batch carries the open spans (all_open): the newest
+				 * alone holds the open path, and --max-spool-mb loses none */
 	span_closed_fn on_close;
 	void *on_close_ctx;
 	counters_fn counters;	/* NULL: no counters (no CUDA runtime mapped) */
@@ -79,7 +80,8 @@ void session__close_at(struct session *s, struct span *sp, uint64_t end_ns, enum
  * target's exit they become incomplete, and the root ok only if exit_ok. */
 void session__end(struct session *s, uint64_t end_ns, bool exit_ok, const char *cause);
 /* Builds the next spool batch: every span changed since the last one, and every open span
- * with resend_open (so the newest batch alone holds the open path). Takes health. */
+ * with resend_open (so the newest batch alone holds the open path; it says so: all_open).
+ * Takes health. */
 cJSON *session__take_batch(struct session *s, cJSON *health, uint64_t now_ns, bool final);
 /* A span held at its close (session.gpu) goes out: on_close, and the next batch. A final
  * batch writes the spans still held as they are. */
