@@ -403,6 +403,43 @@ static void test_attach_mid_run_names(void)
 	world_free(&x.w);
 }
 
+/* An epoch in which a call was left out (its function not told yet) is not whole: it closes
+ * incomplete and says how many; the epochs after it are whole. */
+static void test_epoch_with_calls_left_out(void)
+{
+	struct tfw x;
+	const struct rec *e0, *e1;
+	const cJSON *n;
+
+	tfw_init(&x, true);
+	call(&x, TRAIN_FN, 0xa0, TFH_FIT);
+	call(&x, "__inference_my_metric_17", 0, TFH_NONE);	/* nothing tells it */
+	call(&x, TRAIN_FN, 0xa0, TFH_NONE);
+	iterator(&x, 0xb0, 0xd2);
+	call(&x, TEST_FN, 0xb0, TFH_NONE);
+	iterator(&x, 0xa1, 0xd1);
+	call(&x, TRAIN_FN, 0xa1, TFH_NONE);
+	call(&x, TRAIN_FN, 0xa1, TFH_NONE);
+	iterator(&x, 0xb1, 0xd2);
+	call(&x, TEST_FN, 0xb1, TFH_NONE);
+	iterator(&x, 0xa2, 0xd1);
+	call(&x, TRAIN_FN, 0xa2, TFH_NONE);
+	finish(&x);
+	e0 = nth(&x.w, "epoch", 0);
+	e1 = nth(&x.w, "epoch", 1);
+	if (ASSERT_OK_PTR(e0, "first epoch") && ASSERT_OK_PTR(e1, "second epoch")) {
+		ASSERT_STREQ(e0->status, "incomplete", "a call of it left out");
+		n = cJSON_GetObjectItemCaseSensitive(e0->attrs, "tf_calls_left_out");
+		ASSERT_EQ(cJSON_IsNumber(n) ? (int)n->valuedouble : -1, 1, "said how many");
+		ASSERT_STREQ(e1->status, "ok", "whole");
+		ASSERT_EQ(children_named(&x.w, e1, "eval"), 1, "its validation");
+		ASSERT_OK_PTR(cJSON_GetObjectItemCaseSensitive(e1->attrs, "tf_calls_left_out") ?
+			      NULL : e1, "nothing left out of it");
+	}
+	check_well_formed(&x.w);
+	world_free(&x.w);
+}
+
 /* Calls from other threads (a py_function's) are no steps; events lost end what was open as
  * incomplete, and the tree goes on. */
 static void test_other_threads_and_lost_events(void)
@@ -482,6 +519,7 @@ int main(void)
 	RUN_TEST(test_attach_mid_run_keras3);
 	RUN_TEST(test_attach_mid_run_paired);
 	RUN_TEST(test_attach_mid_run_names);
+	RUN_TEST(test_epoch_with_calls_left_out);
 	RUN_TEST(test_other_threads_and_lost_events);
 	RUN_TEST(test_several_batches_a_call);
 	RUN_TEST(test_current_span);

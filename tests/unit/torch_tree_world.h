@@ -16,6 +16,7 @@
 struct rec {
 	long long id, parent, index;
 	char name[96];
+	char status[16];	/* ok, open, incomplete */
 	unsigned long long start, end;
 	cJSON *attrs;
 };
@@ -116,6 +117,8 @@ static inline void collect(struct world *w, bool exit_ok)
 		r->index = cJSON_IsNumber(idx) ? (long long)idx->valuedouble : -1;
 		snprintf(r->name, sizeof(r->name), "%s",
 			 cJSON_GetObjectItemCaseSensitive(sp, "name")->valuestring);
+		snprintf(r->status, sizeof(r->status), "%s",
+			 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sp, "status")) ?: "");
 		r->start = num(sp, "start_ns");
 		r->end = num(sp, "end_ns");
 		r->attrs = cJSON_GetObjectItemCaseSensitive(sp, "attrs");

@@ -32,6 +32,7 @@
 #include "observe/sessions.h"
 #include "observe/setup.h"
 #include "observe/targets.h"
+#include "observe/tf_events.h"
 #include "sink/log_sink.h"
 #include "sink/metrics.h"
 #include "ship/ship_outputs.h"
@@ -288,8 +289,8 @@ int loop__main(const struct options *opts)
 	while (!stop_requested) {
 		uint64_t now;
 
-		err = ring_buffer__poll(o->rb, py_sample__active(o) ||
-					       snapshots_active(o) ? 2 : 100 /* ms */);
+		err = ring_buffer__poll(o->rb, py_sample__active(o) || snapshots_active(o) ||
+					       tf_events__reading(o) ? 2 : 100 /* ms */);
 		/* High-rate events do not wake us (it would cost the target an IPI each):
 		 * drain them on every round. */
 		if (err >= 0 || err == -EINTR)
@@ -302,6 +303,7 @@ int loop__main(const struct options *opts)
 		/* first: a wakeup for a read came with this round */
 		for (struct target *t = o->targets; t; t = t->next)
 			snapshots__poll(&o->snap, t);
+		tf_events__round(o);
 		launch__reap(o);
 		check_alive(o);
 		discovery__round(o);

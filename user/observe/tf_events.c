@@ -5,13 +5,16 @@
 // the target's TensorFlow tree (tftree/tf_tree.h). Where the tree cannot tell a function's
 // part from what it saw (a Keras function first seen after an attach; an evaluation run:
 // validation or evaluate()), the job's Python stack is read here, at most every
-// STACK_READ_NS while the tree asks, and handed in with the time of the read: a read that
-// finds a tf.function's call under way tells what the call open then was.
+// STACK_READ_NS while the tree asks, on every round of the loop (which polls often then: the
+// loader's rounds, not the job's events, set when reads fall), and handed in with the time of
+// the read: a read that finds a tf.function's call under way tells what the call open then
+// was, however late the loader reads that call's events.
 #include <stdio.h>
 #include <stdlib.h>
 #include "attach/observer.h"
 #include "observe/tf_events.h"
 #include "traced/py_stack.h"
+#include "traced/versions.h"
 
 #define STACK_READ_NS (5ull * 1000000ull)
 
@@ -64,6 +67,7 @@ void tf_events__anchor(struct observer *o, struct target *t, const struct probe_
 {
 	struct tf_event te = { .ts_ns = clock_map__to_wall(&o->clock, e->ts_ns), .tid = e->tid };
 	bool entry = e->type == EV_CALL;
+	bool was_active;
 
 	if (e->lost_before) {
 		struct tf_event lost = te;
@@ -97,6 +101,23 @@ void tf_events__anchor(struct observer *o, struct target *t, const struct probe_
 	}
 	debug_input(t, &te);
 	hang__progress(&t->report.hang, te.ts_ns);
+	was_active = t->tf.active;
 	tf_tree__feed(&t->tf, &te);
+	if (!was_active && t->tf.active)	/* its imports are done: versions read now (a */
+		versions__detect(o->syms, t);	/* short job may end before the next flush) */
 	read_stack(o, t);
+}
+
+bool tf_events__reading(const struct observer *o)
+{
+	for (const struct target *t = o->targets; t; t = t->next)
+		if (tf_tree__wants_stack(&t->tf))
+			return true;
+	return false;
+}
+
+void tf_events__round(struct observer *o)
+{
+	for (struct target *t = o->targets; t; t = t->next)
+		read_stack(o, t);
 }

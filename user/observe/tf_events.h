@@ -17,5 +17,10 @@ bool tf_events__handles(enum probe_meaning m);
  * string the probe read, NUL-terminated). */
 void tf_events__anchor(struct observer *o, struct target *t, const struct probe_result *r,
 		       const struct event *e, const char *name);
+/* Whether a target's TensorFlow tree waits on a read of the job's Python stack (then the
+ * loop polls often, and reads it each round: a read must fall inside a call to tell). */
+bool tf_events__reading(const struct observer *o);
+/* One round of the loop: the stack read for each target whose tree asks (rate-limited). */
+void tf_events__round(struct observer *o);
 
 #endif

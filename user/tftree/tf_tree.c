@@ -234,6 +234,14 @@ static void untold_call_end(struct tf_tree *t, uint64_t ts)
 			cJSON_AddNumberToObject(t->s->root->attrs, "tf_calls_left_out",
 						(double)t->calls_untold);
 		session__touch_root(t->s);
+		if (t->epoch) {
+			n = cJSON_GetObjectItemCaseSensitive(t->epoch->attrs, "tf_calls_left_out");
+			if (n)
+				cJSON_SetNumberValue(n, (double)++t->epoch_calls_untold);
+			else
+				cJSON_AddNumberToObject(t->epoch->attrs, "tf_calls_left_out",
+							(double)++t->epoch_calls_untold);
+		}
 		t->call_fn = NULL;
 		t->pend_next = false;
 		return;

@@ -66,7 +66,7 @@ struct tf_event {
 #define TF_MAX_ITERATORS 32
 #define TF_NAME_LEN 96
 #define TF_MAX_GRADS 8	/* gradients held undecided; more: the oldest was a backward */
-#define TF_MAX_OBS 16	/* stack reads kept until the call they fell in returns */
+#define TF_MAX_OBS 64	/* stack reads kept until the call they fell in returns */
 #define TF_UNDECIDED_CALLS 64	/* calls of a function nothing told: then taken for a step */
 
 struct tf_function {
@@ -125,6 +125,7 @@ struct tf_tree {	// NOLINT(clang-analyzer-optin.performance.Padding)
 	int nobs;
 	uint64_t stack_read_ns;	/* the loader's: when it last read the stack for this tree */
 	long calls_untold;	/* calls left out while their function was not told */
+	long epoch_calls_untold;	/* of them, in the open epoch (it closes incomplete) */
 	/* the open batch read */
 	bool next_open, next_in_call;
 	uint64_t next_start, next_iterator;

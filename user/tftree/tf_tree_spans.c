@@ -88,7 +88,11 @@ void tf_tree__close_epoch(struct tf_tree *t, uint64_t ts, bool training_follows)
 {
 	tf_tree__close_eval(t, training_follows);
 	tf_tree__close_step(t, ts);
-	close_span(t, &t->epoch, ts);
+	if (t->epoch)	/* calls of it left out (not told in time): not the whole epoch */
+		session__close_at(t->s, t->epoch, ts,
+				  t->epoch_calls_untold ? SPAN_INCOMPLETE : SPAN_OK, NULL);
+	t->epoch = NULL;
+	t->epoch_calls_untold = 0;
 }
 
 static void open_epoch(struct tf_tree *t, uint64_t ts, const uint64_t *counters)

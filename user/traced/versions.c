@@ -211,7 +211,10 @@ static void detect_tensorflow(struct sym_cache *syms, struct target *t, cJSON *a
 		if (k >= 0 && v[0]) {
 			attrs_set(a, "keras_version", v);
 			attrs_set(a, "keras_package", keras[k]);
-			t->py.framework_found = true;
+			/* Keras is imported inside TensorFlow's own import, before TensorFlow's
+			 * __version__ is set: done only once both are read */
+			t->py.framework_found =
+				cJSON_GetObjectItemCaseSensitive(a, "tensorflow_version") != NULL;
 			session__touch_root(t->session);
 		}
 		return;
