@@ -196,12 +196,14 @@ def test_straight_on_to_the_next_epoch(h, env, tmp_path, request, layout, load):
     after the last step, so the tree learns the epoch ended only then), with the tensor
     layout from the table, or found in the target with an empty cache (as for a torch newer
     than the binary: the look that finds it runs as the first epoch goes), on a quiet
-    machine and with both cores kept busy. Every epoch has a record, never an error: on a
-    quiet machine the state after its last step, exact (weights and gradients equal to
-    torch's) or its weights exact (equal to torch's) with gradients read while the next
-    update ran (consistency torn, weights_exact, a note says so). With both cores busy the
-    loader may come to an end only steps later: then the record holds a later state and
-    says so (after_step, a note), never an earlier one and never one labelled as another's."""
+    machine and with both cores kept busy. Every epoch has a record, never an error: the
+    state after its last step, exact (weights and gradients equal to torch's) or its weights
+    exact (equal to torch's) with gradients read while the next update ran (consistency
+    torn, weights_exact, a note says so); or, where the loader came to it only after the
+    next update began (the job never waits: with both cores busy, as the first look that
+    finds the layout runs, or a race lost to an epoch of a few ms even on a quiet machine),
+    a later state that says so (after_step, a note), never an earlier one and never one
+    labelled as another's. How many were later is printed (timing, not asserted)."""
     if load == "busy":
         request.getfixturevalue("busy_cores")
     observer = ("--cache-dir", str(tmp_path / "cache"))
@@ -209,6 +211,7 @@ def test_straight_on_to_the_next_epoch(h, env, tmp_path, request, layout, load):
     job = run_job(h, [*env.argv, env.script, "--epochs", "4", "--batches", "8",
                       "--val-batches", "0", "--print-at-end"], *observer, env=envv)
     assert sorted(job.steps) == [0, 1, 2, 3], job.out[-2000:]
+    later = 0
     for epoch, steps in job.steps.items():
         (r,) = [s for s in job.snaps if s["epoch"] == epoch]
         assert "error" not in r, brief(r)
@@ -216,7 +219,11 @@ def test_straight_on_to_the_next_epoch(h, env, tmp_path, request, layout, load):
         printed = {m: v for (e, m), v in job.printed.items() if e == epoch}["-"]
         note = r.get("note", "")
         if r["after_step"] != steps:
-            assert load == "busy" and r["after_step"] > steps and "later one" in note, brief(r)
+            # a later state, said so: the loader lost the race to the next update (these
+            # epochs last a few ms and the job never waits), or the look that finds the
+            # layout ran as the epoch ended (found: it takes longer than an epoch here)
+            assert r["after_step"] > steps and "later one" in note, brief(r)
+            later += 1
         elif r["consistency"] == "torn" or "gradients may not be" in note:
             assert r["consistency"] == "exact" or (r.get("weights_exact") and "torn" in note), \
                 brief(r)
@@ -224,6 +231,7 @@ def test_straight_on_to_the_next_epoch(h, env, tmp_path, request, layout, load):
                 check_stats(p["weights"], printed[n]["weights"], f"epoch {epoch} {n}")
         else:
             check_record(r, printed, steps)
+    print(f"{later} of {len(job.steps)} epochs hold a later state ({layout}, {load})")
 
 
 @pytest.mark.parametrize("where,found_by,names", [

@@ -54,6 +54,17 @@ struct snap_pending {
 	struct snap_read kept;
 	const char *kept_note;	/* what the record says of kept, if not the state right after
 				 * the step */
+	bool looked;		/* the first look for the models ran as it ended */
+};
+
+/* An epoch whose end's state was never read, a later epoch ended first: its record is the
+ * next state read (labelled a later one), or an error if none comes. */
+#define SNAP_BEHIND_MAX 4
+struct snap_behind {
+	uint64_t span_id;
+	long epoch, last_step;
+	bool looked;		/* the first look for the models ran as it ended */
+	bool torn;		/* its reads were all torn (else: a later epoch ended first) */
 };
 
 struct snap_ctl {
@@ -97,6 +108,8 @@ struct snap_ctl {
 	uint64_t opt_end_ns;
 	struct snap_step_ends step_ends;
 	struct snap_pending pend;
+	struct snap_behind behind[SNAP_BEHIND_MAX];
+	int nbehind;
 	struct snap_read cand;	/* the newest exact read */
 	/* the newest exact read made right after an optimizer step (no update since): what an
 	 * epoch whose end is known only later holds, when later reads (after a zero_grad, in

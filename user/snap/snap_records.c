@@ -79,6 +79,9 @@ void snap_records__drop(struct target *t, uint64_t span_id)
 		cJSON_Delete(c->held);
 		c->held = NULL;
 	}
+	for (int i = 0; i < c->nbehind; i++)
+		if (c->behind[i].span_id == span_id)
+			c->behind[i--] = c->behind[--c->nbehind];
 	snprintf(id, sizeof(id), "%" PRIu64, span_id);	/* as record_head wrote it: raw */
 	for (rec = c->early ? c->early->child : NULL; rec; rec = next) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(rec, "span_id");
@@ -163,9 +166,24 @@ static void files_for(const struct snap_env *e, cJSON *files, uint64_t span_id)
 	}
 }
 
-void snap_records__from(const struct snap_env *e, struct target *t, uint64_t span_id,
-			long epoch, long last_step, const struct snap_read *rd, bool exact,
-			int attempts, const char *note)
+const char snap_why_next_ended[] = "the next epoch ended before this one's state could be read";
+
+/* [torn][looked] */
+static const char *const behind_notes[2][2] = {
+	{ "a later epoch ended before this one's state could be read: this is a later one, "
+	  "the first read after",
+	  "a later epoch ended before this one's state could be read (the first look for the "
+	  "models and their layout ran as it ended): this is a later one, the first read after" },
+	{ "every read made for it was torn (an update ran while it was read): this is a later "
+	  "one, the first whole read after",
+	  "every read made for it was torn (an update ran while it was read; the first look for "
+	  "the models and their layout ran as it ended): this is a later one, the first whole "
+	  "read after" },
+};
+
+static void from_read(const struct snap_env *e, struct target *t, uint64_t span_id,
+		      long epoch, long last_step, const struct snap_read *rd, bool exact,
+		      int attempts, const char *note)
 {
 	const cJSON *m;
 
@@ -189,6 +207,40 @@ void snap_records__from(const struct snap_env *e, struct target *t, uint64_t spa
 		add_record(t, span_id, rec);
 	}
 	set_model_attr(t, rd->model_attr);
+}
+
+void snap_records__from(const struct snap_env *e, struct target *t, uint64_t span_id,
+			long epoch, long last_step, const struct snap_read *rd, bool exact,
+			int attempts, const char *note)
+{
+	struct snap_ctl *c = t->snap;
+	int left = 0;
+
+	from_read(e, t, span_id, epoch, last_step, rd, exact, attempts, note);
+	/* the epochs behind get this state: the first read after their ends, a later one */
+	for (int i = 0; i < c->nbehind; i++) {
+		const struct snap_behind *b = &c->behind[i];
+
+		if (b->span_id == span_id)
+			continue;
+		if (rd->after_step <= b->last_step) {	/* not after its end: it waits on */
+			c->behind[left++] = *b;
+			continue;
+		}
+		from_read(e, t, b->span_id, b->epoch, b->last_step, rd, exact, 0,
+			  behind_notes[b->torn][b->looked]);
+	}
+	c->nbehind = left;
+}
+
+void snap_records__behind_errors(const struct snap_env *e, struct target *t, const char *why)
+{
+	struct snap_ctl *c = t->snap;
+
+	for (int i = 0; i < c->nbehind; i++)
+		snap_records__error(e, t, c->behind[i].span_id, c->behind[i].epoch,
+				    c->behind[i].last_step, c->why[0] ? c->why : why);
+	c->nbehind = 0;
 }
 
 void snap_records__error(const struct snap_env *e, struct target *t, uint64_t span_id,
@@ -238,8 +290,17 @@ void snap_records__settle(const struct snap_env *e, struct target *t, const char
 				   "ended");
 		break;
 	case SNAP_SETTLE_NONE:
+		/* a later epoch's end, or reads all torn (why_none NULL): the next whole read,
+		 * where there is room */
+		if ((why_none == snap_why_next_ended || !why_none) && !c->why[0] &&
+		    c->models != SNAP_MODELS_REFUSED && c->nbehind < SNAP_BEHIND_MAX) {
+			c->behind[c->nbehind++] = (struct snap_behind){
+				p->span_id, p->epoch, p->last_step, p->looked, !why_none };
+			break;
+		}
 		snap_records__error(e, t, p->span_id, p->epoch, p->last_step,
-				    c->why[0] ? c->why : why_none);
+				    c->why[0] ? c->why : why_none ? why_none : "every read made "
+				    "for it was torn (an update ran while it was read)");
 		break;
 	}
 	snap_read__free(&p->torn);

@@ -33,5 +33,10 @@ void snap_records__error(const struct snap_env *e, struct target *t, uint64_t sp
  * end's state, the one kept from right after its last step, the last torn one, or why there
  * is none. */
 void snap_records__settle(const struct snap_env *e, struct target *t, const char *why_none);
+/* Why_none when a later epoch ended while this one waited: its record waits for the next
+ * state read (a later one, said so), where there is room, instead of an error at once. */
+extern const char snap_why_next_ended[];
+/* The epochs behind that no state came for (the session ends): their errors. */
+void snap_records__behind_errors(const struct snap_env *e, struct target *t, const char *why);
 
 #endif

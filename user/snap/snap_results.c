@@ -71,8 +71,11 @@ static void epoch_read(const struct snap_env *e, struct target *t, struct snap_r
 	case SNAP_OUT_LATER_STATE:	/* the end's state was gone before the read began */
 		snap_records__from(e, t, p->span_id, p->epoch, p->last_step, &c->cand, true,
 				   p->attempts, c->cand.after_step == p->last_step
-				   ? SNAP_NOTE_LATER_GRADS : "the state after the epoch's last step "
-				   "changed before it could be read: this is a later one");
+				   ? SNAP_NOTE_LATER_GRADS : p->looked ? "the state after the "
+				   "epoch's last step changed before it could be read (the first "
+				   "look for the models and their layout ran as it ended): this is a "
+				   "later one" : "the state after the epoch's last step changed "
+				   "before it could be read: this is a later one");
 		p->state = SNAP_PEND_NONE;
 		snap_read__free(&p->torn);
 		snap_read__free(&p->kept);

@@ -204,8 +204,7 @@ static void epoch_ended(const struct snap_env *e, struct target *t, uint64_t spa
 	}
 	if (snap_ctl__waiting(c)) {	/* the last one's state was never read */
 		c->counts.skipped_busy++;
-		snap_records__settle(e, t, "the next epoch ended before this one's state could be "
-				     "read");
+		snap_records__settle(e, t, snap_why_next_ended);
 	}
 	dlog("pid %d: snapshots: epoch %ld ended at update %u, step %ld%s", t->pid, index, end_seq,
 	     last_step, late ? " (seen when the next began)" : "");
@@ -216,6 +215,7 @@ static void epoch_ended(const struct snap_env *e, struct target *t, uint64_t spa
 	p->end_seq = end_seq;
 	p->last_step = last_step;
 	p->attempts = 0;
+	p->looked = !c->found_ns;	/* the first look has not come back */
 	snap_read__free(&p->kept);
 	p->kept_note = NULL;
 	switch (snap_plan__kept_at_end(&c->cand, &c->step_read, &c->weights_read, end_seq,
@@ -436,6 +436,7 @@ void snapshots__end(const struct snap_env *e, struct target *t)
 	snprintf(why, sizeof(why), "%s before the state after this epoch's last step could be "
 		 "read", gone);
 	snap_records__settle(e, t, why);
+	snap_records__behind_errors(e, t, why);
 	last_epoch(e, t, why);
 	snap_records__resolve_early(t);
 	snap_records__flush_held(t);
