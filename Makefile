@@ -287,14 +287,15 @@ $(OUTPUT)/tests/nccl_calls: tests/targets/nccl_calls.c $(OUTPUT)/tests/standin/l
 # read); findings land in .output/fuzz/ as crash-*, leak-*, timeout-* (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 300
 FUZZ_SRCS := $(addprefix user/,$(addprefix read/,batch.c batch_arena.c batch_json.c spool_src.c \
-	spool_view.c span_names.c tree_stream.c view.c sbuf.c outfile.c) \
+	spool_view.c span_names.c tree_stream.c view.c outfile.c) \
 	$(addprefix trace/,text_tree.c export.c export_stream.c trace.c trace_text.c trace_last.c \
 	trace_ranks.c rank_steps.c health.c pctl.c step_sum.c downsample.c snapshot_view.c \
 	requests_view.c) \
 	$(addprefix report/,report.c report_data.c report_chart.c report_snap.c) \
 	$(addprefix perfetto/,perfetto.c perfetto_writer.c perfetto_events.c perfetto_pending.c \
 	perfetto_exact.c) \
-	tree/span.c tree/clock.c common/log.c common/json.c common/demangle.c common/fsutil.c)
+	tree/span.c tree/clock.c common/log.c common/json.c common/demangle.c common/fsutil.c \
+	common/sbuf.c)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_FLAGS := -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	-dict=tests/fuzz/spool.dict -artifact_prefix=$(OUTPUT)/fuzz/ -print_final_stats=1

@@ -83,7 +83,7 @@ static void protobuf(void)
 {
 	cJSON *j = cJSON_Parse(batch);
 	struct otel_batch b;
-	struct out_buf out = { 0 };
+	struct sbuf out = { 0 };
 	struct pb req, rs, ss, span, st, f;
 	unsigned int num, wt, attrs = 0, events = 0;
 	uint64_t v, start = 0, end = 0, kind = 0;
@@ -92,7 +92,7 @@ static void protobuf(void)
 	if (!ASSERT_OK(otel_batch__from_json(&b, j, why, sizeof(why)), "batch") ||
 	    !ASSERT_OK(otlp__encode_protobuf(&b, 1, &out), "encode"))
 		goto out;
-	req = (struct pb){ (uint8_t *)out.data, (uint8_t *)out.data + out.len };
+	req = (struct pb){ (uint8_t *)out.p, (uint8_t *)out.p + out.n };
 	ASSERT_TRUE(find(req, 1, &rs), "resource_spans");
 	ASSERT_TRUE(find(rs, 2, &ss), "scope_spans");
 	ASSERT_TRUE(find(ss, 2, &span), "a span");
@@ -122,7 +122,7 @@ static void protobuf(void)
 	ASSERT_EQ(attrs, 8, "6 attributes, cirron.index, cirron.status");
 	ASSERT_EQ(events, 1, "the mark");
 out:
-	out_buf__free(&out);
+	sbuf__free(&out);
 	otel_batch__free(&b);
 	cJSON_Delete(j);
 }
@@ -131,13 +131,13 @@ static void json(void)
 {
 	cJSON *j = cJSON_Parse(batch), *req = NULL, *sp, *a;
 	struct otel_batch b;
-	struct out_buf out = { 0 };
+	struct sbuf out = { 0 };
 	char why[64];
 
 	if (!ASSERT_OK(otel_batch__from_json(&b, j, why, sizeof(why)), "batch") ||
 	    !ASSERT_OK(otlp__encode_json(&b, 1, &out), "encode"))
 		goto out;
-	req = cJSON_Parse(out.data);
+	req = cJSON_Parse(out.p);
 	sp = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(
 		cJSON_GetArrayItem(cJSON_GetObjectItem(req, "resourceSpans"), 0), "scopeSpans"), 0),
 		"spans"), 0);
@@ -170,7 +170,7 @@ static void json(void)
 						"code")), 1, "status");
 out:
 	cJSON_Delete(req);
-	out_buf__free(&out);
+	sbuf__free(&out);
 	otel_batch__free(&b);
 	cJSON_Delete(j);
 }

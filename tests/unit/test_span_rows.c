@@ -101,9 +101,9 @@ static void rows(void)
 	ASSERT_STREQ(r.parts[0].date, "2026-12-02", "the step's date");
 	ASSERT_STREQ(r.parts[1].date, "2026-12-03", "the data_load's");
 	ASSERT_STREQ(r.parts[0].job, "j-7", "the job");
-	nl = strchr(r.parts[0].buf.data, '\n');
+	nl = strchr(r.parts[0].buf.p, '\n');
 	ASSERT_TRUE(nl && nl[1] == 0, "one line, newline-terminated");
-	row = cJSON_Parse(r.parts[0].buf.data);
+	row = cJSON_Parse(r.parts[0].buf.p);
 	if (!ASSERT_OK_PTR(row, "a JSON row"))
 		goto out;
 	ASSERT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(row, "Timestamp")),
@@ -144,12 +144,12 @@ out:
 
 static void not_utf8(void)
 {
-	struct out_buf b = { 0 };
+	struct sbuf b = { 0 };
 
-	out_buf__json_str(&b, "ok\xff\xc3(\xe2\x82\xac");
-	ASSERT_STREQ(b.data, "\"ok\xef\xbf\xbd\xef\xbf\xbd(\xe2\x82\xac\"",
+	sbuf__json_str(&b, "ok\xff\xc3(\xe2\x82\xac");
+	ASSERT_STREQ(b.p, "\"ok\xef\xbf\xbd\xef\xbf\xbd(\xe2\x82\xac\"",
 		     "bytes that are no UTF-8 as U+FFFD, the rest kept");
-	out_buf__free(&b);
+	sbuf__free(&b);
 }
 
 /* Rows written to a spool directory come back as one batch per session. */
@@ -172,8 +172,8 @@ static void rows_back(void)
 	for (size_t i = 0; i < r.n; i++) {
 		snprintf(path, sizeof(path), "%s/spool/part%zu.ndjson", dir, i);
 		fd = open(path, O_WRONLY | O_CREAT, 0600);
-		ASSERT_EQ(write(fd, r.parts[i].buf.data, r.parts[i].buf.len),
-			  (ssize_t)r.parts[i].buf.len, "write");
+		ASSERT_EQ(write(fd, r.parts[i].buf.p, r.parts[i].buf.n),
+			  (ssize_t)r.parts[i].buf.n, "write");
 		close(fd);
 	}
 	ASSERT_OK(rows_read__convert(dir, &skipped), "convert");

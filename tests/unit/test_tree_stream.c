@@ -6,7 +6,7 @@
 // tops, and memory that does not grow with the stream.
 #include <errno.h>
 #include "read/batch.h"
-#include "read/sbuf.h"
+#include "common/sbuf.h"
 #include "trace/text_tree.h"
 #include "read/tree_stream.h"
 #include "unit.h"

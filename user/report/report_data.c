@@ -146,24 +146,12 @@ static void on_complete(struct tstream *t, struct tnode *n)
 	}
 	if (p && p->steps && p->steps->steps)
 		epoch_row(d, n, p->steps);
-	/* all of it is in its parent's numbers now (a root's kid goes at the flush) */
-	if (n->parent && !(n->parent->flags & TN_ROOT))
-		tstream__drop(t, n);
-	else
-		while (n->first < n->nkids)
-			tstream__drop(t, n->kids[n->first]);
-}
-
-static void on_flush(struct tstream *t, struct tnode *s, bool finishing)
-{
-	(void)finishing;
-	while (s->first < s->nkids && (s->kids[s->first]->flags & TN_COMPLETE))
-		tstream__drop(t, s->kids[s->first]);
+	tstream__drop_summed(t, n);	/* all of it is in its parent's numbers now */
 }
 
 static const struct tstream_ops ops = {
 	.complete = on_complete,
-	.flush = on_flush,
+	.flush = tstream__drop_complete_kids,
 	.free_out = free_out,
 };
 

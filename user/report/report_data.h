@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include "trace/downsample.h"
 #include "read/phases.h"
-#include "read/sbuf.h"
+#include "common/sbuf.h"
 #include "read/spool_view.h"
 #include "read/view.h"
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/log.h"
+#include "ship/gzip.h"
 #include "ship/otlp.h"
 #include "ship/otlp_encode.h"
 
@@ -106,7 +107,7 @@ static enum ship_result classify(long status)
 	return SHIP_RETRY;
 }
 
-static enum ship_result post(struct otlp_dest *d, const struct out_buf *body, size_t nspans,
+static enum ship_result post(struct otlp_dest *d, const struct sbuf *body, size_t nspans,
 			     struct ship_answer *a, char *why, size_t size)
 {
 	struct curl_slist *hdrs = NULL;
@@ -130,8 +131,8 @@ static enum ship_result post(struct otlp_dest *d, const struct out_buf *body, si
 	curl_easy_setopt(h, CURLOPT_URL, d->cfg.url);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "cirron-probe/" CIRRON_VERSION);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->len);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body->data ? body->data : "");
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->n);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body->p ? body->p : "");
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 5L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, d->cfg.timeout_ms);
@@ -171,7 +172,7 @@ static enum ship_result post(struct otlp_dest *d, const struct out_buf *body, si
 	if (res == SHIP_SENT) {
 		long long rej = r.len ? otlp__rejected_spans(r.body, r.len, d->cfg.json) : 0;
 
-		a->bytes += body->len;
+		a->bytes += body->n;
 		a->items += nspans - (rej > 0 && (size_t)rej < nspans ? (size_t)rej : 0);
 		if (rej > 0 && !d->rejected_said++)
 			elog("otlp: %s took a batch but rejected %lld of its %zu spans (partial "
@@ -189,7 +190,7 @@ static enum ship_result send_batches(void *arg, const struct ship_item *items, s
 	struct otlp_dest *d = arg;
 	cJSON **json = calloc(n, sizeof(cJSON *));
 	struct otel_batch *b = calloc(n, sizeof(*b));
-	struct out_buf body = { 0 }, gz = { 0 };
+	struct sbuf body = { 0 }, gz = { 0 };
 	enum ship_result res = SHIP_SENT;
 	size_t nb = 0, nspans = 0;
 	int err;
@@ -213,7 +214,7 @@ static enum ship_result send_batches(void *arg, const struct ship_item *items, s
 		goto out;
 	err = d->cfg.json ? otlp__encode_json(b, nb, &body) : otlp__encode_protobuf(b, nb, &body);
 	if (!err && d->cfg.gzip)
-		err = out_buf__gzip(body.data, body.len, &gz);
+		err = gzip__append(body.p, body.n, &gz);
 	if (err) {
 		snprintf(why, size, "out of memory");
 		res = SHIP_RETRY;
@@ -227,8 +228,8 @@ out:
 	}
 	free(b);
 	free(json);
-	out_buf__free(&body);
-	out_buf__free(&gz);
+	sbuf__free(&body);
+	sbuf__free(&gz);
 	return res;
 }
 

@@ -3,8 +3,8 @@
 #ifndef __CIRRON_OTLP_ENCODE_H
 #define __CIRRON_OTLP_ENCODE_H
 
+#include "common/sbuf.h"
 #include "ship/otel_spans.h"
-#include "ship/out_buf.h"
 
 /* Batches' spans as one OTLP ExportTraceServiceRequest (opentelemetry-proto
  * collector/trace/v1): one ResourceSpans per batch (service.name = the job, host.name, process.pid,
@@ -14,8 +14,8 @@
  * booleans, integers, doubles; objects and arrays as JSON text) plus cirron.index and
  * cirron.status, marks as events, status OK (ok), ERROR (incomplete) or UNSET (open).
  * Returns 0 or -ENOMEM. */
-int otlp__encode_protobuf(const struct otel_batch *bts, size_t n, struct out_buf *b);
+int otlp__encode_protobuf(const struct otel_batch *bts, size_t n, struct sbuf *b);
 /* The same in OTLP/JSON: lowerCamelCase fields, ids in hex, 64-bit integers as strings. */
-int otlp__encode_json(const struct otel_batch *bts, size_t n, struct out_buf *b);
+int otlp__encode_json(const struct otel_batch *bts, size_t n, struct sbuf *b);
 
 #endif

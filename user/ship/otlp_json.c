@@ -10,30 +10,30 @@
 #include <string.h>
 #include "ship/otlp_encode.h"
 
-static void key(struct out_buf *b, bool *first, const char *k)
+static void key(struct sbuf *b, bool *first, const char *k)
 {
-	out_buf__puts(b, *first ? "{\"key\":" : ",{\"key\":");
+	sbuf__puts(b, *first ? "{\"key\":" : ",{\"key\":");
 	*first = false;
-	out_buf__json_str(b, k);
+	sbuf__json_str(b, k);
 }
 
-static void kv_str(struct out_buf *b, bool *first, const char *k, const char *v)
+static void kv_str(struct sbuf *b, bool *first, const char *k, const char *v)
 {
 	if (!v)
 		return;
 	key(b, first, k);
-	out_buf__puts(b, ",\"value\":{\"stringValue\":");
-	out_buf__json_str(b, v);
-	out_buf__puts(b, "}}");
+	sbuf__puts(b, ",\"value\":{\"stringValue\":");
+	sbuf__json_str(b, v);
+	sbuf__puts(b, "}}");
 }
 
-static void kv_int(struct out_buf *b, bool *first, const char *k, int64_t v)
+static void kv_int(struct sbuf *b, bool *first, const char *k, int64_t v)
 {
 	key(b, first, k);
-	out_buf__printf(b, ",\"value\":{\"intValue\":\"%" PRId64 "\"}}", v);
+	sbuf__printf(b, ",\"value\":{\"intValue\":\"%" PRId64 "\"}}", v);
 }
 
-static void kv_json(struct out_buf *b, bool *first, const char *k, const cJSON *v)
+static void kv_json(struct sbuf *b, bool *first, const char *k, const cJSON *v)
 {
 	char *s;
 
@@ -44,17 +44,17 @@ static void kv_json(struct out_buf *b, bool *first, const char *k, const cJSON *
 		kv_int(b, first, k, (int64_t)v->valuedouble);
 	} else if (cJSON_IsBool(v)) {
 		key(b, first, k);
-		out_buf__printf(b, ",\"value\":{\"boolValue\":%s}}", cJSON_IsTrue(v) ? "true" : "false");
+		sbuf__printf(b, ",\"value\":{\"boolValue\":%s}}", cJSON_IsTrue(v) ? "true" : "false");
 	} else if (cJSON_IsNumber(v) && isfinite(v->valuedouble)) {
 		s = otel__attr_string(v);
 		key(b, first, k);
-		out_buf__printf(b, ",\"value\":{\"doubleValue\":%s}}", s ? s : "0");
+		sbuf__printf(b, ",\"value\":{\"doubleValue\":%s}}", s ? s : "0");
 		free(s);
 	} else if (cJSON_IsRaw(v) && v->valuestring &&
 		   strspn(v->valuestring, "0123456789") == strlen(v->valuestring) &&
 		   strtoull(v->valuestring, NULL, 10) < (1ull << 63)) {
 		key(b, first, k);
-		out_buf__printf(b, ",\"value\":{\"intValue\":\"%s\"}}", v->valuestring);
+		sbuf__printf(b, ",\"value\":{\"intValue\":\"%s\"}}", v->valuestring);
 	} else {
 		s = otel__attr_string(v);
 		kv_str(b, first, k, s ? s : "");
@@ -62,11 +62,11 @@ static void kv_json(struct out_buf *b, bool *first, const char *k, const cJSON *
 	}
 }
 
-static void resource(struct out_buf *b, const struct otel_resource *r)
+static void resource(struct sbuf *b, const struct otel_resource *r)
 {
 	bool first = true;
 
-	out_buf__puts(b, "{\"resource\":{\"attributes\":[");
+	sbuf__puts(b, "{\"resource\":{\"attributes\":[");
 	kv_str(b, &first, "service.name", r->job);
 	kv_str(b, &first, "host.name", r->host);
 	kv_int(b, &first, "process.pid", r->pid);
@@ -77,15 +77,15 @@ static void resource(struct out_buf *b, const struct otel_resource *r)
 	kv_int(b, &first, "cirron.world_size", r->world_size);
 	kv_str(b, &first, "cirron.session", r->session);
 	kv_str(b, &first, "cirron.role", r->role);
-	out_buf__puts(b, "]}");
+	sbuf__puts(b, "]}");
 }
 
-static void events(struct out_buf *b, const cJSON *marks)
+static void events(struct sbuf *b, const cJSON *marks)
 {
 	const cJSON *m, *f;
 	bool first = true;
 
-	out_buf__puts(b, ",\"events\":[");
+	sbuf__puts(b, ",\"events\":[");
 	cJSON_ArrayForEach(m, marks) {
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(m, "ts_ns");
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(m, "name");
@@ -93,38 +93,38 @@ static void events(struct out_buf *b, const cJSON *marks)
 			      cJSON_IsNumber(t) ? (uint64_t)t->valuedouble : 0;
 		bool f1 = true;
 
-		out_buf__printf(b, "%s{\"timeUnixNano\":\"%" PRIu64 "\",\"name\":", first ? "" : ",",
+		sbuf__printf(b, "%s{\"timeUnixNano\":\"%" PRIu64 "\",\"name\":", first ? "" : ",",
 				ns);
-		out_buf__json_str(b, cJSON_IsString(n) ? n->valuestring : "");
-		out_buf__puts(b, ",\"attributes\":[");
+		sbuf__json_str(b, cJSON_IsString(n) ? n->valuestring : "");
+		sbuf__puts(b, ",\"attributes\":[");
 		cJSON_ArrayForEach(f, m) {
 			if (f->string && strcmp(f->string, "name") != 0 &&
 			    strcmp(f->string, "ts_ns") != 0)
 				kv_json(b, &f1, f->string, f);
 		}
-		out_buf__puts(b, "]}");
+		sbuf__puts(b, "]}");
 		first = false;
 	}
-	out_buf__puts(b, "]");
+	sbuf__puts(b, "]");
 }
 
-static void span(struct out_buf *b, const struct otel_span *s, bool first)
+static void span(struct sbuf *b, const struct otel_span *s, bool first)
 {
 	char hex[40];
 	const cJSON *a;
 	bool f1 = true;
 
 	otel__hex(s->trace_id, 16, hex);
-	out_buf__printf(b, "%s{\"traceId\":\"%s\"", first ? "" : ",", hex);
+	sbuf__printf(b, "%s{\"traceId\":\"%s\"", first ? "" : ",", hex);
 	otel__hex(s->span_id, 8, hex);
-	out_buf__printf(b, ",\"spanId\":\"%s\"", hex);
+	sbuf__printf(b, ",\"spanId\":\"%s\"", hex);
 	if (s->has_parent) {
 		otel__hex(s->parent_id, 8, hex);
-		out_buf__printf(b, ",\"parentSpanId\":\"%s\"", hex);
+		sbuf__printf(b, ",\"parentSpanId\":\"%s\"", hex);
 	}
-	out_buf__puts(b, ",\"name\":");
-	out_buf__json_str(b, s->name);
-	out_buf__printf(b, ",\"kind\":1,\"startTimeUnixNano\":\"%" PRIu64 "\","
+	sbuf__puts(b, ",\"name\":");
+	sbuf__json_str(b, s->name);
+	sbuf__printf(b, ",\"kind\":1,\"startTimeUnixNano\":\"%" PRIu64 "\","
 			"\"endTimeUnixNano\":\"%" PRIu64 "\",\"attributes\":[", s->start_ns,
 			s->end_ns);
 	cJSON_ArrayForEach(a, s->attrs) {
@@ -133,33 +133,33 @@ static void span(struct out_buf *b, const struct otel_span *s, bool first)
 	if (s->index >= 0)
 		kv_int(b, &f1, "cirron.index", s->index);
 	kv_str(b, &f1, "cirron.status", s->state);
-	out_buf__puts(b, "]");
+	sbuf__puts(b, "]");
 	events(b, s->marks);
-	out_buf__printf(b, ",\"status\":{\"code\":%d", (int)s->status);
+	sbuf__printf(b, ",\"status\":{\"code\":%d", (int)s->status);
 	if (s->status != OTEL_STATUS_OK) {
-		out_buf__puts(b, ",\"message\":");
-		out_buf__json_str(b, s->state);
+		sbuf__puts(b, ",\"message\":");
+		sbuf__json_str(b, s->state);
 	}
-	out_buf__puts(b, "}}");
+	sbuf__puts(b, "}}");
 }
 
-int otlp__encode_json(const struct otel_batch *bts, size_t n, struct out_buf *b)
+int otlp__encode_json(const struct otel_batch *bts, size_t n, struct sbuf *b)
 {
 	bool first = true;
 
-	out_buf__puts(b, "{\"resourceSpans\":[");
+	sbuf__puts(b, "{\"resourceSpans\":[");
 	for (size_t k = 0; k < n; k++) {
 		if (!bts[k].n)
 			continue;
-		out_buf__puts(b, first ? "" : ",");
+		sbuf__puts(b, first ? "" : ",");
 		first = false;
 		resource(b, &bts[k].res);
-		out_buf__puts(b, ",\"scopeSpans\":[{\"scope\":{\"name\":\"cirron-probe\","
+		sbuf__puts(b, ",\"scopeSpans\":[{\"scope\":{\"name\":\"cirron-probe\","
 			      "\"version\":\"" CIRRON_VERSION "\"},\"spans\":[");
 		for (size_t i = 0; i < bts[k].n; i++)
 			span(b, &bts[k].spans[i], i == 0);
-		out_buf__puts(b, "]}]}");
+		sbuf__puts(b, "]}]}");
 	}
-	out_buf__puts(b, "]}");
+	sbuf__puts(b, "]}");
 	return b->oom ? -ENOMEM : 0;
 }

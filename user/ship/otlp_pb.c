@@ -13,7 +13,7 @@
 
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2 };
 
-static void varint(struct out_buf *b, uint64_t v)
+static void varint(struct sbuf *b, uint64_t v)
 {
 	uint8_t buf[10];
 	size_t n = 0;
@@ -25,53 +25,53 @@ static void varint(struct out_buf *b, uint64_t v)
 			buf[n] |= 0x80;
 		n++;
 	} while (v);
-	out_buf__put(b, buf, n);
+	sbuf__add(b, (const char *)buf, n);
 }
 
-static void tag(struct out_buf *b, unsigned int field, unsigned int wt)
+static void tag(struct sbuf *b, unsigned int field, unsigned int wt)
 {
 	varint(b, (uint64_t)field << 3 | wt);
 }
 
-static void field_bytes(struct out_buf *b, unsigned int field, const void *p, size_t n)
+static void field_bytes(struct sbuf *b, unsigned int field, const void *p, size_t n)
 {
 	tag(b, field, WT_LEN);
 	varint(b, n);
-	out_buf__put(b, p, n);
+	sbuf__add(b, (const char *)p, n);
 }
 
-static void field_str(struct out_buf *b, unsigned int field, const char *s)
+static void field_str(struct sbuf *b, unsigned int field, const char *s)
 {
 	field_bytes(b, field, s, strlen(s));
 }
 
-static void field_fixed64(struct out_buf *b, unsigned int field, uint64_t v)
+static void field_fixed64(struct sbuf *b, unsigned int field, uint64_t v)
 {
 	uint8_t le[8];
 
 	for (int i = 0; i < 8; i++)
 		le[i] = (uint8_t)(v >> (8 * i));
 	tag(b, field, WT_I64);
-	out_buf__put(b, le, 8);
+	sbuf__add(b, (const char *)le, 8);
 }
 
-static void field_varint(struct out_buf *b, unsigned int field, uint64_t v)
+static void field_varint(struct sbuf *b, unsigned int field, uint64_t v)
 {
 	tag(b, field, WT_VARINT);
 	varint(b, v);
 }
 
 /* A nested message: begin returns where its body starts; end puts the length before it. */
-static size_t begin(struct out_buf *b, unsigned int field)
+static size_t begin(struct sbuf *b, unsigned int field)
 {
 	tag(b, field, WT_LEN);
-	return b->len;
+	return b->n;
 }
 
-static void end(struct out_buf *b, size_t start)
+static void end(struct sbuf *b, size_t start)
 {
 	uint8_t len[10];
-	size_t body = b->len - start, n = 0;
+	size_t body = b->n - start, n = 0;
 	uint64_t v = body;
 
 	do {
@@ -81,16 +81,16 @@ static void end(struct out_buf *b, size_t start)
 			len[n] |= 0x80;
 		n++;
 	} while (v);
-	out_buf__put(b, len, n);	/* room for it at the end ... */
+	sbuf__add(b, (const char *)len, n);	/* room for it at the end ... */
 	if (b->oom)
 		return;
-	memmove(b->data + start + n, b->data + start, body);	/* ... then moved in front */
-	memcpy(b->data + start, len, n);
+	memmove(b->p + start + n, b->p + start, body);	/* ... then moved in front */
+	memcpy(b->p + start, len, n);
 }
 
 /* KeyValue { key = 1; AnyValue value = 2 } with AnyValue's string 1, bool 2, int 3,
  * double 4. */
-static void kv_str(struct out_buf *b, unsigned int field, const char *k, const char *v)
+static void kv_str(struct sbuf *b, unsigned int field, const char *k, const char *v)
 {
 	size_t kvs, any;
 
@@ -104,7 +104,7 @@ static void kv_str(struct out_buf *b, unsigned int field, const char *k, const c
 	end(b, kvs);
 }
 
-static void kv_int(struct out_buf *b, unsigned int field, const char *k, int64_t v)
+static void kv_int(struct sbuf *b, unsigned int field, const char *k, int64_t v)
 {
 	size_t kvs = begin(b, field), any;
 
@@ -115,7 +115,7 @@ static void kv_int(struct out_buf *b, unsigned int field, const char *k, int64_t
 	end(b, kvs);
 }
 
-static void kv_json(struct out_buf *b, unsigned int field, const char *k, const cJSON *v)
+static void kv_json(struct sbuf *b, unsigned int field, const char *k, const cJSON *v)
 {
 	size_t kvs, any;
 	char *s;
@@ -149,7 +149,7 @@ static void kv_json(struct out_buf *b, unsigned int field, const char *k, const 
 	end(b, kvs);
 }
 
-static void resource(struct out_buf *b, const struct otel_resource *r)
+static void resource(struct sbuf *b, const struct otel_resource *r)
 {
 	size_t res = begin(b, 1);	/* ResourceSpans.resource */
 
@@ -166,7 +166,7 @@ static void resource(struct out_buf *b, const struct otel_resource *r)
 	end(b, res);
 }
 
-static void event(struct out_buf *b, const cJSON *m)
+static void event(struct sbuf *b, const cJSON *m)
 {
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(m, "ts_ns");
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(m, "name"), *f;
@@ -182,7 +182,7 @@ static void event(struct out_buf *b, const cJSON *m)
 	end(b, ev);
 }
 
-static void span(struct out_buf *b, const struct otel_span *s)
+static void span(struct sbuf *b, const struct otel_span *s)
 {
 	size_t sp = begin(b, 2), st;	/* ScopeSpans.spans */
 	const cJSON *a, *m;
@@ -213,7 +213,7 @@ static void span(struct out_buf *b, const struct otel_span *s)
 	end(b, sp);
 }
 
-int otlp__encode_protobuf(const struct otel_batch *bts, size_t n, struct out_buf *b)
+int otlp__encode_protobuf(const struct otel_batch *bts, size_t n, struct sbuf *b)
 {
 	for (size_t k = 0; k < n; k++) {
 		const struct otel_batch *bt = &bts[k];

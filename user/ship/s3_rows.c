@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ship/gzip.h"
 #include "ship/otel_spans.h"
 #include "ship/s3_rows.h"
 #include "ship/s3_upload.h"
@@ -67,22 +68,22 @@ static enum ship_result send_rows(void *arg, const struct ship_item *items, size
 		}
 	}
 	for (size_t i = 0; i < rows.n && res == SHIP_SENT; i++) {
-		struct out_buf gz = { 0 };
+		struct sbuf gz = { 0 };
 		char *key = s3_rows__key(d->url.prefix, rows.parts[i].job, rows.parts[i].date,
 					 items[0].name);
 
-		if (!key || out_buf__gzip(rows.parts[i].buf.data, rows.parts[i].buf.len, &gz)) {
+		if (!key || gzip__append(rows.parts[i].buf.p, rows.parts[i].buf.n, &gz)) {
 			snprintf(why, size, "out of memory");
 			res = SHIP_RETRY;
 		} else {
 			uint64_t objects = a->items;
 
-			res = s3_dest__put(d, key, "application/x-ndjson", gz.data, gz.len, a, why,
+			res = s3_dest__put(d, key, "application/x-ndjson", gz.p, gz.n, a, why,
 					   size);
 			a->items = objects;	/* counted in spans below */
 		}
 		free(key);
-		out_buf__free(&gz);
+		sbuf__free(&gz);
 	}
 	if (res == SHIP_SENT)
 		a->items = rows.rows;

@@ -15,19 +15,19 @@ static const char *const status_names[] = {
 	[OTEL_STATUS_ERROR] = "STATUS_CODE_ERROR",
 };
 
-static void kv(struct out_buf *b, bool *first, const char *k, const char *v)
+static void kv(struct sbuf *b, bool *first, const char *k, const char *v)
 {
 	if (!v)
 		return;
 	if (!*first)
-		out_buf__put(b, ",", 1);
+		sbuf__add(b, ",", 1);
 	*first = false;
-	out_buf__json_str(b, k);
-	out_buf__put(b, ":", 1);
-	out_buf__json_str(b, v);
+	sbuf__json_str(b, k);
+	sbuf__add(b, ":", 1);
+	sbuf__json_str(b, v);
 }
 
-static void kv_long(struct out_buf *b, bool *first, const char *k, long v)
+static void kv_long(struct sbuf *b, bool *first, const char *k, long v)
 {
 	char num[24];
 
@@ -36,13 +36,13 @@ static void kv_long(struct out_buf *b, bool *first, const char *k, long v)
 }
 
 /* The resource part, the same on every row of a batch: made once. */
-static void resource(struct out_buf *b, const struct otel_resource *r)
+static void resource(struct sbuf *b, const struct otel_resource *r)
 {
 	bool first = true;
 
-	out_buf__puts(b, "\"ServiceName\":");
-	out_buf__json_str(b, r->job);
-	out_buf__puts(b, ",\"ResourceAttributes\":{");
+	sbuf__puts(b, "\"ServiceName\":");
+	sbuf__json_str(b, r->job);
+	sbuf__puts(b, ",\"ResourceAttributes\":{");
 	kv(b, &first, "service.name", r->job);
 	kv(b, &first, "host.name", r->host);
 	kv_long(b, &first, "process.pid", r->pid);
@@ -53,10 +53,10 @@ static void resource(struct out_buf *b, const struct otel_resource *r)
 	kv_long(b, &first, "cirron.world_size", r->world_size);
 	kv(b, &first, "cirron.session", r->session);
 	kv(b, &first, "cirron.role", r->role);
-	out_buf__puts(b, "},\"ScopeName\":\"cirron-probe\",\"ScopeVersion\":\"" CIRRON_VERSION "\"");
+	sbuf__puts(b, "},\"ScopeName\":\"cirron-probe\",\"ScopeVersion\":\"" CIRRON_VERSION "\"");
 }
 
-static void attrs_map(struct out_buf *b, const cJSON *attrs, bool *first)
+static void attrs_map(struct sbuf *b, const cJSON *attrs, bool *first)
 {
 	const cJSON *a;
 
@@ -71,7 +71,7 @@ static void attrs_map(struct out_buf *b, const cJSON *attrs, bool *first)
 /* Events.*: left out when there are none (most spans), as TraceState, StatusMessage and
  * Links.* are when empty: engines read a missing column as its default, and a row is a
  * third shorter to parse. */
-static void events(struct out_buf *b, const cJSON *marks)
+static void events(struct sbuf *b, const cJSON *marks)
 {
 	const cJSON *m, *f;
 	char ts[40];
@@ -79,7 +79,7 @@ static void events(struct out_buf *b, const cJSON *marks)
 
 	if (!cJSON_GetArraySize(marks))
 		return;
-	out_buf__puts(b, ",\"Events.Timestamp\":[");
+	sbuf__puts(b, ",\"Events.Timestamp\":[");
 	first = true;
 	cJSON_ArrayForEach(m, marks) {
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(m, "ts_ns");
@@ -87,25 +87,25 @@ static void events(struct out_buf *b, const cJSON *marks)
 			      cJSON_IsNumber(t) ? (uint64_t)t->valuedouble : 0;
 
 		otel__timestamp(ns, ts, sizeof(ts));
-		out_buf__puts(b, first ? "" : ",");
-		out_buf__json_str(b, ts);
+		sbuf__puts(b, first ? "" : ",");
+		sbuf__json_str(b, ts);
 		first = false;
 	}
-	out_buf__puts(b, "],\"Events.Name\":[");
+	sbuf__puts(b, "],\"Events.Name\":[");
 	first = true;
 	cJSON_ArrayForEach(m, marks) {
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(m, "name");
 
-		out_buf__puts(b, first ? "" : ",");
-		out_buf__json_str(b, cJSON_IsString(n) ? n->valuestring : "");
+		sbuf__puts(b, first ? "" : ",");
+		sbuf__json_str(b, cJSON_IsString(n) ? n->valuestring : "");
 		first = false;
 	}
-	out_buf__puts(b, "],\"Events.Attributes\":[");
+	sbuf__puts(b, "],\"Events.Attributes\":[");
 	first = true;
 	cJSON_ArrayForEach(m, marks) {
 		bool f1 = true;
 
-		out_buf__puts(b, first ? "{" : ",{");
+		sbuf__puts(b, first ? "{" : ",{");
 		cJSON_ArrayForEach(f, m) {
 			char *v;
 
@@ -115,45 +115,45 @@ static void events(struct out_buf *b, const cJSON *marks)
 			kv(b, &f1, f->string, v);
 			free(v);
 		}
-		out_buf__put(b, "}", 1);
+		sbuf__add(b, "}", 1);
 		first = false;
 	}
-	out_buf__put(b, "]", 1);
+	sbuf__add(b, "]", 1);
 }
 
-static void row(struct out_buf *b, const struct otel_span *s, const struct out_buf *res)
+static void row(struct sbuf *b, const struct otel_span *s, const struct sbuf *res)
 {
 	char ts[40], hex[40];
 	bool first = true;
 
 	otel__timestamp(s->start_ns, ts, sizeof(ts));
-	out_buf__puts(b, "{\"Timestamp\":");
-	out_buf__json_str(b, ts);
+	sbuf__puts(b, "{\"Timestamp\":");
+	sbuf__json_str(b, ts);
 	otel__hex(s->trace_id, 16, hex);
-	out_buf__printf(b, ",\"TraceId\":\"%s\"", hex);
+	sbuf__printf(b, ",\"TraceId\":\"%s\"", hex);
 	otel__hex(s->span_id, 8, hex);
-	out_buf__printf(b, ",\"SpanId\":\"%s\"", hex);
+	sbuf__printf(b, ",\"SpanId\":\"%s\"", hex);
 	if (s->has_parent)
 		otel__hex(s->parent_id, 8, hex);
 	else
 		*hex = 0;
-	out_buf__printf(b, ",\"ParentSpanId\":\"%s\",\"SpanName\":", hex);
-	out_buf__json_str(b, s->name);
-	out_buf__puts(b, ",\"SpanKind\":\"SPAN_KIND_INTERNAL\",");
-	out_buf__put(b, res->data, res->len);
-	out_buf__puts(b, ",\"SpanAttributes\":{");
+	sbuf__printf(b, ",\"ParentSpanId\":\"%s\",\"SpanName\":", hex);
+	sbuf__json_str(b, s->name);
+	sbuf__puts(b, ",\"SpanKind\":\"SPAN_KIND_INTERNAL\",");
+	sbuf__add(b, res->p, res->n);
+	sbuf__puts(b, ",\"SpanAttributes\":{");
 	attrs_map(b, s->attrs, &first);
 	if (s->index >= 0)
 		kv_long(b, &first, "cirron.index", s->index);
 	kv(b, &first, "cirron.status", s->state);
-	out_buf__printf(b, "},\"Duration\":%" PRIu64 ",\"StatusCode\":\"%s\"",
+	sbuf__printf(b, "},\"Duration\":%" PRIu64 ",\"StatusCode\":\"%s\"",
 			s->end_ns - s->start_ns, status_names[s->status]);
 	if (s->status != OTEL_STATUS_OK) {
-		out_buf__puts(b, ",\"StatusMessage\":");
-		out_buf__json_str(b, s->state);
+		sbuf__puts(b, ",\"StatusMessage\":");
+		sbuf__json_str(b, s->state);
 	}
 	events(b, s->marks);
-	out_buf__puts(b, "}\n");
+	sbuf__puts(b, "}\n");
 }
 
 static struct span_rows_part *part_of(struct span_rows *r, const char *job, const char date[11])
@@ -176,7 +176,7 @@ static struct span_rows_part *part_of(struct span_rows *r, const char *job, cons
 
 int span_rows__encode(const struct otel_batch *b, struct span_rows *out)
 {
-	struct out_buf res = { 0 };
+	struct sbuf res = { 0 };
 	int err = 0;
 
 	resource(&res, &b->res);
@@ -199,7 +199,7 @@ int span_rows__encode(const struct otel_batch *b, struct span_rows *out)
 	}
 	if (res.oom)
 		err = -ENOMEM;
-	out_buf__free(&res);
+	sbuf__free(&res);
 	if (err)
 		span_rows__free(out);
 	return err;
@@ -208,7 +208,7 @@ int span_rows__encode(const struct otel_batch *b, struct span_rows *out)
 void span_rows__free(struct span_rows *r)
 {
 	for (size_t i = 0; i < r->n; i++)
-		out_buf__free(&r->parts[i].buf);
+		sbuf__free(&r->parts[i].buf);
 	free(r->parts);
 	memset(r, 0, sizeof(*r));
 }

@@ -4,8 +4,8 @@
 #define __CIRRON_SPAN_ROWS_H
 
 #include <stddef.h>
+#include "common/sbuf.h"
 #include "ship/otel_spans.h"
-#include "ship/out_buf.h"
 
 /* A batch's spans as rows of the OpenTelemetry Collector ClickHouse exporter's otel_traces
  * table, one JSON object per line (NDJSON), one part per UTC date of the spans' start: the
@@ -20,7 +20,7 @@
 struct span_rows_part {
 	char job[128];		/* the batches' job (ServiceName) */
 	char date[16];		/* YYYY-MM-DD */
-	struct out_buf buf;
+	struct sbuf buf;
 	size_t rows;
 };
 

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 #include <cjson/cJSON.h>
-#include "read/sbuf.h"
+#include "common/sbuf.h"
 #include "tree/span.h"
 
 /* --format csv: the header line. */

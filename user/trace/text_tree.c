@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "read/phases.h"
-#include "read/sbuf.h"
+#include "common/sbuf.h"
 #include "trace/step_sum.h"
 #include "trace/text_tree.h"
 #include "read/view.h"
