@@ -5,6 +5,7 @@
 // complete ("X") events, marks as counters (or instants), hangs as instant events, and
 // --sys-interval samples as counter tracks.
 #include <string.h>
+#include "common/sbuf.h"
 #include "perfetto/perfetto_internal.h"
 
 /*
@@ -93,39 +94,119 @@ static void emit_marks(struct pf_writer *w, const cJSON *marks)
 static const char *const reserved_args[] = { "span_id", "parent_id", "index", "status" };
 
 /* A span as a complete event from its start to end_ns; marks with it. */
+/* Digits of v, no allocation: the spans' ids and times are most of what is written. */
+static void put_u64(struct sbuf *b, uint64_t v)
+{
+	char d[24];
+	int n = sizeof(d);
+
+	do
+		d[--n] = (char)('0' + v % 10);
+	while (v /= 10);
+	sbuf__add(b, d + n, sizeof(d) - (size_t)n);
+}
+
+/* q/1024 us in decimal, exact (1/1024 = 0.0009765625: ten digits at most), as a double
+ * reads it back. */
+static void put_us(struct sbuf *b, uint64_t q)
+{
+	uint64_t frac = (q & 1023) * 9765625ull;	/* 10^10 / 1024 */
+	char d[11];
+	int n = 10;
+
+	put_u64(b, q >> 10);
+	if (!frac)
+		return;
+	d[0] = '.';
+	for (int i = 10; i > 0; i--, frac /= 10)
+		d[i] = (char)('0' + frac % 10);
+	while (d[n] == '0')
+		n--;
+	sbuf__add(b, d, (size_t)n + 1);
+}
+
+/* An attribute's value as JSON: long integers kept exact (pf_exact), numbers as cJSON
+ * writes them, the rest printed by cJSON. */
+static void put_value(struct sbuf *b, const cJSON *v)
+{
+	uint64_t n;
+	char *text;
+
+	if (pf_exact__u64(v, &n)) {
+		put_u64(b, n);
+	} else if (cJSON_IsString(v)) {
+		sbuf__json_str(b, v->valuestring);
+	} else if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
+		cJSON *copy = cJSON_Duplicate(v, true);
+
+		pf_exact__unquote(copy);
+		text = copy ? cJSON_PrintUnformatted(copy) : NULL;
+		sbuf__puts(b, text ? text : "null");
+		cJSON_free(text);
+		cJSON_Delete(copy);
+	} else {
+		text = cJSON_PrintUnformatted(v);
+		sbuf__puts(b, text ? text : "null");
+		cJSON_free(text);
+	}
+}
+
+/* A span as a complete event, written straight out (no cJSON tree per event: most of the
+ * export's time was building and printing them). */
 void pf_writer__emit_span(struct pf_writer *w, const cJSON *js, uint64_t end_ns)
 {
 	const cJSON *status = cJSON_GetObjectItemCaseSensitive(js, "status");
 	const cJSON *index = cJSON_GetObjectItemCaseSensitive(js, "index");
 	const cJSON *a;
-	uint64_t id, parent = 0, start;
-	cJSON *ev, *args;
+	uint64_t id = 0, parent = 0, start = 0, q0;
+	struct sbuf *b = &w->line;
 
 	pf_exact__get(js, "span_id", &id);
 	pf_exact__get(js, "parent_id", &parent);
 	pf_exact__get(js, "start_ns", &start);
-	ev = event(w, "X", cJSON_GetObjectItemCaseSensitive(js, "name")->valuestring);
-	cJSON_AddStringToObject(ev, "cat", "cirron");
-	cJSON_AddNumberToObject(ev, "ts", us(w, start));
-	cJSON_AddNumberToObject(ev, "dur", end_ns > start ?
-				(double)(q1024(w, end_ns) - q1024(w, start)) / 1024.0 : 0);
-	args = cJSON_AddObjectToObject(ev, "args");
-	cJSON_AddNumberToObject(args, "span_id", (double)id);
-	if (parent)
-		cJSON_AddNumberToObject(args, "parent_id", (double)parent);
-	if (cJSON_IsNumber(index))
-		cJSON_AddNumberToObject(args, "index", index->valuedouble);
-	cJSON_AddStringToObject(args, "status", status->valuestring);
+	q0 = q1024(w, start);
+	b->n = 0;
+	if (b->p)
+		b->p[0] = 0;
+	sbuf__puts(b, w->first ? "\n{\"name\":" : ",\n{\"name\":");
+	sbuf__json_str(b, cJSON_GetObjectItemCaseSensitive(js, "name")->valuestring);
+	sbuf__puts(b, ",\"ph\":\"X\",\"pid\":");
+	put_u64(b, (uint64_t)w->pid);
+	sbuf__puts(b, ",\"tid\":");
+	put_u64(b, (uint64_t)w->pid);
+	sbuf__puts(b, ",\"cat\":\"cirron\",\"ts\":");
+	put_us(b, q0);
+	sbuf__puts(b, ",\"dur\":");
+	put_us(b, end_ns > start ? q1024(w, end_ns) - q0 : 0);
+	sbuf__puts(b, ",\"args\":{\"span_id\":");
+	put_u64(b, id);
+	if (parent) {
+		sbuf__puts(b, ",\"parent_id\":");
+		put_u64(b, parent);
+	}
+	if (cJSON_IsNumber(index)) {
+		sbuf__puts(b, ",\"index\":");
+		put_value(b, index);
+	}
+	sbuf__puts(b, ",\"status\":");
+	sbuf__json_str(b, status->valuestring);
 	cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(js, "attrs")) {
 		bool ours = false;
 
 		for (size_t i = 0; i < sizeof(reserved_args) / sizeof(reserved_args[0]); i++)
 			ours |= !strcmp(a->string, reserved_args[i]);
-		if (!ours)
-			cJSON_AddItemToObject(args, a->string, cJSON_Duplicate(a, true));
+		if (ours)
+			continue;
+		sbuf__add(b, ",", 1);
+		sbuf__json_str(b, a->string);
+		sbuf__add(b, ":", 1);
+		put_value(b, a);
 	}
-	pf_exact__unquote(args);
-	emit(w, ev);
+	sbuf__puts(b, "}}");
+	if (!b->oom) {
+		fwrite(b->p, 1, b->n, w->f);
+		w->first = false;
+	}
 	emit_marks(w, cJSON_GetObjectItemCaseSensitive(js, "marks"));
 }
 

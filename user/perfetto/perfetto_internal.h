@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <cjson/cJSON.h>
+#include "common/sbuf.h"
 #include "perfetto/perfetto.h"
 
 struct pending {
@@ -29,6 +30,7 @@ struct pf_writer {
 	long *pids;		/* used by earlier sessions */
 	size_t npids;
 	cJSON *sys_prev;	/* the session's previous --sys-interval sample: rates */
+	struct sbuf line;	/* the span event being written (reused) */
 };
 
 /* perfetto_exact.c: exact integers through cJSON */

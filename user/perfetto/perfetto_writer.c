@@ -181,6 +181,7 @@ int pf_writer__finish(struct pf_writer *w)
 	err = ferror(w->f) ? -EIO : 0;
 	free(w->tab);
 	free(w->pids);
+	sbuf__free(&w->line);
 	free(w);
 	return err;
 }
