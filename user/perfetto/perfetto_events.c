@@ -93,7 +93,6 @@ static void emit_marks(struct pf_writer *w, const cJSON *marks)
 
 static const char *const reserved_args[] = { "span_id", "parent_id", "index", "status" };
 
-/* A span as a complete event from its start to end_ns; marks with it. */
 /* Digits of v, no allocation: the spans' ids and times are most of what is written. */
 static void put_u64(struct sbuf *b, uint64_t v)
 {
@@ -151,8 +150,9 @@ static void put_value(struct sbuf *b, const cJSON *v)
 	}
 }
 
-/* A span as a complete event, written straight out (no cJSON tree per event: most of the
- * export's time was building and printing them). */
+/* A span as a complete event from its start to end_ns, written straight out (no cJSON
+ * tree per event: most of the export's time was building and printing them); marks with
+ * it. */
 void pf_writer__emit_span(struct pf_writer *w, const cJSON *js, uint64_t end_ns)
 {
 	const cJSON *status = cJSON_GetObjectItemCaseSensitive(js, "status");
