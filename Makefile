@@ -287,7 +287,7 @@ $(OUTPUT)/tests/nccl_calls: tests/targets/nccl_calls.c $(OUTPUT)/tests/standin/l
 # read); findings land in .output/fuzz/ as crash-*, leak-*, timeout-* (tests/fuzz/README.md).
 FUZZ_SECONDS ?= 300
 FUZZ_SRCS := $(addprefix user/,$(addprefix read/,batch.c batch_arena.c batch_json.c spool_src.c \
-	spool_view.c span_names.c tree_stream.c view.c outfile.c) \
+	spool_view.c span_names.c tree_stream.c tree_stream_sum.c view.c outfile.c) \
 	$(addprefix trace/,text_tree.c export.c export_stream.c trace.c trace_text.c trace_last.c \
 	trace_ranks.c rank_steps.c health.c pctl.c step_sum.c downsample.c snapshot_view.c \
 	requests_view.c) \

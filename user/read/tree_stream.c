@@ -320,22 +320,6 @@ void tstream__drop(struct tstream *t, struct tnode *n)
 	drop_tree(t, n);
 }
 
-void tstream__drop_summed(struct tstream *t, struct tnode *n)
-{
-	if (n->parent && !(n->parent->flags & TN_ROOT))
-		tstream__drop(t, n);
-	else
-		while (n->first < n->nkids)
-			tstream__drop(t, n->kids[n->first]);
-}
-
-void tstream__drop_complete_kids(struct tstream *t, struct tnode *s, bool finishing)
-{
-	(void)finishing;
-	while (s->first < s->nkids && (s->kids[s->first]->flags & TN_COMPLETE))
-		tstream__drop(t, s->kids[s->first]);
-}
-
 void tstream__start(struct tstream *t, struct tnode *n)
 {
 	(void)t;

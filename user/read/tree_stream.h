@@ -90,7 +90,8 @@ void tstream__free(struct tstream *t);
 
 /* Removes n from its parent's kids (and the id table): freed at the batch's end. */
 void tstream__drop(struct tstream *t, struct tnode *n);
-/* What is summed up once complete: n, else (a root's kid goes at the flush) n's kids. */
+/* For readers that sum spans up (tree_stream_sum.c): what is summed up once complete: n,
+ * else (a root's kid goes at the flush) n's kids. */
 void tstream__drop_summed(struct tstream *t, struct tnode *n);
 /* A flush callback for readers that keep nothing: the session's complete kids, in order. */
 void tstream__drop_complete_kids(struct tstream *t, struct tnode *s, bool finishing);
