@@ -133,7 +133,7 @@ static const char *check_span(const cJSON *js, uint64_t *id, uint64_t *end)
 		return "span_id";
 	if (!cJSON_IsNull(f.parent_id) && !pf_exact__u64(f.parent_id, &parent))
 		return "parent_id";
-	if (!cJSON_IsString(f.name) || !*f.name->valuestring)
+	if (!f.name || !cJSON_IsString(f.name) || !*f.name->valuestring)
 		return "name";
 	if (!pf_exact__u64(f.start, &start))
 		return "start_ns";
@@ -142,7 +142,7 @@ static const char *check_span(const cJSON *js, uint64_t *id, uint64_t *end)
 		return "end_ns";
 	if (*end && pf_exact__u64(f.dur, &dur) && dur <= UINT64_MAX - start)
 		*end = start + dur;
-	if (!cJSON_IsString(f.status) || (strcmp(f.status->valuestring, "ok") != 0 &&
+	if (!f.status || !cJSON_IsString(f.status) || (strcmp(f.status->valuestring, "ok") != 0 &&
 					  strcmp(f.status->valuestring, "open") != 0 &&
 					  strcmp(f.status->valuestring, "incomplete") != 0))
 		return "status";
