@@ -31,6 +31,8 @@ struct {
 	__type(value, __u32);	/* enum snap_role */
 } snap_roles SEC(".maps") __weak;
 
+#include "snap_copy.bpf.h"	/* uses snap_states */
+
 /* The update an event announces is counted once the event is in the ring (snap_sent):
  * another thread's event stamped with the new count then comes after it, so a loader that
  * has seen that count has seen the event too. Kept here from snap_note to emit's submit
@@ -63,37 +65,43 @@ static __always_inline bool snap_prefix(const char *s, const char *prefix, int n
 /* A loop seems to end: after an optimizer step, a second DataLoader __next__ with no
  * backward between, or grad disabled after a __next__ (validation, the epoch's end). Once
  * per step; only where the loader asked. */
-static __always_inline void snap_loop_end(struct snap_state *st, const struct snap_wake *w)
+static __always_inline bool snap_loop_end(struct snap_state *st, const struct snap_wake *w)
 {
 	if (!(w->flags & SNAP_W_LOOP_END) ||
 	    (st->flags & (SNAP_S_STEPPED | SNAP_S_WOKE)) != SNAP_S_STEPPED || !st->nexts)
-		return;
+		return false;
 	st->flags |= SNAP_S_WOKE | SNAP_S_WAKE_PENDING;
+	return true;
 }
 
-static __always_inline void snap_scope_enter(struct snap_state *st, const struct snap_wake *w,
+/* Returns whether a loop seems to end here. */
+static __always_inline bool snap_scope_enter(struct snap_state *st, const struct snap_wake *w,
 					     const struct probe_spec *spec,
 					     const __u64 args[CIRRON_NARGS], __u32 tid)
 {
 	char name[SNAP_NAME_LEN] = {};
+	bool end;
 
 	spec_str(name, SNAP_NAME_LEN, spec, args);
 	if (snap_prefix(name, "enumerate(DataLoader)#", 22)) {
-		snap_loop_end(st, w);
+		if (!(st->flags & SNAP_S_LOADING) && (w->flags & SNAP_W_TRAINING))
+			st->flags |= SNAP_S_LOADING | SNAP_S_WAKE_PENDING;
+		end = snap_loop_end(st, w);
 		st->nexts++;
-		return;
+		return end;
 	}
 	if ((st->flags & SNAP_S_IN_STEP) && st->tid == tid)
 		st->depth++;
 	if (!snap_prefix(name, "Optimizer.", 10))
-		return;
+		return false;
 	snap_update_begins();	/* a step, or zero_grad */
 	if (!snap_prefix(name + 10, "step#", 5) || (st->flags & SNAP_S_IN_STEP))
-		return;
+		return false;
 	st->flags |= SNAP_S_IN_STEP;
 	st->tid = tid;
 	st->depth = 1;
 	st->steps++;
+	return false;
 }
 
 static __always_inline void snap_scope_exit(struct snap_state *st, const struct snap_wake *w,
@@ -104,6 +112,7 @@ static __always_inline void snap_scope_exit(struct snap_state *st, const struct 
 	st->flags &= ~(SNAP_S_IN_STEP | SNAP_S_WOKE | SNAP_S_BACKWARD);
 	st->flags |= SNAP_S_STEPPED;
 	st->nexts = 0;
+	st->step_updates = st->updates;
 	if (w->every && st->steps >= w->base && (st->steps - w->base) % w->every == 0)
 		st->flags |= SNAP_S_WAKE_PENDING;
 }
@@ -116,6 +125,7 @@ static __always_inline void snap_note(__u32 id, const struct probe_spec *spec, _
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct snap_state *st, zero = {};
 	struct snap_wake *w;
+	bool end = false;
 
 	if (!role || !*role)
 		return;
@@ -131,7 +141,7 @@ static __always_inline void snap_note(__u32 id, const struct probe_spec *spec, _
 	}
 	switch (*role) {
 	case SNAP_ROLE_SCOPE_ENTER:
-		snap_scope_enter(st, w, spec, args, tid);
+		end = snap_scope_enter(st, w, spec, args, tid);
 		break;
 	case SNAP_ROLE_SCOPE_EXIT:
 		snap_scope_exit(st, w, tid);
@@ -151,9 +161,11 @@ static __always_inline void snap_note(__u32 id, const struct probe_spec *spec, _
 			st->flags &= ~SNAP_S_BACKWARD;
 		}
 		if (!(st->flags & SNAP_S_IN_STEP))
-			snap_loop_end(st, w);
+			end = snap_loop_end(st, w);
 		break;
 	}
+	if (end)	/* the state after the epoch's last step, while it is still there */
+		snap_copy_take(tgid);
 }
 
 /* emit(), once the event is submitted (or dropped): the update it announces counts. */

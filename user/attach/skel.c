@@ -170,6 +170,8 @@ int skel__load(struct observer *o, ring_buffer_event_fn handle_event)
 		.states_fd = bpf_map__fd(o->skel->maps.snap_states),
 		.wakes_fd = bpf_map__fd(o->skel->maps.snap_wakes),
 		.roles_fd = bpf_map__fd(o->skel->maps.snap_roles),
+		.copy_plans_fd = bpf_map__fd(o->skel->maps.snap_copy_plans),
+		.copies_fd = bpf_map__fd(o->skel->maps.snap_copies),
 		.stats_fd = o->stats_fd,
 	};
 	o->rb = ring_buffer__new(bpf_map__fd(o->skel->maps.control), handle_event, o, NULL);

@@ -53,6 +53,7 @@ const struct test_hooks *test_hooks__get(void)
 	h.hold_ms = number("CIRRON_TEST_HOLD_MS", 1, 3600 * 1000);
 	h.find_delay_ms = number("CIRRON_TEST_FIND_DELAY_MS", 1, 3600 * 1000);
 	h.no_layout_table = getenv("CIRRON_TEST_NO_LAYOUT_TABLE") != NULL;
+	h.snap_copy_only = getenv("CIRRON_TEST_SNAP_COPY_ONLY") != NULL;
 	h.verdict_after = number("CIRRON_TEST_VERDICT_AFTER", 1, 1L << 40);
 	host = getenv("CIRRON_TEST_HOSTNAME");
 	if (host && *host)
@@ -60,6 +61,9 @@ const struct test_hooks *test_hooks__get(void)
 	if (h.control_ring_kb)
 		wlog("control ring of %ld KiB (CIRRON_TEST_CONTROL_RING_KB): for tests only",
 		     h.control_ring_kb);
+	if (h.snap_copy_only)
+		wlog("no snapshot read once BPF copies at loops' ends (CIRRON_TEST_SNAP_COPY_ONLY): "
+		     "for tests only");
 	if (h.verdict_after)
 		wlog("no class judged before forward %ld (CIRRON_TEST_VERDICT_AFTER): for tests only",
 		     h.verdict_after);

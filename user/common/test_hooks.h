@@ -13,6 +13,7 @@ struct test_hooks {
 	long hold_ms;		/* CIRRON_TEST_HOLD_MS: `run` holds at a library load longer */
 	long find_delay_ms;	/* CIRRON_TEST_FIND_DELAY_MS: the look for the models waits */
 	bool no_layout_table;	/* CIRRON_TEST_NO_LAYOUT_TABLE: torch_layouts.json's entries unused */
+	bool snap_copy_only;	/* CIRRON_TEST_SNAP_COPY_ONLY: no snapshot read once BPF copies */
 	long verdict_after;	/* CIRRON_TEST_VERDICT_AFTER: no class judged before forward N */
 	char hostname[64];	/* CIRRON_TEST_HOSTNAME: the host name sessions carry; "" */
 };

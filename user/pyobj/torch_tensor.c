@@ -434,3 +434,29 @@ uint64_t torch_tensor__sampled_count(uint64_t numel, uint64_t every, uint64_t bl
 	rest = numel % stride;
 	return full * block + (rest < block ? rest : block);
 }
+
+int torch_tensor__gather_local(const struct tensor_desc *d, const uint8_t *span, uint64_t every,
+			       uint64_t block, void *out, uint64_t *n)
+{
+	uint64_t es = (uint64_t)d->elem_size, numel = (uint64_t)d->numel;
+	uint8_t *o = out;
+
+	*n = 0;
+	if (!every)
+		every = 1;
+	if (!block)
+		block = 1;
+	if (every == 1 && row_major(d)) {
+		memcpy(o, span, numel * es);
+		*n = numel;
+		return 0;
+	}
+	for (uint64_t start = 0; start < numel; start += block * every) {
+		uint64_t end = start + block < numel ? start + block : numel;
+
+		for (uint64_t i = start; i < end; i++, o += es)
+			memcpy(o, span + elem_offset(d, i), es);
+		*n += end - start;
+	}
+	return 0;
+}

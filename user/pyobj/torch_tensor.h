@@ -67,6 +67,10 @@ uint64_t torch_tensor__span_bytes(const struct tensor_desc *d);
  * `block` elements, one in every `every`); *n gets how many were copied. Returns 0 or -EIO. */
 int torch_tensor__gather(int pid, const struct tensor_desc *d, uint64_t every, uint64_t block,
 			 void *out, uint64_t *n, uint64_t *bytes_read);
+/* The same, from span: the bytes of d's view as they lay in the target from its first
+ * element (torch_tensor__span_bytes of them), copied by BPF (bpf/snap.h). */
+int torch_tensor__gather_local(const struct tensor_desc *d, const uint8_t *span, uint64_t every,
+			       uint64_t block, void *out, uint64_t *n);
 /* How many elements gather copies for numel, every and block. */
 uint64_t torch_tensor__sampled_count(uint64_t numel, uint64_t every, uint64_t block);
 

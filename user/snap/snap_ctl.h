@@ -121,6 +121,8 @@ struct snap_ctl {
 	uint32_t last_read_seq;
 	bool read_any;
 	double read_ms_last;
+	/* BPF's copy at a loop's end (snap_copy.c) */
+	struct snap_copy_src copy;
 	/* wakeups (bpf/snap.h) */
 	struct snap_wake wake;
 	long steps_offset;	/* BPF's step count - the tree's */

@@ -13,6 +13,7 @@ struct snap_env {
 	struct sym_cache *syms;
 	const struct probe_set *probes;
 	int states_fd, wakes_fd, roles_fd;	/* snap_states, snap_wakes, snap_roles (bpf/snap.h) */
+	int copy_plans_fd, copies_fd;		/* snap_copy_plans, snap_copies */
 	int stats_fd;		/* BPF's counters (ring-buffer drops) */
 };
 

@@ -16,6 +16,7 @@
 #include "pyobj/py_models.h"
 #include "pyobj/pytypes.h"
 #include "pyobj/torch_tensor.h"
+#include "snap/snap_copy.h"
 
 enum snap_req_kind { SNAP_REQ_NONE, SNAP_REQ_FIND, SNAP_REQ_READ };
 
@@ -43,6 +44,9 @@ struct snap_req {
 	uint64_t steps0;	/* BPF's optimizer steps begun at start (none open) */
 	uint64_t drops0;	/* ring-buffer drops then */
 	int states_fd, stats_fd;	/* BPF maps: snap_states, stats */
+	/* a READ of BPF's copy at a loop's end (snap_copy.h) instead of the target's memory for
+	 * the tensors' bytes; NULL: the target's */
+	const struct snap_copy_src *copy;
 };
 
 /* What the worker hands back. */
@@ -55,6 +59,10 @@ struct snap_result {
 	bool weights_exact;	/* READ: no optimizer step began before it ended (the weights are
 				 * those after steps0; the grads may be a later update's) */
 	bool refused;		/* a tensor failed the layout's checks: no more snapshots */
+	/* FIND, and READ of the target: what BPF is to copy at a loop's end, where plan_ok (a
+	 * small model on the CPU) */
+	struct snap_copy_plan plan;
+	bool plan_ok;
 	uint64_t bytes;
 	double ms;
 	size_t models, optimizers;	/* FIND */

@@ -15,7 +15,7 @@
 #include "tree/clock.h"
 
 /* The worker's look for the models, taken in. */
-static void collect_look(struct target *t)
+static void collect_look(const struct snap_env *e, struct target *t)
 {
 	struct snap_ctl *c = t->snap;
 	struct snap_result *r = &c->w.res;
@@ -42,6 +42,8 @@ static void collect_look(struct target *t)
 		snprintf(c->why, sizeof(c->why), "%s", r->why);
 	if (r->refused)	/* no layout fits this torch: for good */
 		c->models = SNAP_MODELS_REFUSED;
+	else if (found && r->plan_ok)	/* BPF copies them where a loop ends, from now on */
+		snap_copy__set_plan(e, t->pid, &c->copy, &r->plan);
 	snap_records__resolve_early(t);
 	dlog("pid %d: snapshots: %zu models, %zu optimizers (%.1f ms; %s)", t->pid, r->models,
 	     r->optimizers, r->ms, r->found_how);
@@ -104,6 +106,8 @@ static void collect_read(const struct snap_env *e, struct target *t)
 	c->counts.bytes_total += r->bytes;
 	c->counts.ms_total += r->ms;
 	c->read_ms_last = r->ms;
+	if (r->plan_ok)	/* BPF copies this model where a loop ends */
+		snap_copy__set_plan(e, t->pid, &c->copy, &r->plan);
 	if (r->refused) {	/* the epochs' records from now on say why */
 		c->models = SNAP_MODELS_REFUSED;
 		if (r->why[0])
@@ -167,7 +171,7 @@ void snap_results__collect(const struct snap_env *e, struct target *t)
 	c->busy = SNAP_IDLE;
 	atomic_store(&c->w.done, false);
 	if (was == SNAP_FINDING)
-		collect_look(t);
+		collect_look(e, t);
 	else
 		collect_read(e, t);
 }

@@ -36,6 +36,7 @@ struct snap_param {
 	const char *name;
 	struct tensor_desc w, g;
 	bool has_grad;
+	const uint8_t *cw, *cg;	/* a read of BPF's copy: the bytes of w and g there */
 };
 
 static cJSON *stats_json(const struct tensor_stats *s, double fraction)
@@ -62,9 +63,23 @@ static uint64_t tensor_bytes(const struct tensor_desc *d)
 	return (uint64_t)d->numel * (uint64_t)d->elem_size;
 }
 
+/* d's elements (sampled as asked) into buf: from BPF's copy where copied is set, else from
+ * the target. */
+static int gather(struct snap_worker *w, const struct tensor_desc *d, const uint8_t *copied,
+		  uint64_t every, uint64_t block, void *buf, uint64_t *n)
+{
+	int err;
+
+	if (!copied)
+		return torch_tensor__gather(w->req.pid, d, every, block, buf, n, &w->res.bytes);
+	err = torch_tensor__gather_local(d, copied, every, block, buf, n);
+	w->res.bytes += *n * (uint64_t)d->elem_size;	/* BPF read them from the target */
+	return err;
+}
+
 /* Reads d (sampled as asked), computes its stats. */
-static int read_stats(struct snap_worker *w, const struct tensor_desc *d, uint64_t every,
-		      uint64_t block, uint64_t *n, struct tensor_stats *s)
+static int read_stats(struct snap_worker *w, const struct tensor_desc *d, const uint8_t *copied,
+		      uint64_t every, uint64_t block, uint64_t *n, struct tensor_stats *s)
 {
 	uint64_t cap = torch_tensor__sampled_count((uint64_t)d->numel, every, block) *
 		       (uint64_t)d->elem_size;
@@ -73,7 +88,7 @@ static int read_stats(struct snap_worker *w, const struct tensor_desc *d, uint64
 
 	if (!buf)
 		return -ENOMEM;
-	err = torch_tensor__gather(w->req.pid, d, every, block, buf, n, &w->res.bytes);
+	err = gather(w, d, copied, every, block, buf, n);
 	if (!err && d->td != TD_OTHER)
 		tensor_stats__compute(buf, *n, (enum stats_dtype)d->td, s);
 	free(buf);
@@ -176,8 +191,7 @@ static int write_file(struct snap_worker *w, const char *dir, struct snap_param 
 		cap = (every > 1 ? torch_tensor__sampled_count((uint64_t)d->numel, every, 1)
 				 : (uint64_t)d->numel) * (uint64_t)d->elem_size;
 		buf = malloc(cap ? cap : 1);
-		err = buf ? torch_tensor__gather(w->req.pid, d, every, 1, buf, &got, &w->res.bytes)
-			  : -ENOMEM;
+		err = buf ? gather(w, d, grads ? p[i].cg : p[i].cw, every, 1, buf, &got) : -ENOMEM;
 		if (!err)
 			err = safetensors__append(&st, buf, got * (uint64_t)d->elem_size);
 		free(buf);
@@ -209,6 +223,16 @@ static int read_descs(struct snap_worker *w, const struct py_model *m, struct sn
 		p[i].name = m->params.v[i].name;
 		err = torch_tensor__read_object(w->req.pid, &w->layout, m->params.v[i].obj, &p[i].w,
 						 why, sizeof(why));
+		if (!err && w->req.copy) {	/* the bytes, and the grad, as BPF copied them */
+			p[i].cw = snap_copy__bytes(w->req.copy, &p[i].w, &p[i].g, &p[i].has_grad,
+						   &p[i].cg);
+			if (p[i].cw || p[i].w.device_type != 0 || p[i].w.td == TD_OTHER)
+				continue;
+			snprintf(msg, sizeof(msg), "parameter %s: not in BPF's copy (the model "
+				 "changed since its plan)", p[i].name);
+			cJSON_AddStringToObject(rec, "error", msg);
+			return -1;
+		}
 		if (!err && p[i].w.grad_impl) {
 			err = torch_tensor__read_impl(w->req.pid, &w->layout, p[i].w.grad_impl,
 						      &p[i].g, why, sizeof(why));
@@ -260,7 +284,7 @@ static cJSON *param_json(struct snap_worker *w, struct snap_param *p, uint64_t e
 		struct tensor_stats s = {};
 		uint64_t n = 0;
 
-		if (read_stats(w, d, full ? 1 : every, STATS_BLOCK, &n, &s))
+		if (read_stats(w, d, k ? p->cg : p->cw, full ? 1 : every, STATS_BLOCK, &n, &s))
 			cJSON_AddStringToObject(j, k ? "grad_error" : "weights_error",
 						"target memory not readable");
 		else
@@ -304,6 +328,7 @@ void snap_tensors__read(struct snap_worker *w)
 	bool ok = true;
 
 	r->records = recs;
+	r->plan_ok = false;
 	if (!w->models.n || !ps) {
 		r->err = w->models.n ? -ENOMEM : -ENOENT;
 		cJSON_Delete(by);
@@ -334,6 +359,10 @@ void snap_tensors__read(struct snap_worker *w)
 		cJSON_AddStringToObject(rec, "model_found_by", m->found_by);
 		cJSON_AddStringToObject(rec, "torch_layout", w->layout.version);
 		cJSON_AddStringToObject(rec, "layout_source", w->layout_source);
+		if (q->copy) {
+			cJSON_AddStringToObject(rec, "read_from", "bpf_copy");
+			cJSON_AddNumberToObject(rec, "bpf_copy_us", (double)q->copy->copy->ns / 1e3);
+		}
 		if (!strcmp(w->layout_source, "found"))
 			cJSON_AddNumberToObject(rec, "layout_search_ms", w->layout_search_ms);
 		ps[k] = calloc(m->params.n + 1, sizeof(**ps));
@@ -389,9 +418,20 @@ void snap_tensors__read(struct snap_worker *w)
 						"snapshot was read (exit, exec or detach)");
 		}
 	}
+	if (q->copy) {	/* BPF copied a whole state: exact while the parameters live */
+		r->exact = r->weights_exact = models_alive(w);
+	} else if (ok && !atomic_load(&w->cancel)) {
+		r->plan_ok = true;
+		snap_copy__plan_begin(&r->plan, &w->layout);
+		for (size_t k = 0; k < w->models.n && r->plan_ok; k++)
+			for (size_t i = 0; i < w->models.v[k].params.n && r->plan_ok; i++)
+				r->plan_ok = snap_copy__plan_add(&r->plan, &ps[k][i].w,
+								 ps[k][i].has_grad ? &ps[k][i].g
+										   : NULL);
+	}
 	/* nothing began to change the parameters since the loader looked, and they are still
 	 * there (a process that ends frees them without an update): an exact read */
-	if (!bpf_map_lookup_elem(q->states_fd, &q->pid, &st)) {
+	if (!q->copy && !bpf_map_lookup_elem(q->states_fd, &q->pid, &st)) {
 		uint64_t drops = bpf_maps__percpu_sum(q->stats_fd, STAT_RB_DROPS);
 		bool alive = models_alive(w);
 

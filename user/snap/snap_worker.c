@@ -69,15 +69,22 @@ static void do_find(struct snap_worker *w)
 		elog("pid %d: snapshots off: %s", w->req.pid, w->layout_why);
 		return;
 	}
+	/* and BPF's copy plan (snap_copy.c), so that BPF copies from the first loop's end on:
+	 * each grad is found at the copy (there may be none yet) */
+	r->plan_ok = w->models.n > 0;
+	snap_copy__plan_begin(&r->plan, &w->layout);
 	for (size_t k = 0; k < w->models.n; k++)
 		for (size_t i = 0; i < w->models.v[k].params.n; i++) {
 			struct tensor_desc d;
 			char why[200];
 
 			if (torch_tensor__read_object(w->req.pid, &w->layout, w->models.v[k].params.v[i].obj,
-						      &d, why, sizeof(why)))
+						      &d, why, sizeof(why))) {
+				r->plan_ok = false;
 				continue;
+			}
 			r->bytes += 2 * (uint64_t)d.numel * (uint64_t)d.elem_size;
+			r->plan_ok = r->plan_ok && snap_copy__plan_add(&r->plan, &d, NULL);
 		}
 	if (r->err)
 		snprintf(r->why, sizeof(r->why), "no torch Module with parameters found (the "

@@ -41,6 +41,7 @@
 #include "common/bpf_maps.h"
 #include "common/log.h"
 #include "common/options.h"
+#include "common/test_hooks.h"
 #include "snap/snap_ctl.h"
 #include "snap/snap_prepare.h"
 #include "snap/snap_records.h"
@@ -185,6 +186,73 @@ static void read_now(const struct snap_env *e, struct target *t, uint32_t seq, l
 	snap_worker__submit(&c->w);
 }
 
+/* The state of the loop's end whose update count was end_seq (or that of the step that ended
+ * there), after step optimizer steps, from BPF's copy (bpf/snap.h), read here and now (the
+ * tensors' bytes are the copy's: nothing is read from the target but their shapes). */
+static bool read_copied(const struct snap_env *e, struct target *t, uint32_t end_seq, long step,
+			struct snap_read *out)
+{
+	struct snap_ctl *c = t->snap;
+	struct snap_req *q = &c->w.req;
+	struct snap_result *r = &c->w.res;
+	const struct options *op = e->opts;
+	uint32_t seq;
+
+	if (c->busy || !have_models(c) ||
+	    !snap_copy__take(e, t->pid, &c->copy, end_seq, &seq))
+		return false;
+	q->kind = SNAP_REQ_READ;
+	q->mode = op->snapshots;
+	q->sample_rate = op->sample_rate;
+	q->max_bytes = op->snapshot_max_bytes;
+	q->s0 = seq;
+	q->dir[0] = 0;
+	if ((op->snapshots == SNAP_SAMPLED || op->snapshots == SNAP_FULL) && snap_ctl__waiting(c))
+		snprintf(q->dir, sizeof(q->dir), "%s/snapshots/%llu", op->path,
+			 (unsigned long long)c->pend.span_id);
+	q->copy = &c->copy;
+	snap_worker__run_here(&c->w);
+	q->copy = NULL;
+	atomic_store(&c->w.done, false);
+	c->counts.reads++;
+	c->counts.bytes_last = r->bytes;
+	c->counts.ms_last = r->ms;
+	c->counts.bytes_total += r->bytes;
+	c->counts.ms_total += r->ms;
+	*out = (struct snap_read){
+		.valid = true, .purpose = SNAP_FOR_EPOCH, .seq = seq, .after_step = step,
+		.records = r->records, .model_attr = r->model_attr, .bytes = r->bytes,
+		.ms = r->ms, .exact = r->exact, .weights_exact = r->weights_exact,
+	};
+	r->records = r->model_attr = NULL;
+	dlog("pid %d: snapshots: BPF's copy at update %u (step %ld): %s, %.2f ms", t->pid, seq,
+	     step, out->exact && out->model_attr ? "exact" : "not whole", out->ms);
+	if (out->exact && out->model_attr)
+		return true;
+	snap_read__free(out);
+	return false;
+}
+
+/* The epoch that waits, with nothing kept from right after its last step: BPF's copy of its
+ * loop's end, if one was made. */
+static void kept_from_copy(const struct snap_env *e, struct target *t)
+{
+	struct snap_pending *p = &t->snap->pend;
+	struct snap_read rd;
+
+	if (!snap_ctl__waiting(t->snap) || (p->kept.valid && !p->kept_note) ||
+	    !read_copied(e, t, p->end_seq, p->last_step, &rd))
+		return;
+	if (rd.seq != p->end_seq && p->kept.valid) {	/* no better than what is kept */
+		snap_read__free(&rd);
+		return;
+	}
+	snap_read__free(&p->kept);
+	p->kept = rd;
+	/* zero_grad ran between the step and the loop's end: the weights are the step's */
+	p->kept_note = rd.seq == p->end_seq ? NULL : SNAP_NOTE_LATER_GRADS;
+}
+
 /* An epoch ended (its loop's end seen, or late: the next epoch began first) with the
  * update count end_seq, after last_step optimizer steps. */
 static void epoch_ended(const struct snap_env *e, struct target *t, uint64_t span_id,
@@ -203,7 +271,9 @@ static void epoch_ended(const struct snap_env *e, struct target *t, uint64_t spa
 		}
 	}
 	if (snap_ctl__waiting(c)) {	/* the last one's state was never read */
-		c->counts.skipped_busy++;
+		kept_from_copy(e, t);
+		if (!p->kept.valid)
+			c->counts.skipped_busy++;
 		snap_records__settle(e, t, snap_why_next_ended);
 	}
 	dlog("pid %d: snapshots: epoch %ld ended at update %u, step %ld%s", t->pid, index, end_seq,
@@ -237,6 +307,7 @@ static void epoch_ended(const struct snap_env *e, struct target *t, uint64_t spa
 	case SNAP_KEPT_NONE:
 		break;
 	}
+	kept_from_copy(e, t);	/* where BPF copied the loop's end */
 	if (c->cand.purpose == SNAP_FOR_EPOCH)	/* made for the last one, not this one */
 		c->cand.purpose = SNAP_AHEAD;
 	snap_wakes__plan(e, t, last_step);
@@ -331,6 +402,8 @@ static void decide(const struct snap_env *e, struct target *t)
 	}
 	if (!c->seen_valid || bpf_map_lookup_elem(e->states_fd, &pid, &st))
 		return;
+	if (c->copy.plan_set && test_hooks__get()->snap_copy_only)
+		return;	/* tests: every epoch's end from BPF's copy */
 	if (torch_tree__updating(&t->tree) || (uint32_t)st.updates != c->seen) {
 		read_weights(e, t, &st);	/* an update is under way */
 		return;
@@ -435,12 +508,14 @@ void snapshots__end(const struct snap_env *e, struct target *t)
 		c->counts.wakeups = st.wakes;
 	snprintf(why, sizeof(why), "%s before the state after this epoch's last step could be "
 		 "read", gone);
+	kept_from_copy(e, t);
 	snap_records__settle(e, t, why);
 	snap_records__behind_errors(e, t, why);
 	last_epoch(e, t, why);
 	snap_records__resolve_early(t);
 	snap_records__flush_held(t);
 	snap_wakes__roles(e, t, true);
+	snap_copy__drop(e, t->pid, &c->copy);
 	bpf_map_delete_elem(e->wakes_fd, &pid);
 	bpf_map_delete_elem(e->states_fd, &pid);
 	reset(c);
@@ -480,6 +555,7 @@ void snapshots__free(struct target *t)
 		return;
 	if (!c->ended) {	/* never ended (no session): nothing to say */
 		snap_worker__stop(&c->w);
+		snap_copy__drop(NULL, t->pid, &c->copy);
 		reset(c);
 	}
 	cJSON_Delete(c->out);
