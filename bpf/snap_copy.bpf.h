@@ -46,7 +46,10 @@ static __noinline int snap_copy_take(__u32 tgid)
 
 	if (!pl || !st || !pl->ntensors)
 		return 0;
-	k = __sync_fetch_and_add(&st->copies, 1) + 1;
+	/* counted before the slot is written (the loader checks the count after its read);
+	 * the fetching atomics are Linux 5.12's, this the older add: one loop thread copies */
+	__sync_fetch_and_add(&st->copies, 1);
+	k = st->copies;
 	slot = pl->slot0 + (__u32)(k % SNAP_COPY_SLOTS);
 	c = bpf_map_lookup_elem(&snap_copies, &slot);
 	if (!c)

@@ -349,8 +349,15 @@ def test_python_frames_sampled_probes_some_steps(h, target):
     # the first sample: the step the loader sees when it has caught up after attaching
     assert exact[0] < steps // 2, exact
     (probe,) = [p for p in s.health["probes"] if p["symbol"].startswith("slot_tp_call")]
-    # always: 5 calls a step (model, 3 submodules, loss); sampled: a fraction of that
-    assert 0 < probe["hits"] < steps * 5 // 3, probe
+    # always: ~11 calls a step (model, 3 submodules, loss, the DataLoader's callables;
+    # 1,688 hits for 10 steps, 2,128 for 50, on the host stack). Sampled: only while a
+    # window's probes were attached, which health tells (how long they stay is the loader's
+    # lag, longer on a busy machine: what that costs is bench/'s to measure, not a timed
+    # test's); twice that rate bounds it
+    shortest = min(st["end_ns"] - st["start_ns"] for st in named(s, "step"))
+    on_steps = s.health["python_sampled_ms"] * 1e6 / shortest + 2 * sampled
+    assert 0 < probe["hits"] <= 22 * on_steps, (probe, s.health["python_sampled_ms"])
+    assert on_steps < steps / 2, "the probes were off for most steps"
     assert s.root["attrs"]["python_frames"] == "sampled"
 
 

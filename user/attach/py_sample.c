@@ -56,6 +56,7 @@ static void start_sample(struct observer *o, struct target *t)
 
 	clear_bpf_stacks(o, t->pid);
 	t->py.calls.depth = t->py.calls.module_depth = 0;
+	s->attach_ns = clock__wall_ns();
 	n = windows__python_sample(o, t, true);
 	if (n <= 0) {
 		s->next_step = LONG_MAX;	/* said once by windows__python_sample */
@@ -75,6 +76,7 @@ static void end_sample(struct observer *o, struct target *t)
 	windows__python_sample(o, t, false);
 	s->on = false;
 	s->samples++;
+	s->on_ns += clock__wall_ns() - s->attach_ns;
 	s->ended_mono_ns = clock__mono_ns();
 	/* later calls still queued are left out: the last of them may not have returned */
 	s->accept_until_ns = t->tree.quiet_ns;

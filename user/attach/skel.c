@@ -92,6 +92,10 @@ static int open_and_load(struct observer *o)
 		err = control_ring_for_tests(o);
 	if (!err)
 		err = configure(o);
+	/* BPF's copies of small models at loops' ends (bpf/snap.h): 8 MiB of map memory, kept
+	 * to one slot where no snapshot is taken */
+	if (!err && o->opts->snapshots == SNAP_OFF)
+		err = bpf_map__set_max_entries(o->skel->maps.snap_copies, 1);
 	/* Marks: libc's write() per target, or (no libc) the syscall-entry tracepoint; fentry
 	 * comes in an object of its own (write_hook.c) */
 	if (!err)

@@ -321,8 +321,13 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 	if (o->opts->python_frames != PYF_OFF && t->py.why[0] &&
 	    !strcmp(python_frames_state(o, t), "unavailable"))
 		cJSON_AddStringToObject(h, "python_frames_reason", t->py.why);
-	if (o->opts->python_frames == PYF_SAMPLED)
+	if (o->opts->python_frames == PYF_SAMPLED) {
 		cJSON_AddNumberToObject(h, "python_sampled_steps", (double)t->py.sample.samples);
+		uint64_t on = t->py.sample.on_ns + (t->py.sample.on ? clock__wall_ns() -
+						    t->py.sample.attach_ns : 0);
+
+		cJSON_AddNumberToObject(h, "python_sampled_ms", (double)on / 1e6);
+	}
 	if (o->opts->marks != MARKS_OFF) {
 		cJSON_AddNumberToObject(h, "writes", (double)t->marks.writes);
 		cJSON_AddNumberToObject(h, "write_bytes", (double)t->marks.bytes);

@@ -20,6 +20,11 @@ struct py_sample {
 	long next_step;		/* sample again once the tree's step_index reaches this */
 	long samples;		/* windows so far */
 	uint64_t ended_mono_ns;	/* when the last window ended */
+	uint64_t attach_ns;	/* wall clock: when the window's attach began (a probe is live
+				 * before its attach returns) */
+	uint64_t on_ns;		/* how long the probes were attached, all windows, from the
+				 * start of their attach to the end of their detach (the job pays
+				 * their hits meanwhile: the loader's lag sets it) */
 };
 
 struct py_tier {

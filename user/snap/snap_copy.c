@@ -136,21 +136,24 @@ bool snap_copy__set_plan(const struct snap_env *e, int pid, struct snap_copy_src
 bool snap_copy__take(const struct snap_env *e, int pid, struct snap_copy_src *s,
 		     uint32_t end_seq, uint32_t *seq)
 {
+	const struct snap_copy *c = s->copy;
+	struct snap_state st;
 	__u32 key = (__u32)pid;
+	uint64_t newest;
 
-	if (!s->plan_set || !s->copy)
+	if (!s->plan_set || !c || bpf_map_lookup_elem(e->states_fd, &key, &st))
 		return false;
-	for (__u32 i = 0; i < SNAP_COPY_SLOTS; i++) {
-		__u32 slot = s->slot0 + i;
-		struct snap_state st;
-		const struct snap_copy *c = s->copy;
+	/* newest first: an epoch's end is mostly the last copy made (a slot is 517 KiB) */
+	for (newest = st.copies; st.copies && newest + SNAP_COPY_SLOTS > st.copies && newest;
+	     newest--) {
+		__u32 slot = s->slot0 + (__u32)(newest % SNAP_COPY_SLOTS);
 
 		if (bpf_map_lookup_elem(e->copies_fd, &slot, s->copy) ||
 		    bpf_map_lookup_elem(e->states_fd, &key, &st))
-			continue;
+			return false;
 		/* whole: done as begun, and no later copy began on this slot before it was read */
-		if (!c->begun || c->done != c->begun || c->gen != s->plan.gen ||
-		    st.copies >= c->begun + SNAP_COPY_SLOTS)
+		if (c->begun != newest || c->done != newest || c->gen != s->plan.gen ||
+		    st.copies >= newest + SNAP_COPY_SLOTS)
 			continue;
 		if ((uint32_t)c->updates != end_seq && (uint32_t)c->step_updates != end_seq)
 			continue;
