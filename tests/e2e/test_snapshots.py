@@ -13,6 +13,7 @@ open with the safetensors package and hold the job's values."""
 import json
 import math
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -227,6 +228,46 @@ def test_straight_on_to_the_next_epoch(h, env, tmp_path, request, layout, load):
     print(f"{copied} of {len(job.steps)} epochs from BPF's copy ({layout}, {load})")
 
 
+def test_straight_on_attached(h, env):
+    """The same loop going straight on, attached mid-run (the job never waits for it) and
+    detached after a few epochs: once the observer has found the model (its first look, as
+    training goes on after the attach: epochs that ended before it came back hold a later
+    state that says so), every epoch has the state after its last step, equal to what torch
+    printed for one epoch of the job, epoch after epoch with none left out (after_step counts
+    from the attach: each record is matched to the job's epoch by its values, which change
+    at every step)."""
+    job = h.start([*env.argv, env.script, "--epochs", "1500", "--batches", "8",
+                   "--val-batches", "0", "--print-at-end"])
+    job.out.wait_for(r"^TRAINING", timeout=120)
+    root = h.spool_root()
+    obs = h.observer("attach", "-p", job.pid, "--output", "spool,stdout", path=root)
+    obs.out.wait_for(r"^\[cirron\] epoch\[20\] ", timeout=180)
+    obs.signal(signal.SIGINT)
+    assert obs.finish(120) == 0, obs.err.text[-3000:]
+    assert job.finish(280) == 0 and "DONE" in job.out.text
+    done = Job(root, job.out.text, "")
+    norms = {e: v["fc1.weight"]["weights"]["norm"] for (e, _), v in done.printed.items()}
+    matched, early = [], 0
+    for r in sorted(done.snaps, key=lambda r: r["epoch"]):
+        if "error" in r:    # only the epoch under way at the detach may have none
+            assert "detached" in r["error"] and r["epoch"] == max(
+                x["epoch"] for x in done.snaps), brief(r)
+            continue
+        if not matched and "first look" in r.get("note", ""):
+            assert r["after_step"] > r["epoch_last_step"], brief(r)
+            early += 1
+            continue
+        got = {p["name"]: p for p in r["params"]}["fc1.weight"]["weights"]["norm"]
+        (epoch,) = [e for e, n in norms.items() if math.isclose(n, got, rel_tol=1e-6)]
+        check_record(r, done.printed[(epoch, "-")], r["epoch_last_step"])
+        matched.append(epoch)
+    assert len(matched) >= 10 and matched == list(range(matched[0], matched[0] + len(matched))), \
+        matched
+    copied = sum(r.get("read_from") == "bpf_copy" for r in done.snaps)
+    print(f"{copied} of {len(matched)} epochs from BPF's copy, {early} before the first look "
+          "came back (attached)")
+
+
 @pytest.mark.parametrize("val", [0, 2])
 def test_bpf_copy_at_each_loop_end(h, env, val):
     """BPF's copy where a loop ends, alone: with CIRRON_TEST_SNAP_COPY_ONLY the loader makes
@@ -251,6 +292,8 @@ def test_bpf_copy_at_each_loop_end(h, env, val):
         check_record(r, job.printed[(epoch, "-")], steps)
         took.append(r["bpf_copy_us"])
     assert took and min(took) > 0, took
+    # once per epoch at most: never a copy per step
+    assert len(took) <= only_session(job.root).health["snapshot_bpf_copies"] <= 4
     print(f"BPF's copies took {', '.join(f'{us:.1f}' for us in took)} us in the job's thread")
 
 

@@ -142,6 +142,7 @@ def main():
         LATER = []
     torch.set_num_threads(1)    # a core left for the observer on a 2-core test machine
     torch.manual_seed(0)
+    print("TRAINING", flush=True)     # for an observer that attaches mid-run
     if a.where == "global":
         global model
         model = Net()    # a global of __main__

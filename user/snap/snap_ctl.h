@@ -36,6 +36,7 @@ struct snap_counts {
 	long skipped_busy;	/* epochs whose end came before their state was read */
 	long reads, reads_torn;	/* reads made (every one costs), torn ones */
 	uint64_t wakeups;	/* loader wakeups BPF forced for them */
+	uint64_t copies;	/* BPF's copies at loops' ends (snap_copy.c) */
 	uint64_t bytes_last, bytes_total;	/* target memory read */
 	double ms_last, ms_total;
 };
@@ -59,7 +60,7 @@ struct snap_pending {
 
 /* An epoch whose end's state was never read, a later epoch ended first: its record is the
  * next state read (labelled a later one), or an error if none comes. */
-#define SNAP_BEHIND_MAX 4
+#define SNAP_BEHIND_MAX 32	/* epochs of a few ms, ended while the first look ran */
 struct snap_behind {
 	uint64_t span_id;
 	long epoch, last_step;

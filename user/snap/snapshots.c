@@ -402,6 +402,7 @@ static void decide(const struct snap_env *e, struct target *t)
 	}
 	if (!c->seen_valid || bpf_map_lookup_elem(e->states_fd, &pid, &st))
 		return;
+	c->counts.copies = st.copies;
 	if (c->copy.plan_set && test_hooks__get()->snap_copy_only)
 		return;	/* tests: every epoch's end from BPF's copy */
 	if (torch_tree__updating(&t->tree) || (uint32_t)st.updates != c->seen) {
@@ -504,8 +505,10 @@ void snapshots__end(const struct snap_env *e, struct target *t)
 		cJSON_Delete(c->w.res.model_attr);
 		c->busy = SNAP_IDLE;
 	}
-	if (!bpf_map_lookup_elem(e->states_fd, &pid, &st))
+	if (!bpf_map_lookup_elem(e->states_fd, &pid, &st)) {
 		c->counts.wakeups = st.wakes;
+		c->counts.copies = st.copies;
+	}
 	snprintf(why, sizeof(why), "%s before the state after this epoch's last step could be "
 		 "read", gone);
 	kept_from_copy(e, t);
@@ -541,6 +544,7 @@ void snapshots__health(const struct target *t, cJSON *h)
 	cJSON_AddNumberToObject(h, "snapshot_reads", (double)n->reads);
 	cJSON_AddNumberToObject(h, "snapshot_reads_torn", (double)n->reads_torn);
 	cJSON_AddNumberToObject(h, "snapshot_wakeups", (double)n->wakeups);
+	cJSON_AddNumberToObject(h, "snapshot_bpf_copies", (double)n->copies);
 	cJSON_AddNumberToObject(h, "snapshot_bytes_last", (double)n->bytes_last);
 	cJSON_AddNumberToObject(h, "snapshot_ms_last", n->ms_last);
 	cJSON_AddNumberToObject(h, "snapshot_bytes_total", (double)n->bytes_total);
