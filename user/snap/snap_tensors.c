@@ -424,7 +424,7 @@ void snap_tensors__read(struct snap_worker *w)
 		r->plan_ok = true;
 		snap_copy__plan_begin(&r->plan, &w->layout);
 		for (size_t k = 0; k < w->models.n && r->plan_ok; k++)
-			for (size_t i = 0; i < w->models.v[k].params.n && r->plan_ok; i++)
+			for (size_t i = 0; ps[k] && i < w->models.v[k].params.n && r->plan_ok; i++)
 				r->plan_ok = snap_copy__plan_add(&r->plan, &ps[k][i].w,
 								 ps[k][i].has_grad ? &ps[k][i].g
 										   : NULL);
