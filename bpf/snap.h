@@ -76,8 +76,9 @@ struct snap_wake {
 #define SNAP_COPY_TENSORS	64
 #define SNAP_COPY_SEGS		256	/* pieces of up to SNAP_COPY_CHUNK bytes */
 #define SNAP_COPY_CHUNK		4096
-#define SNAP_COPY_BYTES		(512u << 10)	/* a copy's bytes, parameters and grads */
-#define SNAP_COPY_SLOTS		4	/* copies kept per process */
+#define SNAP_COPY_BYTES		(128u << 10)	/* a copy's bytes, parameters and grads */
+#define SNAP_COPY_SLOTS		16	/* copies kept per process: the loader may come to an
+					 * epoch's end 15 epochs late (a flush, a busy CPU) */
 #define SNAP_COPY_PROCS		4	/* processes copied for at once */
 
 /* One parameter: its bytes are at data (dense, bytes long), copied to off in the copy; its

@@ -228,23 +228,33 @@ def test_straight_on_to_the_next_epoch(h, env, tmp_path, request, layout, load):
     print(f"{copied} of {len(job.steps)} epochs from BPF's copy ({layout}, {load})")
 
 
-def test_straight_on_attached(h, env):
+@pytest.mark.parametrize("load", ["quiet", "busy"])
+def test_straight_on_attached(h, env, tmp_path, request, load):
     """The same loop going straight on, attached mid-run (the job never waits for it) and
     detached after a few epochs: once the observer has found the model (its first look, as
     training goes on after the attach: epochs that ended before it came back hold a later
     state that says so), every epoch has the state after its last step, equal to what torch
     printed for one epoch of the job, epoch after epoch with none left out (after_step counts
     from the attach: each record is matched to the job's epoch by its values, which change
-    at every step)."""
-    job = h.start([*env.argv, env.script, "--epochs", "1500", "--batches", "8",
-                   "--val-batches", "0", "--print-at-end"])
+    at every step). Quiet, and with both cores kept busy."""
+    if load == "busy":
+        request.getfixturevalue("busy_cores")
+    # the job ends at its next epoch's end once this exists (seen from a chroot: its root's)
+    stop = (f"/tmp/snapshots-stop-{tmp_path.name}" if env.name == "trixie"
+            else str(tmp_path / "stop"))
+    stop_here = Path(env.argv[1] + stop) if env.name == "trixie" else Path(stop)
+    job = h.start([*env.argv, env.script, "--epochs", "100000", "--batches", "8",
+                   "--val-batches", "0", "--print-at-end", "--stop-file", stop])
     job.out.wait_for(r"^TRAINING", timeout=120)
     root = h.spool_root()
-    obs = h.observer("attach", "-p", job.pid, "--output", "spool,stdout", path=root)
+    obs = h.observer("attach", "-p", job.pid, "--output", "spool,stdout", "--cache-dir",
+                     tmp_path / "cache", path=root, cache=False)    # an empty symbol cache
     obs.out.wait_for(r"^\[cirron\] epoch\[20\] ", timeout=180)
     obs.signal(signal.SIGINT)
     assert obs.finish(120) == 0, obs.err.text[-3000:]
+    stop_here.write_text("")
     assert job.finish(280) == 0 and "DONE" in job.out.text
+    stop_here.unlink()
     done = Job(root, job.out.text, "")
     norms = {e: v["fc1.weight"]["weights"]["norm"] for (e, _), v in done.printed.items()}
     matched, early = [], 0
@@ -265,7 +275,7 @@ def test_straight_on_attached(h, env):
         matched
     copied = sum(r.get("read_from") == "bpf_copy" for r in done.snaps)
     print(f"{copied} of {len(matched)} epochs from BPF's copy, {early} before the first look "
-          "came back (attached)")
+          f"came back (attached, {load})")
 
 
 @pytest.mark.parametrize("val", [0, 2])

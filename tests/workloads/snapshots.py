@@ -25,6 +25,8 @@ discriminator, each with its optimizer, each trained every batch).
 --save DIR: also saves each epoch's tensors (torch.save) for the safetensors comparison.
 --print-at-end: the STATS and EPOCH_END lines are printed when training is over, not at each
 epoch's end: with --val-batches 0 the next epoch begins right after the last step.
+--stop-file F: training ends after the first epoch that ends once F exists (an observer's
+test attaches, sees what it needs, then lets the job end; the job never waits for it).
 """
 import argparse
 import json
@@ -136,6 +138,7 @@ def main():
     ap.add_argument("--exit-at-end", action="store_true")
     ap.add_argument("--save", default=None)
     ap.add_argument("--print-at-end", action="store_true")
+    ap.add_argument("--stop-file", default=None)
     a = ap.parse_args()
     global LATER
     if a.print_at_end:
@@ -218,6 +221,8 @@ def train(a, net, opt, inner=None):
                         for n, p in (inner or net).named_parameters()},
                        os.path.join(a.save, f"epoch{epoch}.pt"))
         say("EPOCH_END", epoch, "STEPS", steps)
+        if a.stop_file and os.path.exists(a.stop_file):
+            break       # the test is done with it: its last epoch
         if epoch < a.epochs - 1 or not a.exit_at_end:
             validate(net, val)
 

@@ -451,3 +451,26 @@ void py_models__free(struct py_models *m)
 	free(m->v);
 	memset(m, 0, sizeof(*m));
 }
+
+int py_models__dup(const struct py_models *m, struct py_models *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->v = calloc(m->n ? m->n : 1, sizeof(*out->v));
+	if (!out->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct py_params *p = &m->v[i].params;
+
+		out->v[i] = m->v[i];
+		out->v[i].params = (struct py_params){ .n = p->n, .cap = p->n };
+		out->v[i].params.v = malloc((p->n ? p->n : 1) * sizeof(*p->v));
+		out->n = i + 1;
+		if (!out->v[i].params.v) {
+			py_models__free(out);
+			return -ENOMEM;
+		}
+		memcpy(out->v[i].params.v, p->v, p->n * sizeof(*p->v));
+	}
+	out->optimizers = m->optimizers;
+	return 0;
+}

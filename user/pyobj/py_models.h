@@ -41,5 +41,7 @@ struct py_roots {
 int py_models__find(int pid, const struct py_layout *l, struct py_types *types,
 		    const struct py_roots *r, struct py_models *out);
 void py_models__free(struct py_models *m);
+/* A copy of m of its own into out. Returns 0 or -ENOMEM (out empty). */
+int py_models__dup(const struct py_models *m, struct py_models *out);
 
 #endif

@@ -122,8 +122,10 @@ struct snap_ctl {
 	uint32_t last_read_seq;
 	bool read_any;
 	double read_ms_last;
-	/* BPF's copy at a loop's end (snap_copy.c) */
+	/* BPF's copy at a loop's end (snap_copy.c), and its reader on the loop's thread: the
+	 * models and layout its plan was made from (the worker may be looking again meanwhile) */
 	struct snap_copy_src copy;
+	struct snap_worker cw;
 	/* wakeups (bpf/snap.h) */
 	struct snap_wake wake;
 	long steps_offset;	/* BPF's step count - the tree's */

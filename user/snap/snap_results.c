@@ -11,8 +11,19 @@
 #include "snap/snap_ctl.h"
 #include "snap/snap_records.h"
 #include "snap/snap_results.h"
+#include "snap/snap_worker.h"
 #include "traced/target.h"
 #include "tree/clock.h"
+
+/* BPF copies the models the worker has now where a loop ends (snap_copy.c); the copies are
+ * read with these models (the worker idle, as it is here). */
+static void set_plan(const struct snap_env *e, struct target *t)
+{
+	struct snap_ctl *c = t->snap;
+
+	if (!snap_worker__mirror(&c->cw, &c->w))
+		snap_copy__set_plan(e, t->pid, &c->copy, &c->w.res.plan);
+}
 
 /* The worker's look for the models, taken in. */
 static void collect_look(const struct snap_env *e, struct target *t)
@@ -43,7 +54,7 @@ static void collect_look(const struct snap_env *e, struct target *t)
 	if (r->refused)	/* no layout fits this torch: for good */
 		c->models = SNAP_MODELS_REFUSED;
 	else if (found && r->plan_ok)	/* BPF copies them where a loop ends, from now on */
-		snap_copy__set_plan(e, t->pid, &c->copy, &r->plan);
+		set_plan(e, t);
 	snap_records__resolve_early(t);
 	dlog("pid %d: snapshots: %zu models, %zu optimizers (%.1f ms; %s)", t->pid, r->models,
 	     r->optimizers, r->ms, r->found_how);
@@ -107,7 +118,7 @@ static void collect_read(const struct snap_env *e, struct target *t)
 	c->counts.ms_total += r->ms;
 	c->read_ms_last = r->ms;
 	if (r->plan_ok)	/* BPF copies this model where a loop ends */
-		snap_copy__set_plan(e, t->pid, &c->copy, &r->plan);
+		set_plan(e, t);
 	if (r->refused) {	/* the epochs' records from now on say why */
 		c->models = SNAP_MODELS_REFUSED;
 		if (r->why[0])

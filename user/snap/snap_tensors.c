@@ -335,7 +335,13 @@ void snap_tensors__read(struct snap_worker *w)
 		free(ps);
 		return;
 	}
-	if (snap_layout__ensure(w, true)) {	/* no layout fits this torch: say why, for good */
+	if (q->copy && !w->layout_source) {	/* the copy's reader: the worker's layout */
+		r->err = -ENOENT;
+		cJSON_Delete(by);
+		free(ps);
+		return;
+	}
+	if (!q->copy && snap_layout__ensure(w, true)) {	/* no layout fits: say why, for good */
 		for (size_t k = 0; k < w->models.n; k++) {
 			cJSON *rec = cJSON_CreateObject();
 

@@ -165,6 +165,24 @@ void snap_worker__run_here(struct snap_worker *w)
 	run(w);
 }
 
+int snap_worker__mirror(struct snap_worker *dst, const struct snap_worker *src)
+{
+	struct py_models m;
+
+	if (py_models__dup(&src->models, &m))
+		return -ENOMEM;
+	py_models__free(&dst->models);
+	dst->models = m;
+	dst->layout = src->layout;
+	dst->layout_source = src->layout_source;
+	dst->layout_grad_checked = src->layout_grad_checked;
+	dst->layout_search_ms = src->layout_search_ms;
+	dst->req.pid = src->req.pid;
+	dst->req.states_fd = src->req.states_fd;
+	dst->req.stats_fd = src->req.stats_fd;
+	return 0;
+}
+
 void snap_worker__stop(struct snap_worker *w)
 {
 	if (!w->started)

@@ -193,13 +193,12 @@ static bool read_copied(const struct snap_env *e, struct target *t, uint32_t end
 			struct snap_read *out)
 {
 	struct snap_ctl *c = t->snap;
-	struct snap_req *q = &c->w.req;
-	struct snap_result *r = &c->w.res;
+	struct snap_req *q = &c->cw.req;	/* the copy's reader: the worker may be busy */
+	struct snap_result *r = &c->cw.res;
 	const struct options *op = e->opts;
 	uint32_t seq;
 
-	if (c->busy || !have_models(c) ||
-	    !snap_copy__take(e, t->pid, &c->copy, end_seq, &seq))
+	if (!c->cw.models.n || !snap_copy__take(e, t->pid, &c->copy, end_seq, &seq))
 		return false;
 	q->kind = SNAP_REQ_READ;
 	q->mode = op->snapshots;
@@ -211,9 +210,8 @@ static bool read_copied(const struct snap_env *e, struct target *t, uint32_t end
 		snprintf(q->dir, sizeof(q->dir), "%s/snapshots/%llu", op->path,
 			 (unsigned long long)c->pend.span_id);
 	q->copy = &c->copy;
-	snap_worker__run_here(&c->w);
-	q->copy = NULL;
-	atomic_store(&c->w.done, false);
+	snap_worker__run_here(&c->cw);
+	atomic_store(&c->cw.done, false);
 	c->counts.reads++;
 	c->counts.bytes_last = r->bytes;
 	c->counts.ms_last = r->ms;
@@ -478,6 +476,7 @@ static void reset(struct snap_ctl *c)
 	snap_read__free(&c->weights_read);
 	snap_read__free(&c->pend.torn);
 	snap_read__free(&c->pend.kept);
+	py_models__free(&c->cw.models);
 	cJSON_Delete(c->held);
 	cJSON_Delete(c->early);
 	memset(c, 0, sizeof(*c));
