@@ -682,6 +682,12 @@ ONE_WORKER = ("test_idioms", "test_torch_tree", "test_s3", "test_frameworks", "t
               "test_perfetto")
 
 
+# Tests that keep both cores busy on purpose (parameter load=busy: CPU hogs) run on one worker,
+# one after another, and so do the tests whose verdict a machine busy beside them would change
+# (a straggler named where none is): never the two at once.
+NO_HOGS_BESIDE = ("test_no_straggler_when_even",)
+
+
 @pytest.hookimpl(tryfirst=True)     # before xdist's worker reads the groups
 def pytest_collection_modifyitems(config, items):
     keep, drop = [], []
@@ -694,7 +700,10 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
     for it in keep:
-        if it.module.__name__ in ONE_WORKER:
+        params = getattr(getattr(it, "callspec", None), "params", {})
+        if params.get("load") == "busy" or it.originalname in NO_HOGS_BESIDE:
+            it.add_marker(pytest.mark.xdist_group("busy_cores"))
+        elif it.module.__name__ in ONE_WORKER:
             it.add_marker(pytest.mark.xdist_group(it.module.__name__))
     # stable: the rest keep their order
     keep.sort(key=lambda it: ONE_WORKER.index(it.module.__name__)

@@ -136,6 +136,20 @@ def check_record(s, want, steps, name=lambda n: n, zeroed_unseen=False):
             check_stats(p["grad"], w["grad"], f"{what} grad")
 
 
+def check_end_state(r, want, steps):
+    """The state after the epoch's last step: exact (check_record), or its weights exact and
+    said so (gradients read while the next update ran: torn, weights_exact; or a whole state
+    once a zero_grad had begun: the gradients may not be the step's)."""
+    if r["consistency"] == "torn" or "gradients may not be" in r.get("note", ""):
+        assert r["consistency"] == "exact" or (r.get("weights_exact") and
+                                               "torn" in r["note"]), brief(r)
+        assert r["after_step"] == r["epoch_last_step"] == steps, brief(r)
+        for n, p in {p["name"]: p for p in r["params"]}.items():
+            check_stats(p["weights"], want[n]["weights"], f"epoch {r['epoch']} {n}")
+    else:
+        check_record(r, want, steps)
+
+
 def check_epochs(job, models=None, zeroed_unseen=False):
     """Every epoch the job printed has one exact record per model, equal to torch's; models:
     the record's namespace for each printed model name (None: one model, any name)."""
@@ -216,15 +230,8 @@ def test_straight_on_to_the_next_epoch(h, env, tmp_path, request, layout, load):
         assert "error" not in r, brief(r)
         assert r["epoch_last_step"] == steps and r["layout_source"] == layout, brief(r)
         assert r["after_step"] == steps, brief(r)
-        printed = {m: v for (e, m), v in job.printed.items() if e == epoch}["-"]
         copied += r.get("read_from") == "bpf_copy"
-        if r["consistency"] == "torn" or "gradients may not be" in r.get("note", ""):
-            assert r["consistency"] == "exact" or (r.get("weights_exact") and
-                                                   "torn" in r["note"]), brief(r)
-            for n, p in {p["name"]: p for p in r["params"]}.items():
-                check_stats(p["weights"], printed[n]["weights"], f"epoch {epoch} {n}")
-        else:
-            check_record(r, printed, steps)
+        check_end_state(r, job.printed[(epoch, "-")], steps)
     print(f"{copied} of {len(job.steps)} epochs from BPF's copy ({layout}, {load})")
 
 
@@ -234,7 +241,8 @@ def test_straight_on_attached(h, env, tmp_path, request, load):
     detached after a few epochs: once the observer has found the model (its first look, as
     training goes on after the attach: epochs that ended before it came back hold a later
     state that says so), every epoch has the state after its last step, equal to what torch
-    printed for one epoch of the job, epoch after epoch with none left out (after_step counts
+    printed for one epoch of the job (exact, or its weights with the grads labelled torn, as
+    above), epoch after epoch with none left out (after_step counts
     from the attach: each record is matched to the job's epoch by its values, which change
     at every step). Quiet, and with both cores kept busy."""
     if load == "busy":
@@ -269,7 +277,7 @@ def test_straight_on_attached(h, env, tmp_path, request, load):
             continue
         got = {p["name"]: p for p in r["params"]}["fc1.weight"]["weights"]["norm"]
         (epoch,) = [e for e, n in norms.items() if math.isclose(n, got, rel_tol=1e-6)]
-        check_record(r, done.printed[(epoch, "-")], r["epoch_last_step"])
+        check_end_state(r, done.printed[(epoch, "-")], r["epoch_last_step"])
         matched.append(epoch)
     assert len(matched) >= 10 and matched == list(range(matched[0], matched[0] + len(matched))), \
         matched
