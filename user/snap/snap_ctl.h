@@ -132,6 +132,16 @@ struct snap_ctl {
 	struct snap_pace pace;
 };
 
+/* A read made (of the target, or of BPF's copy): what health counts of it. */
+static inline void snap_counts__read(struct snap_counts *n, const struct snap_result *r)
+{
+	n->reads++;
+	n->bytes_last = r->bytes;
+	n->ms_last = r->ms;
+	n->bytes_total += r->bytes;
+	n->ms_total += r->ms;
+}
+
 /* An epoch waits for its record. */
 static inline bool snap_ctl__waiting(const struct snap_ctl *c)
 {

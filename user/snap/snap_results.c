@@ -111,11 +111,7 @@ static void collect_read(const struct snap_env *e, struct target *t)
 	struct snap_read rd = {};
 	bool for_epoch = snap_ctl__waiting(c) && c->read_purpose == SNAP_FOR_EPOCH;
 
-	c->counts.reads++;
-	c->counts.bytes_last = r->bytes;
-	c->counts.ms_last = r->ms;
-	c->counts.bytes_total += r->bytes;
-	c->counts.ms_total += r->ms;
+	snap_counts__read(&c->counts, r);
 	c->read_ms_last = r->ms;
 	if (r->plan_ok)	/* BPF copies this model where a loop ends */
 		set_plan(e, t);

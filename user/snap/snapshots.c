@@ -150,6 +150,24 @@ static void look(const struct snap_env *e, struct target *t)
 	snap_worker__submit(&c->w);
 }
 
+/* A READ of the state as of update count seq, as the options ask (files under the directory
+ * of the epoch that waits): the worker's, or the copy's reader's. */
+static void read_req(const struct snap_env *e, const struct snap_ctl *c, struct snap_req *q,
+		     uint32_t seq)
+{
+	const struct options *op = e->opts;
+
+	q->kind = SNAP_REQ_READ;
+	q->mode = op->snapshots;
+	q->sample_rate = op->sample_rate;
+	q->max_bytes = op->snapshot_max_bytes;
+	q->s0 = seq;
+	q->dir[0] = 0;
+	if ((op->snapshots == SNAP_SAMPLED || op->snapshots == SNAP_FULL) && snap_ctl__waiting(c))
+		snprintf(q->dir, sizeof(q->dir), "%s/snapshots/%llu", op->path,
+			 (unsigned long long)c->pend.span_id);
+}
+
 /* Starts a read of the state as of update count seq, after step optimizer steps (BPF's
  * count: steps0, none open). */
 static void read_now(const struct snap_env *e, struct target *t, uint32_t seq, long step,
@@ -157,20 +175,9 @@ static void read_now(const struct snap_env *e, struct target *t, uint32_t seq, l
 {
 	struct snap_ctl *c = t->snap;
 	struct snap_req *q = &c->w.req;
-	const struct options *op = e->opts;
-	bool files = op->snapshots == SNAP_SAMPLED || op->snapshots == SNAP_FULL;
-
-	q->kind = SNAP_REQ_READ;
-	q->mode = op->snapshots;
-	q->sample_rate = op->sample_rate;
-	q->max_bytes = op->snapshot_max_bytes;
-	q->s0 = seq;
+	read_req(e, c, q, seq);
 	q->steps0 = steps0;
 	q->drops0 = bpf_maps__percpu_sum(e->stats_fd, STAT_RB_DROPS);
-	q->dir[0] = 0;
-	if (files && snap_ctl__waiting(c))
-		snprintf(q->dir, sizeof(q->dir), "%s/snapshots/%llu", op->path,
-			 (unsigned long long)c->pend.span_id);
 	c->read_seq = seq;
 	c->read_after_step = step;
 	c->read_purpose = snap_ctl__waiting(c) ? SNAP_FOR_EPOCH : SNAP_AHEAD;
@@ -195,28 +202,15 @@ static bool read_copied(const struct snap_env *e, struct target *t, uint32_t end
 	struct snap_ctl *c = t->snap;
 	struct snap_req *q = &c->cw.req;	/* the copy's reader: the worker may be busy */
 	struct snap_result *r = &c->cw.res;
-	const struct options *op = e->opts;
 	uint32_t seq;
 
 	if (!c->cw.models.n || !snap_copy__take(e, t->pid, &c->copy, end_seq, &seq))
 		return false;
-	q->kind = SNAP_REQ_READ;
-	q->mode = op->snapshots;
-	q->sample_rate = op->sample_rate;
-	q->max_bytes = op->snapshot_max_bytes;
-	q->s0 = seq;
-	q->dir[0] = 0;
-	if ((op->snapshots == SNAP_SAMPLED || op->snapshots == SNAP_FULL) && snap_ctl__waiting(c))
-		snprintf(q->dir, sizeof(q->dir), "%s/snapshots/%llu", op->path,
-			 (unsigned long long)c->pend.span_id);
+	read_req(e, c, q, seq);
 	q->copy = &c->copy;
 	snap_worker__run_here(&c->cw);
 	atomic_store(&c->cw.done, false);
-	c->counts.reads++;
-	c->counts.bytes_last = r->bytes;
-	c->counts.ms_last = r->ms;
-	c->counts.bytes_total += r->bytes;
-	c->counts.ms_total += r->ms;
+	snap_counts__read(&c->counts, r);
 	*out = (struct snap_read){
 		.valid = true, .purpose = SNAP_FOR_EPOCH, .seq = seq, .after_step = step,
 		.records = r->records, .model_attr = r->model_attr, .bytes = r->bytes,
