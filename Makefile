@@ -408,10 +408,13 @@ E2E_BINS := cirron-probe $(OUTPUT)/cirron-probe-san $(OUTPUT)/tests/cuda_calls $
 	$(COMPANION) $(OUTPUT)/tests/standin/libcupti.so.13 \
 	$(OUTPUT)/tests/spool_gen $(OUTPUT)/tests/peak_rss
 # On E2E_WORKERS workers (pytest-xdist): tests/e2e/conftest.py's ONE_WORKER says which
-# modules keep to one worker. E2E_WORKERS=0: in this process, one test at a time.
+# modules keep to one worker. E2E_WORKERS=0: in this process, one test at a time. Then the
+# tests that must run alone (conftest.py's SOLO, marker solo), one at a time.
 E2E_WORKERS ?= 2
 test-e2e: $(E2E_BINS) trixie-root venv s3-venv tf-venv fleet-venv
-	$(Q)$(PYTHON) -m pytest -q -rs --durations=15 -n $(E2E_WORKERS) --dist loadgroup tests/e2e
+	$(Q)$(PYTHON) -m pytest -q -rs --durations=15 -n $(E2E_WORKERS) --dist loadgroup \
+		-m "not solo" tests/e2e
+	$(Q)$(PYTHON) -m pytest -q -rs -n 0 -m solo tests/e2e
 
 # user/'s stages use only the stages below them, and no files use each other in a circle,
 # from what each object file uses and defines (user/README.md); the checker's own test first

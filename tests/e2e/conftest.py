@@ -238,6 +238,8 @@ def pytest_configure(config):
         config.stash[PROC_MOUNTED_BEFORE] = mounted(TRIXIE_ROOT / "proc")
     config.addinivalue_line("markers", "xdist_group(name): run on the worker its group runs on "
                             "(pytest-xdist; ONE_WORKER)")
+    config.addinivalue_line("markers", "solo: run with no other test beside it (SOLO; make "
+                            "test-e2e runs these after the rest)")
     config.addinivalue_line("markers", "timeout(seconds): hard time limit of one test "
                             f"(default {TEST_TIMEOUT_S})")
 
@@ -683,9 +685,12 @@ ONE_WORKER = ("test_idioms", "test_torch_tree", "test_s3", "test_frameworks", "t
 
 
 # Tests that keep both cores busy on purpose (parameter load=busy: CPU hogs) run on one worker,
-# one after another, and so do the tests whose verdict a machine busy beside them would change
-# (a straggler named where none is): never the two at once.
-NO_HOGS_BESIDE = ("test_no_straggler_when_even",)
+# one after another.
+# Tests whose verdict any test beside them could change run alone: with 2 ranks on 2 cores, a
+# rank that shares its core with another test's job for most of its steps is a straggler,
+# rightly named (CI, once). `make test-e2e` runs them after the rest, in a pytest of their own
+# (marker solo).
+SOLO = ("test_no_straggler_when_even",)
 
 
 @pytest.hookimpl(tryfirst=True)     # before xdist's worker reads the groups
@@ -701,7 +706,9 @@ def pytest_collection_modifyitems(config, items):
         config.hook.pytest_deselected(items=drop)
     for it in keep:
         params = getattr(getattr(it, "callspec", None), "params", {})
-        if params.get("load") == "busy" or it.originalname in NO_HOGS_BESIDE:
+        if it.originalname in SOLO:
+            it.add_marker(pytest.mark.solo)
+        if params.get("load") == "busy":
             it.add_marker(pytest.mark.xdist_group("busy_cores"))
         elif it.module.__name__ in ONE_WORKER:
             it.add_marker(pytest.mark.xdist_group(it.module.__name__))

@@ -87,14 +87,19 @@ def test_one_session_per_rank(h, job):
                 assert "timing" not in fwd["attrs"]
 
 
-def test_straggler_flagged_with_its_phase(h, job):
-    root, _ = run_job(h, job, "--slow-rank", "1", "--slow-ms", "30")
+@pytest.mark.parametrize("slow_in", ["data_load", "backward"])
+def test_straggler_flagged_with_its_phase(h, job, slow_in):
+    """Rank 1 is 30 ms slower a step in data_load, or in backward before its gradients'
+    all-reduce (a hook on the loss): the others then wait for it inside their own backward,
+    which is as long as rank 1's; left out, rank 1's is the one 30 ms longer."""
+    root, _ = run_job(h, job, "--slow-rank", "1", "--slow-ms", "30", "--slow-in", slow_in)
     r = subprocess.run([str(ROOT / "cirron-probe"), "trace", "--ranks", str(root)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"3 ranks (world size 3), {EPOCHS * BATCHES} steps\n"), r.stdout
     m = re.search(r"^straggler: rank (\d+), .* (\S+) takes (\S+) more", r.stdout, re.M)
-    assert m and m.group(1) == "1" and m.group(2) == "data_load", r.stdout
+    assert m and m.group(1) == "1" and m.group(2) == slow_in, r.stdout
+    assert m.group(3).endswith("ms") and 20 <= float(m.group(3)[:-2]) <= 60, r.stdout
     rows = {ln.split()[0]: ln.split()[1:] for ln in r.stdout.splitlines()
             if ln.startswith(("data_load ", "collective_wait "))}
     assert len(rows["data_load"]) == 3, r.stdout

@@ -302,6 +302,11 @@ def test_bpf_copy_at_each_loop_end(h, env, val):
     for epoch in (0, 1, 2):
         steps = job.steps[epoch]
         (r,) = [s for s in job.snaps if s["epoch"] == epoch]
+        if epoch == 0 and "error" not in r and r["after_step"] > steps:
+            # epoch 0 ended before the first look came back with the plan (2 busy cores, on
+            # CI): the next state read, a later one, labelled so
+            assert "later" in r.get("note", ""), brief(r)
+            continue
         assert "error" not in r and r["after_step"] == steps, brief(r)
         if epoch == 0 and r.get("read_from") != "bpf_copy":
             continue    # the plan comes from a first read: it may have ended the epoch

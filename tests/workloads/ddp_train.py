@@ -3,12 +3,15 @@
 """A DistributedDataParallel training loop on the gloo backend (CPU), one process per rank,
 started by torchrun or by tests/workloads/launch_ranks.py. Plain PyTorch.
 
-    ddp_train.py [--epochs E] [--batches B] [--slow-rank R --slow-ms MS] [--seconds S]
+    ddp_train.py [--epochs E] [--batches B] [--slow-rank R --slow-ms MS [--slow-in PHASE]]
+                 [--seconds S]
                  [--stall-rank R --stall-step K --stall-seconds S] [--timeout-s T]
                  [--until-file F]
 
 Per epoch each rank trains B batches of its DistributedSampler shard; --slow-rank makes
-that rank's data loading MS ms slower per batch (a straggler, for the merged view);
+that rank's data loading (or, --slow-in backward, its backward, before its gradients' all-reduce:
+the others wait for it inside their backward) MS ms slower per batch (a straggler, for the
+merged view);
 --seconds keeps training (more epochs) for at least S seconds, printing "ready rank=R" after
 the first step, for attach tests; --stall-rank stops that rank for S seconds after its step K
 (the others then wait for it in the next step's gradient all-reduce: a hang across ranks);
@@ -28,6 +31,13 @@ from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 
+def slow_grad(g):
+    """The loss's gradient hook: it runs first in backward, before any parameter's
+    gradient is ready for DDP's all-reduce."""
+    time.sleep(args.slow_ms / 1000)
+    return g
+
+
 def say(line):
     """One write per line: the ranks share a pipe, and print() may write the text and its
     newline apart (unbuffered stdout), so two ranks' lines could interleave."""
@@ -40,6 +50,7 @@ ap.add_argument("--batches", type=int, default=4)
 ap.add_argument("--batch-size", type=int, default=16)
 ap.add_argument("--slow-rank", type=int, default=-1)
 ap.add_argument("--slow-ms", type=float, default=0)
+ap.add_argument("--slow-in", choices=("data_load", "backward"), default="data_load")
 ap.add_argument("--seconds", type=float, default=0)
 ap.add_argument("--stall-rank", type=int, default=-1)
 ap.add_argument("--stall-step", type=int, default=-1)
@@ -66,7 +77,7 @@ rank, world = dist.get_rank(), dist.get_world_size()
 
 class Shard(TensorDataset):
     def __getitem__(self, i):
-        if rank == args.slow_rank and args.slow_ms:
+        if rank == args.slow_rank and args.slow_ms and args.slow_in == "data_load":
             time.sleep(args.slow_ms / 1000 / args.batch_size)
         return super().__getitem__(i)
 
@@ -91,7 +102,10 @@ while True:
         break
     sampler.set_epoch(epoch)
     for xb, yb in loader:
-        loss_fn(model(xb), yb).backward()
+        loss = loss_fn(model(xb), yb)
+        if rank == args.slow_rank and args.slow_ms and args.slow_in == "backward":
+            loss.register_hook(slow_grad)
+        loss.backward()
         opt.step()
         opt.zero_grad()
         steps += 1

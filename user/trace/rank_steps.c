@@ -22,7 +22,7 @@ struct rank_steps {
 };
 
 struct ppay {
-	uint64_t phase[PH__COUNT];
+	uint64_t phase[PH__COUNT], waited[PH__COUNT];
 };
 
 static struct ppay *pay(struct tnode *n)
@@ -65,8 +65,10 @@ static void enqueue(struct rank_steps *r, const struct tnode *n, const struct pp
 		}
 	}
 	r->q[r->n] = (struct step_times){ .index = n->sp.index, .total = dur(n) };
-	memcpy(r->q[r->n].phase, p ? p->phase : (uint64_t[PH__COUNT]){ 0 },
-	       sizeof(r->q[r->n].phase));
+	if (p) {
+		memcpy(r->q[r->n].phase, p->phase, sizeof(r->q[r->n].phase));
+		memcpy(r->q[r->n].waited, p->waited, sizeof(r->q[r->n].waited));
+	}
 	r->n++;
 }
 
@@ -78,10 +80,14 @@ static void on_complete(struct tstream *t, struct tnode *n)
 
 	/* phases under a step, wherever they sit (collective_wait inside backward) */
 	if (pp && p) {
-		for (int i = 0; i < PH__COUNT; i++)
+		for (int i = 0; i < PH__COUNT; i++) {
 			pp->phase[i] += p->phase[i];
+			pp->waited[i] += p->waited[i];
+		}
 		if (ph >= 0)
 			pp->phase[ph] += dur(n);
+		if (ph >= 0 && ph != PH_COLLECTIVE)	/* the waits under it, at any depth */
+			pp->waited[ph] += p->phase[PH_COLLECTIVE];
 	}
 	if (n->kind == TK_STEP && n->sp.status == SPAN_OK)
 		enqueue(r, n, p);

@@ -13,6 +13,9 @@
 struct step_times {
 	long index;
 	uint64_t total, phase[PH__COUNT];
+	/* the collective_wait inside each phase (DDP's all-reduce waits at backward's end):
+	 * phase[p] - waited[p] is the time p kept the rank busy */
+	uint64_t waited[PH__COUNT];
 };
 
 struct rank_steps;

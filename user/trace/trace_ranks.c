@@ -18,7 +18,7 @@
 #include "tree/clock.h"
 
 #define RANKS_MAX 1024
-#define RANK_EXACT_MAX 4096	/* values kept per median (six a rank): then a histogram */
+#define RANK_EXACT_MAX 4096	/* values kept per median (ten a rank): then a histogram */
 #define STRAGGLER_SHARE 0.6	/* slower in at least this share of the steps ... */
 #define STRAGGLER_MIN_NS 1000000	/* ... by at least 1 ms of busy time ... */
 #define STRAGGLER_RATIO 1.2	/* ... and 20% over the other ranks' median */
@@ -26,6 +26,7 @@
 struct rank {
 	struct rank_steps *rs;
 	struct pctl med[PH__COUNT + 1];	/* per phase, and busy (PH__COUNT) */
+	struct pctl own[PH_COLLECTIVE];	/* per phase, less the collective waits inside it */
 	size_t steps, slower;
 };
 
@@ -61,6 +62,9 @@ static void account(struct rank *r, const struct step_times *st)
 {
 	for (int p = 0; p < PH__COUNT; p++)
 		pctl__add(&r->med[p], st->phase[p]);
+	for (int p = 0; p < PH_COLLECTIVE; p++)
+		pctl__add(&r->own[p], st->phase[p] > st->waited[p] ?
+				      st->phase[p] - st->waited[p] : 0);
 	pctl__add(&r->med[PH__COUNT], busy(st));
 	r->steps++;
 }
@@ -135,6 +139,8 @@ static void print_straggler(FILE *f, struct rank *rk, size_t n)
 			"its steps)\n", (STRAGGLER_RATIO - 1) * 100, STRAGGLER_SHARE * 100);
 		return;
 	}
+	/* busy time only: a rank that waits in backward for the others' all-reduce is not
+	 * slow in backward */
 	for (int p = 0; p < PH_COLLECTIVE; p++) {
 		uint64_t v[RANKS_MAX];
 		size_t k = 0;
@@ -142,17 +148,20 @@ static void print_straggler(FILE *f, struct rank *rk, size_t n)
 
 		for (size_t i = 0; i < n; i++)
 			if (i != worst)
-				v[k++] = pctl__median(&rk[i].med[p]);
-		g = (int64_t)pctl__median(&rk[worst].med[p]) - (int64_t)median(v, k);
+				v[k++] = pctl__median(&rk[i].own[p]);
+		g = (int64_t)pctl__median(&rk[worst].own[p]) - (int64_t)median(v, k);
 		if (phase < 0 || g > gap) {
 			phase = p;
 			gap = g;
 		}
 	}
-	fprintf(f, "straggler: rank %ld, busy longer than the other ranks in %.0f%% of its steps; "
-		"%s takes %s more (median per step)\n", rank_steps__session(rk[worst].rs)->rank,
-		worst_share * 100, phase_names[phase],
-		clock__fmt_duration(gap > 0 ? (uint64_t)gap : 0, d, sizeof(d)));
+	fprintf(f, "straggler: rank %ld, busy longer than the other ranks in %.0f%% of its steps; ",
+		rank_steps__session(rk[worst].rs)->rank, worst_share * 100);
+	if (gap > 0)
+		fprintf(f, "%s takes %s more (median per step, its collective waits left out)\n",
+			phase_names[phase], clock__fmt_duration((uint64_t)gap, d, sizeof(d)));
+	else	/* slower in its steps, no phase's median slower: outside the phases */
+		fprintf(f, "no phase's median is longer: the time is outside them or spread\n");
 }
 
 /* Where each rank is now (its newest batch): the one not waiting in a collective, or the
@@ -272,6 +281,8 @@ static int print_job(FILE *f, struct spool_view *v, const struct options *o, con
 		rk[n].rs = rank_steps__new(v, s);
 		for (int p = 0; p <= PH__COUNT; p++)
 			rk[n].med[p].exact_max = RANK_EXACT_MAX;
+		for (int p = 0; p < PH_COLLECTIVE; p++)
+			rk[n].own[p].exact_max = RANK_EXACT_MAX;
 		if (!rk[n].rs)
 			err = -ENOMEM;
 		else
@@ -315,6 +326,8 @@ out:
 	for (size_t i = 0; i < n; i++) {
 		for (int p = 0; p <= PH__COUNT; p++)
 			pctl__free(&rk[i].med[p]);
+		for (int p = 0; p < PH_COLLECTIVE; p++)
+			pctl__free(&rk[i].own[p]);
 		rank_steps__free(rk[i].rs);
 	}
 	free(rk);
