@@ -139,9 +139,11 @@ static void json_u64_exact(void)
 	json__add_u64(o, "t", T0);
 	json__add_u64(o, "max", UINT64_MAX);
 	json__add_u64(o, "zero", 0);
+	json__add_i64(o, "back", -3600000000001);	/* a wall clock set back an hour, and 1 ns */
+	json__add_i64(o, "min", INT64_MIN);
 	text = cJSON_PrintUnformatted(o);
-	ASSERT_STREQ(text, "{\"t\":1795423440131994182,\"max\":18446744073709551615,\"zero\":0}",
-		     "printed exactly");
+	ASSERT_STREQ(text, "{\"t\":1795423440131994182,\"max\":18446744073709551615,\"zero\":0,"
+		     "\"back\":-3600000000001,\"min\":-9223372036854775808}", "printed exactly");
 	cJSON_free(text);
 	cJSON_Delete(o);
 }

@@ -56,14 +56,14 @@ static void start_sample(struct observer *o, struct target *t)
 
 	clear_bpf_stacks(o, t->pid);
 	t->py.calls.depth = t->py.calls.module_depth = 0;
-	s->attach_ns = clock__wall_ns();
+	s->attach_ns = clock_map__now(&t->clock);
 	n = windows__python_sample(o, t, true);
 	if (n <= 0) {
 		s->next_step = LONG_MAX;	/* said once by windows__python_sample */
 		return;
 	}
 	s->on = true;
-	s->on_since_ns = clock__wall_ns();
+	s->on_since_ns = clock_map__now(&t->clock);
 	s->accept_from_ns = 0;
 	s->accept_until_ns = UINT64_MAX;
 	dlog("pid %d: Python frames on at step %ld", t->pid, t->tree.step_index);
@@ -76,7 +76,7 @@ static void end_sample(struct observer *o, struct target *t)
 	windows__python_sample(o, t, false);
 	s->on = false;
 	s->samples++;
-	s->on_ns += clock__wall_ns() - s->attach_ns;
+	s->on_ns += clock_map__now(&t->clock) - s->attach_ns;
 	s->ended_mono_ns = clock__mono_ns();
 	/* later calls still queued are left out: the last of them may not have returned */
 	s->accept_until_ns = t->tree.quiet_ns;

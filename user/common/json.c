@@ -16,6 +16,14 @@ void json__add_u64(cJSON *o, const char *key, uint64_t v)
 	cJSON_AddRawToObject(o, key, num);
 }
 
+void json__add_i64(cJSON *o, const char *key, int64_t v)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "%" PRId64, v);
+	cJSON_AddRawToObject(o, key, num);
+}
+
 void json__add_double(cJSON *o, const char *key, double v)
 {
 	char num[32];

@@ -8,6 +8,8 @@
 
 /* Adds an exact unsigned 64-bit number (cJSON numbers are doubles). */
 void json__add_u64(cJSON *o, const char *key, uint64_t v);
+/* And a signed one. */
+void json__add_i64(cJSON *o, const char *key, int64_t v);
 /* A finite double that reads back exactly (cJSON_AddNumberToObject may lose its last bit). */
 void json__add_double(cJSON *o, const char *key, double v);
 /* An attribute value as the stdout line shows it: 12, 0.5234, text, true, {"a":1}. */

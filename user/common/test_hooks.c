@@ -55,6 +55,9 @@ const struct test_hooks *test_hooks__get(void)
 	h.no_layout_table = getenv("CIRRON_TEST_NO_LAYOUT_TABLE") != NULL;
 	h.snap_copy_only = getenv("CIRRON_TEST_SNAP_COPY_ONLY") != NULL;
 	h.verdict_after = number("CIRRON_TEST_VERDICT_AFTER", 1, 1L << 40);
+	h.wall_step_file = getenv("CIRRON_TEST_WALL_STEP_FILE");
+	if (h.wall_step_file && !*h.wall_step_file)
+		h.wall_step_file = NULL;
 	host = getenv("CIRRON_TEST_HOSTNAME");
 	if (host && *host)
 		snprintf(h.hostname, sizeof(h.hostname), "%s", host);
@@ -67,5 +70,22 @@ const struct test_hooks *test_hooks__get(void)
 	if (h.verdict_after)
 		wlog("no class judged before forward %ld (CIRRON_TEST_VERDICT_AFTER): for tests only",
 		     h.verdict_after);
+	if (h.wall_step_file)
+		wlog("the wall clock moved by what %s says (CIRRON_TEST_WALL_STEP_FILE): for tests "
+		     "only", h.wall_step_file);
 	return &h;
+}
+
+long long test_hooks__wall_step_ns(void)
+{
+	const char *path = test_hooks__get()->wall_step_file;
+	long long s = 0;
+	FILE *f;
+
+	if (!path || !(f = fopen(path, "r")))
+		return 0;
+	if (fscanf(f, "%lld", &s) != 1 || s < -(1LL << 32) || s > (1LL << 32))
+		s = 0;
+	fclose(f);
+	return s * 1000000000LL;
 }

@@ -16,9 +16,15 @@ struct test_hooks {
 	bool snap_copy_only;	/* CIRRON_TEST_SNAP_COPY_ONLY: no snapshot read once BPF copies */
 	long verdict_after;	/* CIRRON_TEST_VERDICT_AFTER: no class judged before forward N */
 	char hostname[64];	/* CIRRON_TEST_HOSTNAME: the host name sessions carry; "" */
+	const char *wall_step_file;	/* CIRRON_TEST_WALL_STEP_FILE: see below; NULL */
 };
 
 /* The hooks, read once (thread-safe after the first call, which main makes). */
 const struct test_hooks *test_hooks__get(void);
+/* CIRRON_TEST_WALL_STEP_FILE: the seconds (a signed integer) its file says, in ns: the loader
+ * reads its wall clock that far ahead, from its next look at the clock (a test steps the clock
+ * by writing the file: stepping the machine's own would upset every other test); 0 without
+ * it. */
+long long test_hooks__wall_step_ns(void);
 
 #endif

@@ -321,9 +321,11 @@ cJSON *attrs__health(struct observer *o, struct target *t)
 	if (o->opts->python_frames != PYF_OFF && t->py.why[0] &&
 	    !strcmp(python_frames_state(o, t), "unavailable"))
 		cJSON_AddStringToObject(h, "python_frames_reason", t->py.why);
+	if (t->clock_step_ns)	/* its times stay on the clock of its start */
+		json__add_i64(h, "wall_clock_step_ns", t->clock_step_ns);
 	if (o->opts->python_frames == PYF_SAMPLED) {
 		cJSON_AddNumberToObject(h, "python_sampled_steps", (double)t->py.sample.samples);
-		uint64_t on = t->py.sample.on_ns + (t->py.sample.on ? clock__wall_ns() -
+		uint64_t on = t->py.sample.on_ns + (t->py.sample.on ? clock_map__now(&t->clock) -
 						    t->py.sample.attach_ns : 0);
 
 		cJSON_AddNumberToObject(h, "python_sampled_ms", (double)on / 1e6);

@@ -57,7 +57,7 @@ void events__cuda_detail(struct observer *o, struct target *t, const struct prob
 	char unnamed[64];
 
 	cJSON_AddStringToObject(m, "name", r->symbol ? r->symbol : r->def->symbol);
-	json__add_u64(m, "ts_ns", clock_map__to_wall(&o->clock, e->ts_ns));
+	json__add_u64(m, "ts_ns", clock_map__to_wall(&t->clock, e->ts_ns));
 	cJSON_AddNumberToObject(m, "tid", e->tid);
 	switch (r->def->action) {
 	case ACT_CUDA_LAUNCH:
@@ -280,7 +280,7 @@ static bool compile_counter(struct target *t, bool made, uint32_t tid, const cha
 void events__anchor(struct observer *o, struct target *t, const struct probe_result *r,
 		    const struct event *e)
 {
-	struct tree_event te = { .ts_ns = clock_map__to_wall(&o->clock, e->ts_ns), .tid = e->tid };
+	struct tree_event te = { .ts_ns = clock_map__to_wall(&t->clock, e->ts_ns), .tid = e->tid };
 	bool entry = e->type == EV_CALL;
 	char name[CIRRON_STR_LEN + 1];
 	unsigned long loop_ends;

@@ -29,9 +29,10 @@ struct gpu_time {
 	uint64_t batches;
 };
 
-static uint64_t to_mono(const struct observer *o, uint64_t wall)
+/* A span's time back on BPF's clock: by its session's offset, which made it */
+static uint64_t to_mono(const struct target *t, uint64_t wall)
 {
-	return (uint64_t)((int64_t)wall - o->clock.wall_minus_mono_ns);
+	return (uint64_t)((int64_t)wall - t->clock.wall_minus_mono_ns);
 }
 
 static struct gpu_source source(const struct gpu_time *g)
@@ -55,7 +56,7 @@ static void span_opened(void *ctx, struct span *sp)
 {
 	struct gpu_time *g = ctx;
 
-	if (gpu_spans__open(&g->spans, sp, to_mono(g->o, sp->start_ns)))
+	if (gpu_spans__open(&g->spans, sp, to_mono(g->t, sp->start_ns)))
 		elog("pid %d: GPU time of %s not followed: out of memory", g->t->pid, sp->name);
 }
 
@@ -66,7 +67,7 @@ static bool span_closed(void *ctx, struct span *sp, const uint64_t *counters)
 
 	if (counters)
 		gpu_spans__sync(&g->spans, counters[CC_SYNC_ENTRY_NS], counters[CC_SYNC_RETURN_NS]);
-	return gpu_spans__close(&g->spans, sp, to_mono(g->o, sp->end_ns), counters, &src,
+	return gpu_spans__close(&g->spans, sp, to_mono(g->t, sp->end_ns), counters, &src,
 				clock__mono_ns());
 }
 

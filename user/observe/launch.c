@@ -48,7 +48,7 @@ static void attach_descendants(struct observer *o, int pid)
 int launch__attach(struct observer *o)
 {
 	int pid = o->opts->pid, n;
-	uint64_t start_ns;
+	uint64_t start_mono_ns;
 	struct target *t;
 
 	t = registry__add(o, pid);
@@ -58,7 +58,7 @@ int launch__attach(struct observer *o)
 	t->follow = true;	/* a launcher's restarted workers, a script's subprocesses */
 	if (registry__track(o, t, false))
 		return EXIT_FAILURE_RUNTIME;
-	start_ns = clock__wall_ns();
+	start_mono_ns = clock__mono_ns();
 	n = attach__scan(o, t);
 	if (n == -ESRCH || !procfs__alive(pid)) {
 		elog("process %d exited while attaching", pid);
@@ -81,7 +81,7 @@ int launch__attach(struct observer *o)
 		}
 		return 0;	/* a launcher of no interest itself: its workers are traced */
 	}
-	if (sessions__start(o, t, start_ns))
+	if (sessions__start(o, t, start_mono_ns))
 		return EXIT_FAILURE_RUNTIME;
 	targets__arm(o, t);
 	ilog("attached %zu probes to process %d", t->nprobes, pid);

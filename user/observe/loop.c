@@ -33,6 +33,7 @@
 #include "observe/setup.h"
 #include "observe/targets.h"
 #include "observe/tf_events.h"
+#include "observe/wall_clock.h"
 #include "sink/log_sink.h"
 #include "sink/metrics.h"
 #include "ship/ship_outputs.h"
@@ -84,10 +85,10 @@ static void check_alive(struct observer *o)
  * job may be killed next). */
 static void check_hangs(struct observer *o)
 {
-	uint64_t now = clock__wall_ns();
 	char line[1024];
 
 	for (struct target *t = o->targets; t; t = t->next) {
+		uint64_t now = clock_map__now(&t->clock);
 		const struct torch_tree *tr = &t->tree;
 		/* A batch being loaded is not a span until the tree knows what it is for */
 		struct span loading = { .name = "data_load", .index = -1, .status = SPAN_OPEN,
@@ -133,7 +134,7 @@ static void sample_sys(struct observer *o, bool due)
 			have_node = true;
 		}
 		s = node;
-		s.ts_ns = clock__wall_ns();
+		s.ts_ns = clock_map__now(&t->clock);
 		if (sysstat__proc(t->pid, &s))
 			continue;	/* gone: its exit is handled elsewhere */
 		t->report.sys_sampled = true;
@@ -309,6 +310,7 @@ int loop__main(const struct options *opts)
 		discovery__round(o);
 		check_hangs(o);
 		now = clock__mono_ns();
+		wall_clock__check(o, now);
 		metrics__serve(o->metrics, now);
 		if (sys_ns) {
 			bool due = now - last_sys >= sys_ns;

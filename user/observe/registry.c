@@ -33,6 +33,7 @@ struct target *registry__add(struct observer *o, int pid)
 	if (!t)
 		return NULL;
 	t->start_ticks = procfs__start_ticks(pid);
+	t->clock = o->clock;
 	span_kernels__init(&t->cuda.span_kernels, o->span_kernels_fd, o->cuda_fd);
 	t->next = o->targets;
 	o->targets = t;

@@ -168,7 +168,7 @@ static int observation(struct observer *o, const struct session_ids *ids)
 	return spool__sessions_like(&o->spool, id) + 1;
 }
 
-int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
+int sessions__start(struct observer *o, struct target *t, uint64_t start_mono_ns)
 {
 	long rank = procfs__env_long(t->pid, "RANK", -1);
 	struct session_ids ids = {
@@ -186,7 +186,9 @@ int sessions__start(struct observer *o, struct target *t, uint64_t start_ns)
 
 	if (t->mid_run)
 		ids.observation = observation(o, &ids);
-	t->session = session__new(&ids, start_ns);
+	t->clock = o->clock;	/* the clock of its start, all its life */
+	t->clock_step_ns = 0;
+	t->session = session__new(&ids, clock_map__to_wall(&t->clock, start_mono_ns));
 	if (!t->session)
 		return -ENOMEM;
 	t->report.sys_sampled = false;
@@ -280,7 +282,8 @@ void sessions__flush(struct observer *o, struct target *t, bool final)
 	gpu_time__flush(o, t, final);	/* spans whose GPU time is in, released */
 	seq = t->session->seq;
 	t->report.closed_since_flush = 0;
-	batch = session__take_batch(t->session, attrs__health(o, t), clock__wall_ns(), final);
+	batch = session__take_batch(t->session, attrs__health(o, t), clock_map__now(&t->clock),
+				    final);
 	metrics__flush(o->metrics, t->session, cJSON_GetObjectItemCaseSensitive(batch, "health"));
 	if (t->report.hangs) {
 		cJSON_AddItemToObject(batch, "hangs", t->report.hangs);
@@ -309,7 +312,7 @@ void sessions__flush(struct observer *o, struct target *t, bool final)
  * the exit status, and the final batch goes out. */
 void sessions__end(struct observer *o, struct target *t, const char *cause)
 {
-	uint64_t now = clock__wall_ns();
+	uint64_t now = clock_map__now(&t->clock);
 	cJSON *a = t->session->root->attrs;
 	bool seen = t->exited && !t->exit_unseen;	/* no status is made up */
 	bool clean = seen && WIFEXITED(t->exit_status) && !WEXITSTATUS(t->exit_status);

@@ -9,8 +9,9 @@
 struct observer;
 struct target;
 
-/* A target's session. */
-int sessions__start(struct observer *o, struct target *t, uint64_t start_ns);
+/* A target's session, begun at start_mono_ns (CLOCK_MONOTONIC): on the wall clock of now,
+ * which it keeps (t->clock). */
+int sessions__start(struct observer *o, struct target *t, uint64_t start_mono_ns);
 /* Ranks attached before their launcher's session existed: tag it now. */
 void sessions__tag_launchers(struct observer *o);
 /* The next batch to the spool (final: the session's last). */

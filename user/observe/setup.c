@@ -16,6 +16,7 @@
 #include "common/test_hooks.h"
 #include "observe/registry.h"
 #include "observe/setup.h"
+#include "observe/wall_clock.h"
 #include "ship/ship_outputs.h"
 
 /* At the end, the upload thread has this long to send what is left (the final batches);
@@ -43,7 +44,7 @@ int setup__init(struct observer *o, const struct options *opts)
 				 sym_cache__default_dir(dir, sizeof(dir)));
 	if (!o->syms)
 		return EXIT_FAILURE_RUNTIME;
-	clock_map__init(&o->clock);
+	wall_clock__sample(&o->clock);
 	return 0;
 }
 

@@ -42,12 +42,13 @@ void targets__arm(struct observer *o, struct target *t)
 
 void targets__scan(struct observer *o, struct target *t)
 {
-	uint64_t start_ns = clock__wall_ns();
+	uint64_t start_mono_ns = clock__mono_ns();
 	int n = attach__scan(o, t);
 
 	if (n < 0 && n != -ESRCH)
 		wlog("pid %d: scanning for libraries failed: %s", t->pid, strerror(-n));
-	if (n > 0 && !t->session && target__has_signal_source(t) && sessions__start(o, t, start_ns))
+	if (n > 0 && !t->session && target__has_signal_source(t) &&
+	    sessions__start(o, t, start_mono_ns))
 		elog("pid %d: out of memory starting a session", t->pid);
 	else if (n > 0 && t->session) {
 		versions__detect(o->syms, t);

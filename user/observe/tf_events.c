@@ -48,7 +48,7 @@ static void debug_input(const struct target *t, const struct tf_event *ev)
  * time and the job's mmap lock, never a stop). */
 static void read_stack(struct observer *o, struct target *t)
 {
-	uint64_t now = clock__wall_ns();
+	uint64_t now = clock_map__now(&t->clock);
 	struct tf_event st = { .kind = TFI_STACK };
 	bool in_call;
 
@@ -65,7 +65,7 @@ static void read_stack(struct observer *o, struct target *t)
 void tf_events__anchor(struct observer *o, struct target *t, const struct probe_result *r,
 		       const struct event *e, const char *name)
 {
-	struct tf_event te = { .ts_ns = clock_map__to_wall(&o->clock, e->ts_ns), .tid = e->tid };
+	struct tf_event te = { .ts_ns = clock_map__to_wall(&t->clock, e->ts_ns), .tid = e->tid };
 	bool entry = e->type == EV_CALL;
 	bool was_active;
 

@@ -66,7 +66,7 @@ int writes__event(struct observer *o, const void *data, size_t size)
 			wlog("--marks-regex: %s", err);	/* cli.c checked it: not expected */
 	}
 	m.t = t;
-	m.ts_ns = clock_map__to_wall(&o->clock, w->ts_ns);
+	m.ts_ns = clock_map__to_wall(&t->clock, w->ts_ns);
 	m.source = w->fd == 2 ? "stderr" : "stdout";
 	marks__feed(&t->marks.streams[w->fd == 2], w->data, copied, w->len,
 		    o->marks_rx.compiled ? &o->marks_rx : NULL, &t->marks.counts, add_mark, &m);

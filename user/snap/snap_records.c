@@ -119,14 +119,15 @@ static void add_record(struct target *t, uint64_t span_id, cJSON *rec)
 	cJSON_AddItemToArray(c->held, rec);
 }
 
-static cJSON *record_head(const struct snap_env *e, uint64_t span_id, long epoch)
+static cJSON *record_head(const struct snap_env *e, const struct target *t, uint64_t span_id,
+			 long epoch)
 {
 	static const char *const mode[] = { "stats", "sampled", "full" };
 	cJSON *rec = cJSON_CreateObject();
 
 	json__add_u64(rec, "span_id", span_id);
 	cJSON_AddNumberToObject(rec, "epoch", (double)epoch);
-	json__add_u64(rec, "ts_ns", clock__wall_ns());
+	json__add_u64(rec, "ts_ns", clock_map__now(&t->clock));	/* on its spans' clock */
 	cJSON_AddStringToObject(rec, "mode", mode[e->opts->snapshots]);
 	return rec;
 }
@@ -188,7 +189,7 @@ static void from_read(const struct snap_env *e, struct target *t, uint64_t span_
 	const cJSON *m;
 
 	cJSON_ArrayForEach(m, rd->records) {
-		cJSON *rec = record_head(e, span_id, epoch), *it;
+		cJSON *rec = record_head(e, t, span_id, epoch), *it;
 
 		cJSON_AddStringToObject(rec, "consistency", exact ? "exact" : "torn");
 		if (!exact && rd->weights_exact)
@@ -246,7 +247,7 @@ void snap_records__behind_errors(const struct snap_env *e, struct target *t, con
 void snap_records__error(const struct snap_env *e, struct target *t, uint64_t span_id,
 			 long epoch, long last_step, const char *why)
 {
-	cJSON *rec = record_head(e, span_id, epoch);
+	cJSON *rec = record_head(e, t, span_id, epoch);
 
 	cJSON_AddNumberToObject(rec, "epoch_last_step", (double)last_step);
 	cJSON_AddStringToObject(rec, "error", why);

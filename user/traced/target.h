@@ -16,6 +16,7 @@
 #include "traced/span_kernels.h"
 #include "tree/hang.h"
 #include "infer/infer_tree.h"
+#include "tree/clock.h"
 #include "tree/session.h"
 #include "tftree/tf_tree.h"
 #include "tree/torch_tree.h"
@@ -128,6 +129,9 @@ struct target {
 	struct probe_result *probes;
 	size_t nprobes;
 	/* its trees (tree/) */
+	struct clock_map clock;		/* its events' wall clock: the observer's at its session's
+					 * start (tree/clock.h) */
+	int64_t clock_step_ns;		/* how far the wall clock stepped since then */
 	struct session *session;	/* NULL until a non-loader probe group matches */
 	struct torch_tree tree;		/* training structure, fed by the torch anchors */
 	struct infer_tree infer;	/* requests of an inference process (infer_tree.h) */

@@ -126,7 +126,7 @@ static void detect_framework(struct sym_cache *syms, struct target *t, cJSON *a)
 	char v[64];
 
 	if (t->py.framework_found || t->py.framework_unsupported ||
-	    clock__wall_ns() - t->session->root->start_ns > FRAMEWORK_WINDOW_NS)
+	    clock_map__now(&t->clock) - t->session->root->start_ns > FRAMEWORK_WINDOW_NS)
 		return;
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct mapped_file *f = &t->files[i];
@@ -169,7 +169,7 @@ static void detect_tensorflow(struct sym_cache *syms, struct target *t, cJSON *a
 					      !strcmp(named->valuestring, "transformers"));
 
 	if ((t->py.framework_found && ours) || t->py.framework_unsupported ||
-	    clock__wall_ns() - t->session->root->start_ns > FRAMEWORK_WINDOW_NS)
+	    clock_map__now(&t->clock) - t->session->root->start_ns > FRAMEWORK_WINDOW_NS)
 		return;
 	if (!ours) {	/* named by the torch side before TensorFlow's tree took the session */
 		t->py.framework_found = false;

@@ -17,12 +17,19 @@ uint64_t clock__mono_ns(void)
 	return read_clock(CLOCK_MONOTONIC);
 }
 
-uint64_t clock__wall_ns(void)
+static int64_t test_step_ns;
+
+void clock__test_step(int64_t ns)
 {
-	return read_clock(CLOCK_REALTIME);
+	test_step_ns = ns;
 }
 
-void clock_map__init(struct clock_map *c)
+uint64_t clock__wall_ns(void)
+{
+	return (uint64_t)((int64_t)read_clock(CLOCK_REALTIME) + test_step_ns);
+}
+
+uint64_t clock_map__init(struct clock_map *c)
 {
 	uint64_t best_width = UINT64_MAX;
 
@@ -35,11 +42,17 @@ void clock_map__init(struct clock_map *c)
 			c->wall_minus_mono_ns = (int64_t)(w - (m0 + (m1 - m0) / 2));
 		}
 	}
+	return best_width / 2;
 }
 
 uint64_t clock_map__to_wall(const struct clock_map *c, uint64_t mono_ns)
 {
 	return (uint64_t)((int64_t)mono_ns + c->wall_minus_mono_ns);
+}
+
+uint64_t clock_map__now(const struct clock_map *c)
+{
+	return clock_map__to_wall(c, clock__mono_ns());
 }
 
 const char *clock__fmt_duration(uint64_t ns, char *buf, int size)
