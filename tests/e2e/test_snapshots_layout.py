@@ -16,6 +16,10 @@ import pytest
 from conftest import ROOT
 from test_snapshots import FAST, Job, check_epochs, env, run_job  # noqa: F401 (env is a fixture)
 
+# several jobs a test (four of the 2.13 wheel in test_table_checked_and_bad_cache: 18 s on
+# CI's machine, 57 s on a slow one, past the default 60 s limit with its spool's check)
+pytestmark = pytest.mark.timeout(300)
+
 FIELDS = ("thp_cdata", "storage", "storage_data", "storage_nbytes", "autograd_meta", "grad",
           "sizes_and_strides", "inline_dims", "storage_offset", "numel", "data_type",
           "device", "device_has_value")

@@ -30,12 +30,14 @@ def test_clock_stepped_mid_session(h, bpf, tmp_path, step_s):
     before_ns = time.time_ns()
     obs = h.observer("run", "-v", "--", HOST_PYTHON, TRAIN, "--epochs", "1", "--batches", "4",
                      "--until-file", stop, "--then-exec", then, path=root, env=env)
-    first = obs.err.wait_for(r"session (\S+) started", timeout=120).group(1)
-    obs.out.wait_for(r"^ready$", timeout=120)  # the job printed it after its first step
-    step_file.write_text(f"{step_s}\n")
-    obs.err.wait_for(re.escape(f"the wall clock stepped by {step_s:+d}.000 s"), timeout=30)
-    stepped_ns = time.time_ns()
-    stop.touch()
+    try:
+        first = obs.err.wait_for(r"session (\S+) started", timeout=120).group(1)
+        obs.out.wait_for(r"^ready$", timeout=120)  # the job printed it after its first step
+        step_file.write_text(f"{step_s}\n")
+        obs.err.wait_for(re.escape(f"the wall clock stepped by {step_s:+d}.000 s"), timeout=30)
+        stepped_ns = time.time_ns()
+    finally:
+        stop.touch()    # the job ends whatever failed: `run` leaves it running if killed
     assert obs.finish(180) == 0, obs.err.text[-3000:]
     after_ns = time.time_ns()
     sessions = read_spool(root)
