@@ -95,7 +95,8 @@ void sessions__tag_launchers(struct observer *o)
  *     the binary that replaces it, with --parent= and --torch-key=);
  *   dataloader: a DataLoader worker torch named (pt_data_worker);
  *   fork: any other process that runs the job's image, forked and not exec'd (torch 1.x's
- *     DataLoader workers, which it does not name; a fork context's pool), proc/forks.h;
+ *     DataLoader workers, which it does not name; a fork context's pool), proc/forks.h, or
+ *     one that exited as its session began (no command line left to tell);
  *   multiprocessing: a worker a multiprocessing context started with a new interpreter
  *     (spawn, forkserver: DataLoader workers with such a context, pools), or its forkserver;
  *     one that then trains (torch.multiprocessing.spawn's ranks) becomes a job
@@ -121,8 +122,11 @@ static const char *helper_kind(int pid, bool forked)
 	 * worker that exits as its session starts is a zombie with no command line) */
 	if (forked || forks__parent_image(pid))
 		return "fork";
+	/* no command line: it exited (a zombie) as its session began, before its fork was
+	 * seen (a worker /proc showed first): a job's child that can no longer train; events
+	 * of its that train make it a job all the same (unhelp_if_training) */
 	if (!have_cmd)
-		return NULL;
+		return "fork";
 	if (strstr(cmd, "from multiprocessing.spawn import spawn_main") ||
 	    strstr(cmd, "from multiprocessing.forkserver import main") ||
 	    strstr(cmd, " --multiprocessing-fork"))
