@@ -42,10 +42,7 @@ void wall_clock__check(struct observer *o, uint64_t now_mono_ns)
 	wlog("the wall clock stepped by %+.3f s: sessions under way keep the clock they began "
 	     "with (their health says how far it moved: wall_clock_step_ns), new ones take it "
 	     "as it is now", (double)step / 1e9);
-	for (struct target *t = o->targets; t; t = t->next) {
+	for (struct target *t = o->targets; t; t = t->next)	/* new ones: sessions__start */
 		if (t->session)
 			t->clock_step_ns += step;
-		else
-			t->clock = now;	/* its session, when it comes, starts on it */
-	}
 }

@@ -175,6 +175,7 @@ static void read_now(const struct snap_env *e, struct target *t, uint32_t seq, l
 {
 	struct snap_ctl *c = t->snap;
 	struct snap_req *q = &c->w.req;
+
 	read_req(e, c, q, seq);
 	q->steps0 = steps0;
 	q->drops0 = bpf_maps__percpu_sum(e->stats_fd, STAT_RB_DROPS);
